@@ -1,0 +1,50 @@
+# aiedma: every target sets up .venv on first use, then runs.
+#
+#   make test    lint + the whole pytest suite (what CI runs)
+#   make sim     the main job (today: the tiling model over the worked examples)
+#   make bench   model benchmarks, printed
+#
+# Never export YOSYS here: Amaranth would take it as its Yosys binary.
+
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+PYTEST_ARGS ?= -n auto
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all setup icarus test lint sim bench clean distclean
+
+all: test
+
+setup: $(STAMP) icarus
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	touch $@
+
+# Icarus Verilog comes from Debian; installed only when missing.
+icarus:
+	@command -v iverilog >/dev/null 2>&1 || { \
+	  echo "iverilog not found: installing it from Debian"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) apt-get install -y -qq --no-install-recommends iverilog; }
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+test: setup lint
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+sim: setup
+	$(PY) -m aiedma walk --check tests/data/tiling_examples.json
+
+bench: $(STAMP)
+	$(PY) -m aiedma.model.bench
+
+clean:
+	rm -rf build sim_build .pytest_cache .hypothesis .ruff_cache
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

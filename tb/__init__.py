@@ -1,0 +1,1 @@
+"""Testbenches: stimulus, scoreboard and simulator runners comparing the RTL with the model."""
