@@ -1,0 +1,111 @@
+"""The ``aiedma`` command line: output, exit status, one-line errors."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from vectors import DATA
+
+from aiedma import cli
+
+
+def run(*args, cwd=None):
+    """``python -m aiedma ARGS`` as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "aiedma", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def write(tmp_path: Path, data, name="port.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_walk_prints_run_length_stream(tmp_path, capsys):
+    port = write(tmp_path, {"buffer_dimension": [256], "tiling_dimension": [256],
+                            "offset": [-32]})
+    assert cli.main(["walk", str(port)]) == 0
+    assert capsys.readouterr().out == "port.json: 256 elements, 32 zero\n  Z x32, 0..223\n"
+
+
+def test_walk_json_format_is_the_index_list(tmp_path, capsys):
+    port = write(tmp_path, [{"buffer_dimension": [4], "tiling_dimension": [2]},
+                            {"buffer_dimension": [4], "tiling_dimension": [2], "offset": [3]}])
+    assert cli.main(["walk", "--format", "json", str(port)]) == 0
+    assert json.loads(capsys.readouterr().out)["indices"] == [0, 1, 3, -1]
+
+
+def test_walk_check_passes_the_worked_examples(capsys):
+    assert cli.main(["walk", "--check", str(DATA / "tiling_examples.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("matches the expected stream") == 8
+    assert out.rstrip().endswith("8 passed, 0 failed")
+
+
+def test_walk_check_reports_a_difference(tmp_path, capsys):
+    examples = json.loads((DATA / "tiling_examples.json").read_text())
+    examples["examples"][2]["indices"][5] += 1
+    path = write(tmp_path, examples)
+    assert cli.main(["walk", "--check", str(path)]) == cli.EXIT_MISMATCH
+    out = capsys.readouterr().out
+    assert "k3 read" in out and "DIFFERS" in out and "7 passed, 1 failed" in out
+
+
+def test_walk_validates_for_a_context(tmp_path):
+    port = write(tmp_path, {"buffer_dimension": [256], "offset": [-32]})
+    result = run("walk", "--kind", "shim", port)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert "zero padding exists only on a memory-tile read, not on a shim read" in result.stderr
+
+
+def test_walk_fills_an_empty_buffer_dimension(tmp_path, capsys):
+    port = write(tmp_path, {"tiling_dimension": [2, 1]})
+    assert cli.main(["walk", "--buffer-dimension", "4,2", str(port)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "  0..1"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not JSON"),
+        ({"buffer_dimension": [4], "tiling_dimension": [0]}, "tiling_dimension[0]=0"),
+        ({"buffer_dimension": [4], "tile": [2]}, "tile=[2]: unknown field"),
+        ('"a string"', "port program='str': must be a tiling dict or a list"),
+        ({"examples": [{"name": "x"}]}, "examples[0] needs a 'tiling' entry"),
+    ],
+)
+def test_bad_files_give_one_line_and_status_2(tmp_path, content, message):
+    result = run("walk", write(tmp_path, content))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("aiedma walk: error: ")
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1, "one line, no traceback"
+
+
+def test_missing_file_gives_one_line_and_status_2(tmp_path):
+    result = run("walk", tmp_path / "absent.json")
+    assert (result.returncode, result.stderr.count("\n")) == (2, 1)
+    assert "No such file or directory" in result.stderr
+
+
+def test_help_shows_an_example_that_is_true(tmp_path):
+    """The example in ``aiedma walk --help`` prints what the help says it prints."""
+    help_text = run("walk", "--help").stdout
+    start = help_text.index("echo '") + len("echo '")
+    tiling = help_text[start:help_text.index("' > port.json")]
+    port = write(tmp_path, tiling.replace("\n", " "))
+    shown = help_text[help_text.index("aiedma walk port.json") :].splitlines()[1:3]
+    assert run("walk", port, cwd=tmp_path).stdout == textwrap.dedent("\n".join(shown)) + "\n"
+
+
+def test_console_script_and_module_agree(tmp_path):
+    port = write(tmp_path, {"buffer_dimension": [8], "tiling_dimension": [4]})
+    script = Path(sys.executable).with_name("aiedma")
+    by_script = subprocess.run([script, "walk", port], capture_output=True, text=True)
+    assert by_script.returncode == 0
+    assert by_script.stdout == run("walk", port).stdout == "port.json: 4 elements, 0 zero\n  0..3\n"
