@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .model import (
     AiedmaError,
+    BufferDescriptor,
     PortProgram,
     TilingError,
     TilingParameters,
@@ -22,6 +23,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 __all__ = [
     "AiedmaError",
+    "BufferDescriptor",
     "PortProgram",
     "TilingError",
     "TilingParameters",

@@ -4,8 +4,10 @@ Layers, bottom up: the tiling walk (:mod:`.tiling`, :mod:`.port`), buffer
 descriptors, the lowering from one to the other, and the system model.
 """
 
+from .bd import BufferDescriptor, check_chain
 from .dtypes import ELEMENT_BITS, element_bits, elements_per_word
 from .errors import AiedmaError, BDError, PacketError, TilingError
+from .packet import PacketHeader, odd_parity, packet_header, parse_packet_header
 from .port import PortProgram, load_port_program
 from .runs import format_runs
 from .tiling import TilingParameters, TraversingParameters
@@ -16,13 +18,19 @@ __all__ = [
     "ZERO",
     "AiedmaError",
     "BDError",
+    "BufferDescriptor",
     "PacketError",
+    "PacketHeader",
     "PortProgram",
     "TilingError",
     "TilingParameters",
     "TraversingParameters",
+    "check_chain",
     "element_bits",
     "elements_per_word",
     "format_runs",
     "load_port_program",
+    "odd_parity",
+    "packet_header",
+    "parse_packet_header",
 ]

@@ -7,7 +7,7 @@ reading the source.
 
 from __future__ import annotations
 
-__all__ = ["AiedmaError", "BDError", "PacketError", "TilingError", "field_error"]
+__all__ = ["AiedmaError", "BDError", "Hex", "PacketError", "TilingError", "field_error"]
 
 
 class AiedmaError(ValueError):
@@ -24,6 +24,15 @@ class BDError(AiedmaError):
 
 class PacketError(AiedmaError):
     """A packet header is malformed (bad field or parity)."""
+
+
+class Hex(int):
+    """An int shown as a 32-bit hex word in messages (register words read better so)."""
+
+    def __str__(self) -> str:
+        return f"0x{int(self):08X}"
+
+    __repr__ = __str__
 
 
 def field_error(cls: type[AiedmaError], field: str, value: object, rule: str) -> AiedmaError:

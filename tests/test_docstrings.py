@@ -5,7 +5,13 @@ import importlib
 
 import pytest
 
-MODULES = ["aiedma.model.tiling", "aiedma.model.port", "aiedma.model.runs"]
+MODULES = [
+    "aiedma.model.bd",
+    "aiedma.model.packet",
+    "aiedma.model.port",
+    "aiedma.model.runs",
+    "aiedma.model.tiling",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
