@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .model import AiedmaError, PortProgram, format_runs
+from .model import AiedmaError, BufferDescriptor, PortProgram, format_runs
+from .model.bd_fields import FIELDS, WORDS
+from .model.dtypes import ELEMENT_BITS
+from .model.lower import LoweredProgram, lower
 from .model.tiling import DIRECTIONS, KINDS
 
 __all__ = ["main"]
@@ -38,8 +41,38 @@ with --check, each example's stream is compared with its "indices".
 """
 
 
+BD_EXAMPLE = """\
+example:
+  echo '{"buffer_dimension": [13], "tiling_dimension": [16], "offset": [-2]}' > pad.json
+  aiedma bd --kind memtile pad.json
+      pad.json: memtile read int32, 1 BD; task: start BD 0, repeat 1 (word 0x00000000)
+      field               BD 0
+      buffer_length         16
+      d0_zero_before         2
+      d0_wrap               13
+      d0_zero_after          1
+      valid_bd               1
+      BD 0 words: 0x00000010 0x08000000 0x001A0000 0x00000000 0x00000000 0x00020000
+                  0x00000000 0x80000000
+"""
+
+DECODE_EXAMPLE = """\
+example (the core-tile BD of D0 wrap 2, D1 wrap 3 step 8, D2 step 100, length 14):
+  aiedma decode --kind tile 0x0000000E 0 0x0000E000 0x00604063 0 0x02000000
+      prints every field of the 6 core-tile words (8 for memtile and shim), with its
+      register bits; words are hex (0x...) or decimal.
+"""
+
+
 class _Usage(Exception):
     """A command-line input problem: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit status 2), like every other error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def _load_programs(path: str) -> list[tuple[str, PortProgram, list[int] | None]]:
@@ -94,13 +127,74 @@ def _walk(args: argparse.Namespace) -> int:
     return EXIT_MISMATCH if mismatches else 0
 
 
+def _bd_table(lowered: LoweredProgram) -> list[str]:
+    """Fields as rows (those that differ from the default in some BD), BDs as columns."""
+    bds = [b.bd for b in lowered.bds]
+    names = [f.name for f in FIELDS[lowered.kind]
+             if any(name_value != f.default for name_value in (getattr(bd, f.name) for bd in bds))]
+    width = max(len(n) for n in [*names, "field"]) + 2
+    lines = ["field".ljust(width) + "".join(f"{'BD ' + str(b.bd_id):>8}" for b in lowered.bds)]
+    lines += [name.ljust(width) + "".join(f"{getattr(bd, name):>8}" for bd in bds)
+              for name in names]
+    for b in lowered.bds:
+        words = [f"0x{w:08X}" for w in b.bd.encode()]
+        head = f"BD {b.bd_id} words: "
+        lines.append(head + " ".join(words[:6]))
+        if words[6:]:
+            lines.append(" " * len(head) + " ".join(words[6:]))
+    return lines
+
+
+def _bd(args: argparse.Namespace) -> int:
+    (name, program, _), *more = _load_programs(args.file)
+    if more:
+        raise _Usage(f"{args.file}: holds several examples; aiedma bd takes one port program")
+    lowered = lower(program, args.kind, args.direction, args.dtype, args.base_address,
+                    first_bd=args.first_bd)
+    if args.format == "json":
+        json.dump({"kind": lowered.kind, "task": {"start_bd": lowered.task.start_bd,
+                                                  "repeat_count": lowered.task.repeat_count,
+                                                  "word": lowered.task.encode()},
+                   "bds": [{"bd_id": b.bd_id, "entry": b.entry, "fields": b.bd.fields(),
+                            "words": b.bd.encode()} for b in lowered.bds]}, sys.stdout)
+        print()
+        return 0
+    count = len(lowered.bds)
+    print(f"{name}: {args.kind} {args.direction} {args.dtype}, {count} BD{'s' * (count > 1)}; "
+          f"task: start BD {lowered.task.start_bd}, repeat {lowered.task.repeat_count} "
+          f"(word 0x{lowered.task.encode():08X})")
+    print("\n".join(_bd_table(lowered)))
+    return 0
+
+
+def _word(text: str) -> int:
+    """A register word: hex (0x...) or decimal; argparse turns a ValueError into a usage error."""
+    return int(text, 0)
+
+
+_word.__name__ = "word (hex 0x... or decimal)"  # argparse quotes it: "invalid word ... value"
+
+
+def _decode(args: argparse.Namespace) -> int:
+    if len(args.words) != WORDS[args.kind]:
+        raise _Usage(f"a {args.kind} BD has {WORDS[args.kind]} words, got {len(args.words)}")
+    bd = BufferDescriptor.decode(args.kind, args.words)
+    width = max(len(f.name) for f in FIELDS[args.kind]) + 2
+    for f in FIELDS[args.kind]:
+        where = " ".join(str(sl) for sl in f.slices)
+        mark = "" if getattr(bd, f.name) == f.default else "  *"
+        print(f"{f.name.ljust(width)}{getattr(bd, f.name):>12}   {where}{mark}")
+    print("(* differs from the default)")
+    return 0
+
+
 def _int_list(text: str) -> list[int]:
     """``"10,6"`` -> ``[10, 6]`` (argparse reports a ValueError as a usage error)."""
     return [int(part) for part in text.split(",")]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="aiedma",
         description="Golden model and co-simulation of the AMD AIE-ML DMA.",
     )
@@ -121,6 +215,31 @@ def _parser() -> argparse.ArgumentParser:
     walk.add_argument("--direction", choices=DIRECTIONS, help="validate for this direction")
     walk.add_argument("--dtype", help="validate for this adf element type (e.g. int16)")
     walk.set_defaults(run=_walk)
+
+    bd = sub.add_parser(
+        "bd", help="lower a port program to BDs and print them",
+        description="Lower tiling_parameters (one port program) to buffer descriptors and a "
+                    "task, and print the BDs as a field table and as register words.",
+        epilog=BD_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bd.add_argument("file", help="JSON: one tiling dict or a list of them")
+    bd.add_argument("--kind", choices=KINDS, required=True)
+    bd.add_argument("--direction", choices=DIRECTIONS, default="read")
+    bd.add_argument("--dtype", choices=sorted(ELEMENT_BITS), default="int32")
+    bd.add_argument("--base-address", type=_word, default=0,
+                    help="word address of the buffer's element 0 (default 0)")
+    bd.add_argument("--first-bd", type=int, default=0, help="number of the first BD (default 0)")
+    bd.add_argument("--format", choices=("table", "json"), default="table")
+    bd.set_defaults(run=_bd)
+
+    decode = sub.add_parser(
+        "decode", help="print the fields of a BD's register words",
+        description="Decode 6 (core tile) or 8 (memory tile, shim) BD register words.",
+        epilog=DECODE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    decode.add_argument("--kind", choices=KINDS, required=True)
+    decode.add_argument("words", type=_word, nargs="+", metavar="WORD")
+    decode.set_defaults(run=_decode)
     return parser
 
 

@@ -109,3 +109,77 @@ def test_console_script_and_module_agree(tmp_path):
     by_script = subprocess.run([script, "walk", port], capture_output=True, text=True)
     assert by_script.returncode == 0
     assert by_script.stdout == run("walk", port).stdout == "port.json: 4 elements, 0 zero\n  0..3\n"
+
+
+def _help_example(command: str) -> tuple[list[str], list[str]]:
+    """The command lines and the output shown in ``aiedma COMMAND --help``'s example."""
+    lines = run(command, "--help").stdout.splitlines()
+    start = lines.index("example:") if "example:" in lines else next(
+        i for i, line in enumerate(lines) if line.startswith("example"))
+    body = lines[start + 1:]
+    commands = [line.strip() for line in body if line.startswith("  ") and not
+                line.startswith("    ")]
+    shown = textwrap.dedent("\n".join(line for line in body if line.startswith("      ")))
+    return commands, shown.splitlines()
+
+
+def test_bd_help_example_is_true(tmp_path):
+    commands, shown = _help_example("bd")
+    echo = commands[0]
+    write(tmp_path, echo[echo.index("'") + 1:echo.rindex("'")], name="pad.json")
+    out = run("bd", "--kind", "memtile", "pad.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == shown
+
+
+def test_decode_help_example_is_the_hardware_core_tile_bd():
+    commands, _ = _help_example("decode")
+    words = commands[0].split()[4:]
+    out = run("decode", "--kind", "tile", *words)
+    assert out.returncode == 0, out.stderr
+    (case,) = json.loads((DATA / "hardware.json").read_text())["tile_addresses"]
+    fields = {k: v for k, v in case["bd"].items() if k != "kind"}
+    marked = {line.split()[0]: int(line.split()[1]) for line in out.stdout.splitlines()
+              if line.endswith("*")}
+    assert marked == {k: v for k, v in fields.items() if k not in ("base_address", "d0_stepsize")}
+
+
+def test_bd_prints_a_chain_as_table_and_json(tmp_path, capsys):
+    port = write(tmp_path, [{"buffer_dimension": [64], "tiling_dimension": [8], "offset": [o]}
+                            for o in (0, 40)])
+    assert cli.main(["bd", "--kind", "tile", "--direction", "write", "--first-bd", "3",
+                     str(port)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("port.json: tile write int32, 2 BDs; task: start BD 3, repeat 1 "
+                      "(word 0x00000003)")
+    assert out[1].split() == ["field", "BD", "3", "BD", "4"]
+    assert out[2].split() == ["base_address", "0", "40"]
+    rows = {line.split()[0]: line.split()[1:] for line in out[2:] if not line.startswith("BD")}
+    assert rows["next_bd"] == ["4", "0"] and rows["use_next_bd"] == ["1", "0"]
+    assert cli.main(["bd", "--kind", "tile", "--format", "json", str(port)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [b["fields"]["base_address"] for b in data["bds"]] == [0, 40]
+    assert all(len(b["words"]) == 6 for b in data["bds"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["decode", "--kind", "tile", "1", "2", "3"], "a tile BD has 6 words, got 3"),
+        (["decode", "--kind", "shim", *["0"] * 7, "zz"], "invalid word (hex 0x... or decimal)"),
+        (["decode", "--kind", "tile", "0x10000000", *["0"] * 5],
+         "words[0]=0x10000000: reserved bit(s) 28 of word 0 are set"),
+        (["decode", "--kind", "tile", *["0"] * 5, str(1 << 32)], "words[5]=4294967296"),
+        (["bd", "--kind", "tile", "PORT"], "zero padding exists only on a memory-tile read"),
+        (["bd", "--kind", "memtile", "--first-bd", "60", "PORT"], "first_bd=60: must be in 0..47"),
+        (["bd", "PORT"], "the following arguments are required: --kind"),
+        (["bd", "--kind", "memtile", "--dtype", "int7", "PORT"], "invalid choice: 'int7'"),
+    ],
+)
+def test_bd_and_decode_errors_are_one_line_and_status_2(tmp_path, args, message):
+    port = write(tmp_path, {"buffer_dimension": [16], "offset": [-2]})
+    result = run(*[str(port) if a == "PORT" else a for a in args])
+    assert result.returncode == 2, result.stdout
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stdout == ""
