@@ -13,35 +13,48 @@ def _budgeted(draw, low, high, budget):
 
 
 @st.composite
-def tilings(draw, max_elements=512, dim0_multiple=1):
+def tilings(draw, max_elements=512, dim0_multiple=1, inside=False):
+    """Random valid tilings; ``inside`` builds the buffer around the walk (no padding).
+
+    ``dim0_multiple`` scales dimension 0 so that sub-word types stay word-aligned.
+    """
     budget = [max_elements]
     n = draw(st.integers(1, 4))
     buffer = draw(st.lists(st.integers(1, 6), min_size=n, max_size=n))
-    # dim0_multiple scales dimension 0 so that sub-word types stay word-aligned.
-    buffer[0] *= dim0_multiple
-    whole = draw(st.integers(0, 9)) == 0  # sometimes the default "whole buffer" tile
+    whole = not inside and draw(st.integers(0, 9)) == 0  # sometimes the "whole buffer" tile
     tile = [] if whole else [_budgeted(draw, 1, b + 3, budget) for b in buffer]
-    offset = draw(st.lists(st.integers(-3, 5), max_size=n))
-    if dim0_multiple > 1:
-        tile = tile and [tile[0] * dim0_multiple, *tile[1:]]
-        offset = offset and [offset[0] * dim0_multiple, *offset[1:]]
+    low = 0 if inside else -3
+    offset = draw(st.lists(st.integers(low, 5), min_size=n if inside else 0, max_size=n))
     traversal = []
     for _ in range(draw(st.integers(0, 3))):
         dim, stride = draw(st.integers(0, n - 1)), draw(st.integers(0, 5))
-        stride *= dim0_multiple if dim == 0 else 1
         wrap = _budgeted(draw, 1, 3, budget)
-        spelling = draw(st.sampled_from(["object", "dict", "triple"]))
-        traversal.append(
-            TraversingParameters(dimension=dim, stride=stride, wrap=wrap) if spelling == "object"
-            else {"dimension": dim, "stride": stride, "wrap": wrap} if spelling == "dict"
-            else (dim, stride, wrap)
-        )
-    boundary = draw(st.none() | st.tuples(*[st.integers(1, b) for b in buffer]))
-    if boundary is not None and dim0_multiple > 1:
-        boundary = (max(1, boundary[0] // dim0_multiple) * dim0_multiple, *boundary[1:])
+        traversal.append((dim, stride, wrap))
+    boundary = None
+    if inside:
+        # The buffer holds the whole walk, with a little room on the far side.
+        reach = list(offset)
+        for dim, stride, wrap in traversal:
+            reach[dim] += (wrap - 1) * stride
+        buffer = [r + t + draw(st.integers(0, 2)) for r, t in zip(reach, tile, strict=True)]
+    else:
+        boundary = draw(st.none() | st.tuples(*[st.integers(1, b) for b in buffer]))
+    m = dim0_multiple
+    buffer[0] *= m
+    tile = tile and [tile[0] * m, *tile[1:]]
+    offset = offset and [offset[0] * m, *offset[1:]]
+    traversal = [(d, stride * m if d == 0 else stride, wrap) for d, stride, wrap in traversal]
+    if boundary is not None:
+        boundary = (boundary[0] * m, *boundary[1:])
+    spellings = draw(st.lists(st.sampled_from(["object", "dict", "triple"]),
+                              min_size=len(traversal), max_size=len(traversal)))
+    traversal = [
+        TraversingParameters(dimension=d, stride=stride, wrap=wrap) if spelling == "object"
+        else {"dimension": d, "stride": stride, "wrap": wrap} if spelling == "dict"
+        else (d, stride, wrap)
+        for (d, stride, wrap), spelling in zip(traversal, spellings, strict=True)
+    ]
     repetition = _budgeted(draw, 1, 3, budget)
     return TilingParameters(buffer_dimension=buffer, tiling_dimension=tile, offset=offset,
                             tile_traversal=traversal, boundary_dimension=boundary,
                             repetition=repetition)
-
-
