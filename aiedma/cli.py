@@ -199,11 +199,19 @@ def _parser() -> argparse.ArgumentParser:
         description="Golden model and co-simulation of the AMD AIE-ML DMA.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    walk = sub.add_parser(
-        "walk", help="print the stream a tiling (or port program) produces",
-        description="Print the element stream of tiling_parameters, as run-length text "
-                    "(Z = zero padding) or JSON.",
-        epilog=WALK_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+
+    def command(name: str, summary: str, description: str, example: str,
+                run) -> argparse.ArgumentParser:
+        """A subcommand whose --help ends with a worked example."""
+        parser = sub.add_parser(name, help=summary, description=description, epilog=example,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.set_defaults(run=run)
+        return parser
+
+    walk = command(
+        "walk", "print the stream a tiling (or port program) produces",
+        "Print the element stream of tiling_parameters, as run-length text "
+        "(Z = zero padding) or JSON.", WALK_EXAMPLE, _walk,
     )
     walk.add_argument("file", help="JSON file (see below)")
     walk.add_argument("--format", choices=("runs", "json"), default="runs")
@@ -214,13 +222,11 @@ def _parser() -> argparse.ArgumentParser:
     walk.add_argument("--kind", choices=KINDS, help="validate for this DMA kind")
     walk.add_argument("--direction", choices=DIRECTIONS, help="validate for this direction")
     walk.add_argument("--dtype", help="validate for this adf element type (e.g. int16)")
-    walk.set_defaults(run=_walk)
 
-    bd = sub.add_parser(
-        "bd", help="lower a port program to BDs and print them",
-        description="Lower tiling_parameters (one port program) to buffer descriptors and a "
-                    "task, and print the BDs as a field table and as register words.",
-        epilog=BD_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    bd = command(
+        "bd", "lower a port program to BDs and print them",
+        "Lower tiling_parameters (one port program) to buffer descriptors and a "
+        "task, and print the BDs as a field table and as register words.", BD_EXAMPLE, _bd,
     )
     bd.add_argument("file", help="JSON: one tiling dict or a list of them")
     bd.add_argument("--kind", choices=KINDS, required=True)
@@ -230,16 +236,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="word address of the buffer's element 0 (default 0)")
     bd.add_argument("--first-bd", type=int, default=0, help="number of the first BD (default 0)")
     bd.add_argument("--format", choices=("table", "json"), default="table")
-    bd.set_defaults(run=_bd)
 
-    decode = sub.add_parser(
-        "decode", help="print the fields of a BD's register words",
-        description="Decode 6 (core tile) or 8 (memory tile, shim) BD register words.",
-        epilog=DECODE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    decode = command(
+        "decode", "print the fields of a BD's register words",
+        "Decode 6 (core tile) or 8 (memory tile, shim) BD register words.", DECODE_EXAMPLE,
+        _decode,
     )
     decode.add_argument("--kind", choices=KINDS, required=True)
     decode.add_argument("words", type=_word, nargs="+", metavar="WORD")
-    decode.set_defaults(run=_decode)
     return parser
 
 
