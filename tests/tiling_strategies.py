@@ -1,5 +1,7 @@
 """Hypothesis strategies for random valid tilings and port programs."""
 
+import math
+
 from hypothesis import strategies as st
 
 from aiedma.model import TilingParameters, TraversingParameters
@@ -23,6 +25,8 @@ def tilings(draw, max_elements=512, dim0_multiple=1, inside=False):
     buffer = draw(st.lists(st.integers(1, 6), min_size=n, max_size=n))
     whole = not inside and draw(st.integers(0, 9)) == 0  # sometimes the "whole buffer" tile
     tile = [] if whole else [_budgeted(draw, 1, b + 3, budget) for b in buffer]
+    if whole:  # the tile is the buffer: it spends the budget too
+        budget[0] = max(1, budget[0] // math.prod(buffer))
     low = 0 if inside else -3
     offset = draw(st.lists(st.integers(low, 5), min_size=n if inside else 0, max_size=n))
     traversal = []
