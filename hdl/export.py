@@ -1,0 +1,41 @@
+"""Verilog export of the RTL's top-level blocks.
+
+``TOPS`` names every exported top (one per block and kind) and builds it on demand;
+:func:`export_verilog` converts one. Nothing here writes files: callers choose where
+Verilog goes (``build/``, never the repository).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from amaranth.back import verilog
+from amaranth.lib import wiring
+
+from ..model.bd_fields import KINDS
+from .addrgen import BDAddressGenerator
+from .mm2s import MM2SDatapath
+from .s2mm import S2MMDatapath
+
+__all__ = ["TOPS", "export_verilog"]
+
+_BLOCKS: dict[str, Callable[[str], wiring.Component]] = {
+    "addrgen": BDAddressGenerator,
+    "mm2s": MM2SDatapath,
+    "s2mm": S2MMDatapath,
+}
+
+TOPS: dict[str, Callable[[], wiring.Component]] = {
+    f"aiedma_{block}_{kind}": (lambda make=make, kind=kind: make(kind))
+    for block, make in _BLOCKS.items() for kind in KINDS
+}
+"""Exported top name -> a function building a fresh instance of it."""
+
+
+def export_verilog(top_name: str, component: wiring.Component) -> str:
+    """The Verilog text of ``component`` as module ``top_name`` (no source locations).
+
+    Ports are the component's signature paths joined by ``__`` (``o__payload``),
+    plus ``clk`` and ``rst``.
+    """
+    return verilog.convert(component, name=top_name, emit_src=False)
