@@ -1,0 +1,263 @@
+"""Cycle timing model: what the RTL must show on every cycle.
+
+Written from the rules of :mod:`.cycle` (the contract), never from the RTL: each
+function steps the contract's registers once per cycle and records the signals
+a testbench sees. The address stream itself comes from the BD layer
+(:meth:`~.bd.BufferDescriptor.stream`), so a scoreboard comparing the RTL with
+these traces checks both *what* the RTL produces and *when*.
+
+Patterns
+--------
+``ready`` (the consumer's ``ready``) and ``offer`` (whether the producer offers
+the next BD) are per-cycle sequences of booleans, or None for "always high";
+**decision**: after a pattern ends it is held high, so every run finishes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bd import BufferDescriptor
+from .bd_fields import ADDRESS_DIMENSIONS
+from .cycle import wrap_addresses
+
+__all__ = [
+    "AddrgenTrace",
+    "MM2STrace",
+    "addrgen_trace",
+    "bd_beats",
+    "beat_counters",
+    "mm2s_trace",
+]
+
+
+def bd_beats(kind: str, bd: BufferDescriptor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One BD's output beats as the RTL shows them: ``(address, zero, last)`` arrays.
+
+    Addresses are modulo the kind's address width and 0 on zero beats; ``last``
+    is set on the final beat only.
+    """
+    stream = wrap_addresses(kind, bd.stream())
+    zero = stream < 0
+    last = np.zeros(stream.size, dtype=bool)
+    if stream.size:
+        last[-1] = True
+    return np.where(zero, 0, stream), zero, last
+
+
+def beat_counters(bd: BufferDescriptor, position: int) -> dict[str, int]:
+    """The dimension counters of beat ``position`` of a BD, for mismatch reports.
+
+    Counters run over each dimension's padded range (``before + wrap + after``);
+    a counter below ``before`` or past ``before + wrap`` is in padding. The first
+    dimension that never wraps (or the outermost) takes the rest of the count.
+    """
+    n = ADDRESS_DIMENSIONS[bd.kind]
+    fields = bd.fields()
+    sizes = []
+    for k in range(n - 1):
+        wrap = fields[f"d{k}_wrap"]
+        if wrap == 0:
+            break
+        sizes.append(fields.get(f"d{k}_zero_before", 0) + wrap + fields.get(f"d{k}_zero_after", 0))
+    counters, rest = {}, position
+    for k, size in enumerate(sizes):
+        rest, counters[f"d{k}"] = divmod(rest, size)
+    counters[f"d{len(sizes)}"] = rest
+    return counters
+
+
+def _high(pattern: Sequence[bool] | None, cycle: int) -> bool:
+    return pattern is None or cycle >= len(pattern) or bool(pattern[cycle])
+
+
+@dataclass(frozen=True)
+class AddrgenTrace:
+    """Per cycle, the address generator's ports (one array entry per cycle).
+
+    Attributes
+    ----------
+    i_valid, i_ready : numpy.ndarray of bool
+        The BD input handshake.
+    o_valid, o_ready : numpy.ndarray of bool
+        The beat output handshake.
+    address : numpy.ndarray of int64
+        The beat's address where ``o_valid`` (0 on zero beats), else 0.
+    zero, last : numpy.ndarray of bool
+        The beat's flags where ``o_valid``, else False.
+    accepted : tuple of int
+        The cycle each BD was accepted in.
+    """
+
+    i_valid: np.ndarray
+    i_ready: np.ndarray
+    o_valid: np.ndarray
+    o_ready: np.ndarray
+    address: np.ndarray
+    zero: np.ndarray
+    last: np.ndarray
+    accepted: tuple[int, ...]
+
+    @property
+    def cycles(self) -> int:
+        return self.o_valid.size
+
+    def transfers(self) -> np.ndarray:
+        """Cycles in which a beat was transferred (``o_valid and o_ready``)."""
+        return np.flatnonzero(self.o_valid & self.o_ready)
+
+
+class _AddrgenRegisters:
+    """The contract's two BD slots: ``P`` holds an accepted BD, ``R`` runs one."""
+
+    def __init__(self, kind: str, bds: Sequence[BufferDescriptor]) -> None:
+        self.beats = [bd_beats(kind, bd) for bd in bds]
+        self.next_bd = 0        # index of the next BD to offer
+        self.hold: int | None = None     # P: BD index
+        self.run: int | None = None      # R: BD index
+        self.position = 0       # beats of R already given
+
+    @property
+    def done(self) -> bool:
+        return self.next_bd == len(self.beats) and self.hold is None and self.run is None
+
+    def outputs(self) -> tuple[bool, int, bool, bool]:
+        """``o.valid`` and the payload shown in this cycle."""
+        if self.run is None:
+            return False, 0, False, False
+        address, zero, last = self.beats[self.run]
+        p = self.position
+        return True, int(address[p]), bool(zero[p]), bool(last[p])
+
+    def step(self, offered: bool, o_ready: bool) -> tuple[bool, bool, bool]:
+        """One cycle: returns ``(i.valid, i.ready, beat taken)`` and updates at the edge."""
+        i_valid = offered and self.next_bd < len(self.beats)
+        remaining = 0 if self.run is None else self.beats[self.run][0].size - self.position
+        take = self.run is not None and o_ready
+        free = self.run is None or (take and remaining == 1)
+        hold_length = None if self.hold is None else self.beats[self.hold][0].size
+        leave = self.hold is not None and (hold_length == 0 or free)
+        i_ready = self.hold is None or leave
+        if leave and hold_length:
+            self.run, self.position = self.hold, 0
+        elif take and remaining == 1:
+            self.run = None
+        elif take:
+            self.position += 1
+        if i_valid and i_ready:
+            self.hold = self.next_bd
+            self.next_bd += 1
+        elif leave:
+            self.hold = None
+        return i_valid, i_ready, take
+
+
+def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
+                  ready: Sequence[bool] | None = None,
+                  offer: Sequence[bool] | None = None) -> AddrgenTrace:
+    """The address generator's ports, cycle by cycle, until every BD is done.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    bds : sequence of BufferDescriptor
+        Offered in order on the input.
+    ready : sequence of bool, optional
+        ``o.ready`` per cycle (default: always high; high after it ends).
+    offer : sequence of bool, optional
+        Whether the next BD is offered (``i.valid``) in each cycle.
+
+    Returns
+    -------
+    AddrgenTrace
+        Cycles 0 .. the cycle in which the last BD finished (its last beat
+        taken, or a length-0 BD dropped), inclusive.
+    """
+    regs = _AddrgenRegisters(kind, bds)
+    rows: list[tuple] = []
+    accepted: list[int] = []
+    cycle = 0
+    while not regs.done:
+        o_valid, address, zero, last = regs.outputs()
+        o_ready = _high(ready, cycle)
+        i_valid, i_ready, _ = regs.step(_high(offer, cycle), o_ready)
+        if i_valid and i_ready:
+            accepted.append(cycle)
+        rows.append((i_valid, i_ready, o_valid, o_ready, address, zero, last))
+        cycle += 1
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 7
+    flags = [np.array(c, dtype=bool) for c in columns]
+    return AddrgenTrace(flags[0], flags[1], flags[2], flags[3],
+                        np.array(columns[4], dtype=np.int64), flags[5], flags[6],
+                        tuple(accepted))
+
+
+@dataclass(frozen=True)
+class MM2STrace:
+    """Per cycle, the MM2S output stream (address generator feeding the datapath).
+
+    Attributes
+    ----------
+    o_valid, o_ready : numpy.ndarray of bool
+    data : numpy.ndarray of int64
+        The word shown where ``o_valid``, else 0.
+    last : numpy.ndarray of bool
+    """
+
+    o_valid: np.ndarray
+    o_ready: np.ndarray
+    data: np.ndarray
+    last: np.ndarray
+
+    @property
+    def cycles(self) -> int:
+        return self.o_valid.size
+
+
+def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
+               ready: Sequence[bool] | None = None,
+               offer: Sequence[bool] | None = None) -> MM2STrace:
+    """The MM2S output stream cycle by cycle: address generator -> datapath -> ``o``.
+
+    The datapath's ``beats.ready`` (registers only) is the address generator's
+    ``o.ready``; its read port returns ``memory[address]`` one cycle after the
+    beat is accepted, and a zero beat gives 0 without a read.
+
+    Parameters
+    ----------
+    memory : numpy.ndarray
+        Word-addressed memory image; every data address must lie inside it.
+    """
+    memory = np.asarray(memory)
+    regs = _AddrgenRegisters(kind, bds)
+    flight: tuple[int, bool] | None = None      # F: the word on mem_data this cycle
+    buffer: deque[tuple[int, bool]] = deque()   # B: words waiting, oldest first
+    rows: list[tuple] = []
+    cycle = 0
+    while not (regs.done and flight is None and not buffer):
+        beats_ready = len(buffer) + (flight is not None) <= 1
+        shown = buffer[0] if buffer else flight
+        o_ready = _high(ready, cycle)
+        rows.append((shown is not None, o_ready, *(shown or (0, False))))
+        beat = regs.outputs()
+        _, _, accepted = regs.step(_high(offer, cycle), beats_ready)
+        taken = shown is not None and o_ready
+        if buffer:
+            if taken:
+                buffer.popleft()
+            if flight is not None:
+                buffer.append(flight)
+        elif flight is not None and not taken:
+            buffer.append(flight)
+        flight = None
+        if accepted:
+            _, address, zero, last = beat
+            flight = (0 if zero else int(memory[address]), last)
+        cycle += 1
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
+    return MM2STrace(np.array(columns[0], dtype=bool), np.array(columns[1], dtype=bool),
+                     np.array(columns[2], dtype=np.int64), np.array(columns[3], dtype=bool))
