@@ -14,6 +14,7 @@ from amaranth.lib import wiring
 
 from ..model.bd_fields import KINDS
 from .addrgen import BDAddressGenerator
+from .channel import MM2SChannel, S2MMChannel
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
@@ -23,6 +24,8 @@ _BLOCKS: dict[str, Callable[[str], wiring.Component]] = {
     "addrgen": BDAddressGenerator,
     "mm2s": MM2SDatapath,
     "s2mm": S2MMDatapath,
+    "mm2s_channel": MM2SChannel,
+    "s2mm_channel": S2MMChannel,
 }
 
 TOPS: dict[str, Callable[[], wiring.Component]] = {

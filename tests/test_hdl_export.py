@@ -10,8 +10,8 @@ from aiedma.model.bd_fields import KINDS
 
 
 def test_every_block_and_kind_is_a_top():
-    assert set(TOPS) == {f"aiedma_{block}_{kind}" for block in ("addrgen", "mm2s", "s2mm")
-                         for kind in KINDS}
+    blocks = ("addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel")
+    assert set(TOPS) == {f"aiedma_{block}_{kind}" for block in blocks for kind in KINDS}
 
 
 @pytest.mark.parametrize("name", sorted(TOPS))
@@ -22,6 +22,8 @@ def test_verilog_export(name, tmp_path):
         assert port in text
     if "addrgen" in name:
         assert "i__payload" in text and "o__payload" in text
+    elif "channel" in name:
+        assert "bd__payload" in text and "mem_addr" in text
     else:
         assert "mem_addr" in text and "beats__payload" in text
     (tmp_path / f"{name}.v").write_text(text)
