@@ -31,6 +31,7 @@ __all__ = [
     "addrgen_trace",
     "bd_beats",
     "beat_counters",
+    "held_high",
     "mm2s_trace",
 ]
 
@@ -71,7 +72,8 @@ def beat_counters(bd: BufferDescriptor, position: int) -> dict[str, int]:
     return counters
 
 
-def _high(pattern: Sequence[bool] | None, cycle: int) -> bool:
+def held_high(pattern: Sequence[bool] | None, cycle: int) -> bool:
+    """A pattern's value in ``cycle``: None is always high, and so is any cycle past its end."""
     return pattern is None or cycle >= len(pattern) or bool(pattern[cycle])
 
 
@@ -183,8 +185,8 @@ def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
     cycle = 0
     while not regs.done:
         o_valid, address, zero, last = regs.outputs()
-        o_ready = _high(ready, cycle)
-        i_valid, i_ready, _ = regs.step(_high(offer, cycle), o_ready)
+        o_ready = held_high(ready, cycle)
+        i_valid, i_ready, _ = regs.step(held_high(offer, cycle), o_ready)
         if i_valid and i_ready:
             accepted.append(cycle)
         rows.append((i_valid, i_ready, o_valid, o_ready, address, zero, last))
@@ -230,7 +232,8 @@ def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
     Parameters
     ----------
     memory : numpy.ndarray
-        Word-addressed memory image; every data address must lie inside it.
+        Word-addressed memory image, indexed modulo its size (a small image
+        stands in for a large address space, as the testbenches' BRAM does).
     """
     memory = np.asarray(memory)
     regs = _AddrgenRegisters(kind, bds)
@@ -241,10 +244,10 @@ def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
     while not (regs.done and flight is None and not buffer):
         beats_ready = len(buffer) + (flight is not None) <= 1
         shown = buffer[0] if buffer else flight
-        o_ready = _high(ready, cycle)
+        o_ready = held_high(ready, cycle)
         rows.append((shown is not None, o_ready, *(shown or (0, False))))
         beat = regs.outputs()
-        _, _, accepted = regs.step(_high(offer, cycle), beats_ready)
+        _, _, accepted = regs.step(held_high(offer, cycle), beats_ready)
         taken = shown is not None and o_ready
         if buffer:
             if taken:
@@ -256,7 +259,7 @@ def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
         flight = None
         if accepted:
             _, address, zero, last = beat
-            flight = (0 if zero else int(memory[address]), last)
+            flight = (0 if zero else int(memory[address % memory.size]), last)
         cycle += 1
     columns = list(zip(*rows, strict=True)) if rows else [()] * 4
     return MM2STrace(np.array(columns[0], dtype=bool), np.array(columns[1], dtype=bool),

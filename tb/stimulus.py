@@ -1,0 +1,98 @@
+"""Random legal BDs per kind, and backpressure biased towards wrap and padding edges.
+
+Plain ``random.Random`` (seeded, replayable) rather than hypothesis, so that a
+regression of thousands of BDs is cheap to generate and a seed names a run.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ..model.bd import BufferDescriptor
+from ..model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
+from ..model.cycle import ADDRGEN_LATENCY
+from ..model.timing import bd_beats, beat_counters
+
+__all__ = ["edge_beats", "random_bd", "random_bds", "stall_pattern"]
+
+
+def _pick(rng: random.Random, maximum: int, low: int = 1) -> int:
+    """Corner values (low, low + 1, the maximum) often, anything in between otherwise."""
+    roll = rng.random()
+    if roll < 0.15:
+        return low
+    if roll < 0.3:
+        return min(low + 1, maximum)
+    if roll < 0.4:
+        return maximum
+    return rng.randint(low, min(maximum, max(low, 12)) if roll < 0.85 else maximum)
+
+
+def random_bd(kind: str, rng: random.Random, *, max_length: int = 48,
+              allow_empty: bool = False) -> BufferDescriptor:
+    """One random legal BD of ``kind``, with every address-generation field in play.
+
+    Wraps are 0 (never wraps), 1, 2, small or the field maximum; steps 1, 2, small
+    or the maximum; memory-tile padding 0, 1, small or the maximum where the
+    legality rules allow it; iteration on or off; ``buffer_length`` at most
+    ``max_length`` (0 only with ``allow_empty``) so runs stay short.
+    """
+    fields = FIELD_INDEX[kind]
+    n = ADDRESS_DIMENSIONS[kind]
+    values: dict[str, int] = {"valid_bd": 1}
+    values["buffer_length"] = rng.randint(0 if allow_empty else 1, max_length)
+    values["base_address"] = rng.choice([0, rng.randint(0, fields["base_address"].maximum)])
+    for k in range(n):
+        values[f"d{k}_stepsize"] = _pick(rng, fields[f"d{k}_stepsize"].maximum)
+    never = False  # after a wrap-0 dimension, higher wraps never matter
+    for k in range(n - 1):
+        wrap = 0 if rng.random() < 0.1 else _pick(rng, fields[f"d{k}_wrap"].maximum)
+        values[f"d{k}_wrap"] = wrap
+        if HAS_PADDING[kind] and not never:
+            limit = fields[f"d{k}_zero_before"].maximum
+            values[f"d{k}_zero_before"] = _pick(rng, limit, 0) if rng.random() < 0.5 else 0
+            if wrap:
+                values[f"d{k}_zero_after"] = _pick(rng, limit, 0) if rng.random() < 0.5 else 0
+        never = never or wrap == 0
+    if rng.random() < 0.3:
+        wrap = _pick(rng, fields["iteration_wrap"].maximum)
+        values |= {"iteration_wrap": wrap, "iteration_current": rng.randrange(wrap),
+                   "iteration_stepsize": _pick(rng, fields["iteration_stepsize"].maximum)}
+    return BufferDescriptor(kind, **values)
+
+
+def random_bds(kind: str, count: int, seed: int, **options) -> list[BufferDescriptor]:
+    """``count`` random legal BDs of ``kind`` from ``seed`` (see :func:`random_bd`)."""
+    rng = random.Random(seed)
+    return [random_bd(kind, rng, **options) for _ in range(count)]
+
+
+def edge_beats(bd: BufferDescriptor) -> np.ndarray:
+    """Per beat of ``bd``: True where D0 wraps after it or padding starts or ends."""
+    _, zero, _ = bd_beats(bd.kind, bd)
+    edge = np.zeros(zero.size, dtype=bool)
+    edge[:-1] |= zero[1:] != zero[:-1]
+    for p in range(zero.size - 1):
+        if beat_counters(bd, p + 1)["d0"] == 0 and "d1" in beat_counters(bd, p + 1):
+            edge[p] = True
+    return edge
+
+
+def stall_pattern(bds: list[BufferDescriptor], rng: random.Random, *, edge_stall: float = 0.6,
+                  stall: float = 0.15) -> list[bool]:
+    """A ``ready`` pattern that stalls mostly on wrap and padding edges.
+
+    Built beat by beat: before each beat, a few stall cycles (likelier on an edge
+    beat), then one ready cycle. With BDs back to back the output is valid on every
+    cycle after the latency, so beat ``j`` meets the ``j``-th ready cycle and the
+    stalls land on the beats they were meant for.
+    """
+    pattern = [True] * ADDRGEN_LATENCY
+    for bd in bds:
+        for is_edge in edge_beats(bd):
+            while rng.random() < (edge_stall if is_edge else stall):
+                pattern.append(False)
+            pattern.append(True)
+    return pattern
