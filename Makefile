@@ -1,7 +1,8 @@
 # aiedma: every target sets up .venv on first use, then runs.
 #
 #   make test    lint + the whole pytest suite (what CI runs)
-#   make sim     the main job (today: the tiling model over the worked examples)
+#   make sim     co-simulation regression, RTL against the model every cycle
+#                (SIM=amaranth|verilator|icarus, WAVES=1 writes build/waves/)
 #   make bench   model benchmarks, printed
 #
 # Never export YOSYS here: Amaranth would take it as its Yosys binary.
@@ -11,6 +12,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
+SIM     ?= amaranth
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup icarus test lint sim bench clean distclean
@@ -38,7 +40,7 @@ test: setup lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 sim: setup
-	$(PY) -m aiedma walk --check tests/data/tiling_examples.json
+	$(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves)
 
 bench: $(STAMP)
 	$(PY) -m aiedma.model.bench

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.bd import BufferDescriptor
-from ..model.timing import AddrgenTrace, beat_counters
+from ..model.timing import AddrgenTrace, MM2STrace, beat_counters
 
-__all__ = ["AddrgenScoreboard", "Mismatch", "RunSummary"]
+__all__ = ["AddrgenScoreboard", "MM2SScoreboard", "Mismatch", "RunSummary"]
 
 
 class Mismatch(AssertionError):
@@ -120,4 +120,86 @@ class AddrgenScoreboard:
             span = slice(shown[0], shown[-1] + 1)
             bubbles = int(np.count_nonzero(ready[span] & ~valid[span]))
         return RunSummary(bds=len(self.bds), words=len(self.beats), cycles=valid.size,
+                          bubbles=bubbles)
+
+
+class MM2SScoreboard:
+    """Checks an MM2S channel's output stream, cycle by cycle, against the model trace.
+
+    The same checks as :class:`AddrgenScoreboard`, on the channel's ``o`` stream:
+    ``o.valid`` on every cycle and, while valid, the word (``data``, ``last``).
+
+    Parameters
+    ----------
+    kind : str
+    bds : sequence of BufferDescriptor
+        The BDs offered, in order (word ``j`` of the run belongs to the BD whose
+        beats include beat ``j``: MM2S gives one word per beat).
+    trace : MM2STrace
+        What the RTL must show (same BDs, memory, ready and offer patterns).
+    seed : int or None
+        Printed with a mismatch so the run can be replayed.
+    """
+
+    def __init__(self, kind: str, bds: Sequence[BufferDescriptor], trace: MM2STrace,
+                 seed: int | None = None) -> None:
+        self.kind, self.bds, self.trace, self.seed = kind, list(bds), trace, seed
+        self.words: list[tuple[int, bool]] = []
+        self._valid: list[bool] = []  # o.valid as the RTL showed it, per cycle
+        lengths = [bd.buffer_length for bd in self.bds]
+        self._owner = np.repeat(np.arange(len(lengths)), lengths)
+        self._position = np.concatenate([np.arange(n) for n in lengths]) if lengths else []
+
+    def check(self, cycle: int, o_valid: bool, data: int, last: bool) -> None:
+        """Compare the values sampled at the edge that ends ``cycle``.
+
+        Raises
+        ------
+        Mismatch
+            On the first cycle where the RTL differs from the model.
+        """
+        t = self.trace
+        self._valid.append(bool(o_valid))
+        if cycle >= t.cycles:
+            if o_valid:
+                self._fail(cycle, "o.valid is high after the model's last word", None)
+            return
+        if bool(o_valid) != bool(t.o_valid[cycle]):
+            self._fail(cycle, f"o.valid={int(o_valid)}, model {int(t.o_valid[cycle])}",
+                       len(self.words) if t.o_valid[cycle] else None)
+        if not o_valid:
+            return
+        got = (int(data), bool(last))
+        want = (int(t.data[cycle]), bool(t.last[cycle]))
+        if got != want:
+            self._fail(cycle, f"word (data, last) = ({got[0]:#010x}, {got[1]}), "
+                              f"model ({want[0]:#010x}, {want[1]})", len(self.words))
+        if t.o_ready[cycle]:
+            self.words.append(got)
+
+    def _fail(self, cycle: int, what: str, word: int | None) -> None:
+        where = ""
+        if word is not None and word < len(self._owner):
+            b, position = int(self._owner[word]), int(self._position[word])
+            bd = self.bds[b]
+            where = (f"; word {word} of the run: BD {b} of {len(self.bds)} ({bd!r}), "
+                     f"word {position} of {bd.buffer_length}, "
+                     f"counters {beat_counters(bd, position)}")
+        replay = f"; replay with seed={self.seed}" if self.seed is not None else ""
+        raise Mismatch(f"{self.kind} MM2S channel, cycle {cycle}: {what}{where}{replay}")
+
+    def summary(self) -> RunSummary:
+        """Figures of the run so far, from what the RTL showed.
+
+        A bubble is a cycle between the first and the last word in which the
+        consumer was ready but no word was valid.
+        """
+        valid = np.array(self._valid[: self.trace.cycles], dtype=bool)
+        ready = self.trace.o_ready[: valid.size]
+        shown = np.flatnonzero(valid)
+        bubbles = 0
+        if shown.size:
+            span = slice(shown[0], shown[-1] + 1)
+            bubbles = int(np.count_nonzero(ready[span] & ~valid[span]))
+        return RunSummary(bds=len(self.bds), words=len(self.words), cycles=valid.size,
                           bubbles=bubbles)

@@ -11,6 +11,7 @@ MODULES = [
     "aiedma.model.port",
     "aiedma.model.runs",
     "aiedma.model.tiling",
+    "aiedma.tb.run",
 ]
 
 
