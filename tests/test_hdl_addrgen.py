@@ -1,16 +1,15 @@
 """The BD address generator RTL against the golden model and the cycle contract.
 
-Beats must equal the model's stream (addresses modulo the address width, zero flags
-where the model has -1, ``last`` on each BD's final beat), one per cycle with no
-bubble under ready held high, and every cycle of the handshake must follow the
-rules written in ``model/cycle.py`` (checked against a literal transcription of them).
+Every run goes through :func:`aiedma.tb.run.check_addrgen`, whose scoreboard
+compares the RTL with the timing model of ``model/cycle.py`` on every cycle (input
+ready, output valid, and the beat while valid), so beats, their timing and the
+handshake are all checked at once. ``tests/test_timing.py`` checks that the model
+has the properties the contract promises (latency, no bubble, length-0 costs).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from amaranth.hdl import unsigned
@@ -25,98 +24,25 @@ from aiedma.hdl.layouts import bd_layout, bd_to_payload, beat_layout
 from aiedma.model.bd import BufferDescriptor
 from aiedma.model.bd_fields import FIELDS, HAS_PADDING, KINDS
 from aiedma.model.cycle import ADDRESS_BITS, ADDRGEN_LATENCY, address_generation_fields
-from aiedma.tb.beats import expected_beats
-from aiedma.tb.streams import coin, record, stream_get, stream_put, stream_receive, stream_send
+from aiedma.tb.run import check_addrgen
+from aiedma.tb.streams import stream_get, stream_put
 
 HARDWARE = load("hardware.json")
 
 
-# --- the contract of model/cycle.py, transcribed literally -------------------------------
+def random_patterns(seed: int, cycles: int, stall: float = 0.5, idle: float = 0.3):
+    """Seeded backpressure (``ready``) and an idle producer (``offer``), per cycle."""
+    rng = random.Random(seed)
+    ready = [rng.random() >= stall for _ in range(cycles)]
+    offer = [rng.random() >= idle for _ in range(cycles)]
+    return ready, offer
 
 
-class HandshakeReference:
-    """The address generator's ready/valid rules of ``model/cycle.py``, one cycle per call."""
-
-    def __init__(self) -> None:
-        self.p: int | None = None  # buffer_length of the BD in the holding slot
-        self.r_n = 0               # beats left in the running slot (0: empty)
-
-    def cycle(self, i_valid: int, i_length: int, o_ready: int) -> tuple[bool, bool]:
-        o_valid = self.r_n > 0
-        take = o_valid and bool(o_ready)
-        free = not o_valid or (take and self.r_n == 1)
-        leave = self.p is not None and (self.p == 0 or free)
-        i_ready = self.p is None or leave
-        if leave and self.p:
-            self.r_n = self.p
-        elif take:
-            self.r_n -= 1
-        if i_valid and i_ready:
-            self.p = i_length
-        elif leave:
-            self.p = None
-        return i_ready, o_valid
-
-
-# --- running the RTL ----------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    taken: list[int]                  # cycle in which each BD was accepted
-    got: list[tuple[int, Any]]        # (cycle, beat) of each transfer on o
-    log: list[list[int]]              # per cycle: i.valid, i.ready, length, o.valid, o.ready
-    expected: list[dict[str, int]]    # the model's beats
-
-
-def run_addrgen(kind: str, bds: list[BufferDescriptor], *, seed: int | None = None,
-                stall: float = 0.5, idle: float = 0.3) -> Run:
-    """Runs ``bds`` through the RTL; with ``seed``, random backpressure and idle input."""
-    dut = BDAddressGenerator(kind)
-    expected = expected_beats(bds)
-    ready = pause = None
-    if seed is not None:
-        rng = random.Random(seed)
-        ready, pause = coin(rng, 1 - stall), coin(rng, idle)
-    out: dict[str, Any] = {}
-    log: list[list[int]] = []
-
-    async def producer(ctx):
-        out["taken"] = await stream_send(ctx, dut.i, [bd_to_payload(bd) for bd in bds],
-                                         pause=pause)
-
-    async def consumer(ctx):
-        out["got"] = await stream_receive(ctx, dut.o, len(expected), ready=ready)
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    sim.add_testbench(record(log, dut.i.valid, dut.i.ready, dut.i.payload.buffer_length,
-                             dut.o.valid, dut.o.ready), background=True)
-    sim.run()
-    return Run(out["taken"], out["got"], log, expected)
-
-
-def check_beats(run: Run) -> None:
-    got = [beat for _, beat in run.got]
-    for j, (g, e) in enumerate(zip(got, run.expected, strict=True)):
-        assert g == e, f"beat {j}: RTL {g}, model {e}"
-
-
-def check_handshake(run: Run) -> None:
-    ref = HandshakeReference()
-    for t, (i_valid, i_ready, length, o_valid, o_ready) in enumerate(run.log):
-        want = ref.cycle(i_valid, length, o_ready)
-        assert (bool(i_ready), bool(o_valid)) == want, \
-            f"cycle {t}: (i.ready, o.valid) = {(i_ready, o_valid)}, cycle contract {want}"
-
-
-def check_no_bubble(run: Run) -> None:
-    """Ready held high, BDs back to back, all lengths >= 1: one beat per cycle."""
-    cycles = [c for c, _ in run.got]
-    assert cycles[0] == run.taken[0] + ADDRGEN_LATENCY
-    assert cycles == list(range(cycles[0], cycles[0] + len(cycles))), "bubble between beats"
+def assert_one_word_per_cycle(result) -> None:
+    """Ready held high, BDs back to back, lengths >= 1: the first beat after the
+    latency, then one beat every cycle."""
+    assert result.summary.bubbles == 0
+    assert result.summary.cycles == result.summary.words + ADDRGEN_LATENCY
 
 
 # --- layouts ----------------------------------------------------------------------------
@@ -185,57 +111,46 @@ def _hardware_cases():
 def test_hardware_vectors(case):
     """bd.md's hardware-checked streams, one beat per cycle."""
     bd = BufferDescriptor.from_dict(case["bd"])
-    run = run_addrgen(bd.kind, [bd])
-    assert [-1 if b["zero"] else b["address"] for _, b in run.got] == case["stream"]
-    check_beats(run)
-    check_no_bubble(run)
-    check_handshake(run)
+    result = check_addrgen(bd.kind, [bd])
+    assert [-1 if zero else address for address, zero, _ in result.beats] == case["stream"]
+    assert_one_word_per_cycle(result)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_corners(kind):
     """Maximal steps, wraps, padding and iteration, address wrap-around, wraps of 1."""
     bds = corners(kind)
-    run = run_addrgen(kind, bds)
-    check_beats(run)
-    check_handshake(run)
-    stalled = run_addrgen(kind, bds, seed=1)
-    check_beats(stalled)
-    check_handshake(stalled)
+    held = check_addrgen(kind, bds)
+    ready, offer = random_patterns(1, 4 * held.summary.cycles)
+    assert check_addrgen(kind, bds, ready, offer=offer, seed=1).beats == held.beats
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_back_to_back_length_one(kind):
     """The hardest case for the BD boundary: a new BD every cycle."""
     bds = [BufferDescriptor(kind, buffer_length=1, base_address=a) for a in range(6)]
-    run = run_addrgen(kind, bds)
-    check_beats(run)
-    check_no_bubble(run)
-    check_handshake(run)
-    assert run.taken == list(range(6))
+    result = check_addrgen(kind, bds)
+    assert [address for address, _, _ in result.beats] == list(range(6))
+    assert_one_word_per_cycle(result)
 
 
 @pytest.mark.parametrize(("a", "k"), [(1, 0), (1, 1), (1, 3), (2, 1), (2, 2), (3, 1), (4, 2)])
-def test_length_zero_costs_one_holding_cycle(a, k):
-    """A BD of a beats, k empty BDs, then a BD: max(0, k + 1 - a) empty cycles between."""
+def test_length_zero_bds(a, k):
+    """A BD of a beats, k empty BDs, then a BD: the RTL follows the model every cycle."""
     bds = [BufferDescriptor("tile", buffer_length=a),
            *[BufferDescriptor("tile", buffer_length=0)] * k,
            BufferDescriptor("tile", buffer_length=2, base_address=100)]
-    run = run_addrgen("tile", bds)
-    check_beats(run)
-    check_handshake(run)
-    cycles = [c for c, _ in run.got]
-    assert cycles[a] - cycles[a - 1] - 1 == max(0, k + 1 - a)
+    result = check_addrgen("tile", bds)
+    assert result.summary.words == a + 2
+    assert result.summary.bubbles == max(0, k + 1 - a)
 
 
 @pytest.mark.parametrize("k", [1, 2])
 def test_leading_length_zero_from_idle(k):
     bds = [*[BufferDescriptor("memtile", buffer_length=0)] * k,
            BufferDescriptor("memtile", buffer_length=3)]
-    run = run_addrgen("memtile", bds)
-    check_beats(run)
-    check_handshake(run)
-    assert run.got[0][0] == ADDRGEN_LATENCY + k
+    result = check_addrgen("memtile", bds)
+    assert result.summary.cycles == ADDRGEN_LATENCY + k + 3
 
 
 # --- random BDs ---------------------------------------------------------------------------
@@ -247,21 +162,18 @@ def test_leading_length_zero_from_idle(k):
 def test_back_to_back_chains_have_no_bubble(kind, data):
     """Ready held high, BDs (length >= 1) offered back to back: beats == model, no bubble."""
     bds = data.draw(chains(kind, min_length=1), label="bds")
-    run = run_addrgen(kind, bds)
-    check_beats(run)
-    check_no_bubble(run)
-    check_handshake(run)
+    assert_one_word_per_cycle(check_addrgen(kind, bds))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=40)
 @given(data=st.data())
 def test_backpressure_keeps_beats_and_handshake(kind, data):
-    """Random backpressure and idle input (seeded): same beats, payload held while
-    stalled (checked by stream_receive), and the handshake of the cycle contract."""
+    """Random backpressure and an idle producer (seeded): checked every cycle, and the
+    beats are the ones the same BDs give with ready held high."""
     bds = data.draw(chains(kind), label="bds")
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
     stall = data.draw(st.sampled_from([0.2, 0.5, 0.8]), label="stall")
-    run = run_addrgen(kind, bds, seed=seed, stall=stall)
-    check_beats(run)
-    check_handshake(run)
+    held = check_addrgen(kind, bds)
+    ready, offer = random_patterns(seed, 8 * held.summary.cycles + 8, stall=stall)
+    assert check_addrgen(kind, bds, ready, offer=offer, seed=seed).beats == held.beats
