@@ -15,7 +15,7 @@ PYTEST_ARGS ?= -n auto
 SIM     ?= amaranth
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup icarus test lint sim bench clean distclean
+.PHONY: all setup icarus test lint sim bench clean distclean verilog
 
 all: test
 
@@ -50,3 +50,6 @@ clean:
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info
+
+verilog: $(STAMP)
+	$(PY) -m aiedma.tb.verilog_export

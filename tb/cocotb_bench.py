@@ -1,0 +1,227 @@
+"""The cocotb test module: the exported Verilog, checked cycle by cycle by the one scoreboard.
+
+:func:`aiedma.tb.cocotb_runner.run_cocotb` starts a simulator on one exported top
+with this module as its cocotb test module, naming two files in the environment:
+``AIEDMA_STIMULUS`` (JSON, read here) and ``AIEDMA_RESULT`` (JSON, written here).
+
+The stimulus::
+
+    {"block": "addrgen" | "mm2s_channel", "kind": ...,
+     "bds": [BufferDescriptor.to_dict(include_defaults=True), ...],
+     "ready": [bool, ...] | null, "offer": [bool, ...] | null,
+     "seed": int | null, "memory": [int, ...] | null,
+     "expected_bds": [...] | null | absent}
+
+``expected_bds`` (default: ``bds``) are the BDs the model trace is computed
+from while ``bds`` are driven: a test gives different ones to prove that a
+wrong expectation is reported.
+
+The result::
+
+    {"beats": [[address, zero, last], ...]}  (addrgen) or
+    {"words": [[data, last], ...]}           (mm2s_channel), and
+    "summary": {"bds", "words", "cycles", "bubbles"},
+    "mismatch": null | the scoreboard's message,
+    "cycles_per_second": simulated cycles / wall time of the drive loop
+
+Sampling follows :mod:`aiedma.model.cycle`: cycle ``t`` ends with rising edge
+``t``, cycle 0 is the first cycle after reset. Right after edge ``t - 1`` the
+bench writes the inputs of cycle ``t``, waits for ``ReadOnly`` (every
+combinational path, ``i.ready`` from ``o.ready`` included, has settled, and no
+edge has happened yet), samples, and only then awaits edge ``t``. So what it
+samples is exactly "the settled value just before edge ``t``" of the contract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cocotb
+import numpy as np
+from amaranth.hdl import Shape
+from amaranth.lib.data import StructLayout
+from cocotb.clock import Clock
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from ..hdl.layouts import bd_layout, bd_to_payload, beat_layout, data_beat_layout
+from ..model.bd import BufferDescriptor
+from ..model.timing import addrgen_trace, held_high, mm2s_trace
+from .scoreboard import AddrgenScoreboard, Mismatch, MM2SScoreboard
+
+STIMULUS_ENV = "AIEDMA_STIMULUS"
+"""Environment variable naming the stimulus JSON file."""
+
+RESULT_ENV = "AIEDMA_RESULT"
+"""Environment variable naming the result JSON file the bench writes."""
+
+RESET_CYCLES = 2
+"""Cycles the synchronous reset is held before cycle 0."""
+
+TAIL_CYCLES = 2
+"""Cycles checked after the model's last one (``o.valid`` must stay low)."""
+
+
+class _Input:
+    """An input port, written only when its value changes (a VPI write per cycle and
+    port would cost more than the design's whole evaluation); 0 until first set."""
+
+    def __init__(self, handle: Any, value: int = 0) -> None:
+        self.handle, self.value = handle, value
+        handle.value = value
+
+    def set(self, value: int) -> None:
+        if value != self.value:
+            self.handle.value = self.value = value
+
+
+def unpacker(layout: StructLayout, *names: str) -> Callable[[int], tuple[int, ...]]:
+    """A decoder of ``layout``'s bits into the values of members ``names``, in that order.
+
+    The same answer as ``layout.from_bits(bits)`` member by member (the offsets and
+    widths are the layout's own), at a twentieth of the cost: Amaranth builds a
+    ``data.Const`` per call, which would halve the simulated cycles per second.
+    Members must be unsigned (the beat layouts' are).
+    """
+    members = dict(layout)
+    if any(Shape.cast(members[n].shape).signed for n in names):
+        raise ValueError(f"{layout!r} has a signed member: decode it with from_bits")
+    fields = [(members[n].offset, (1 << members[n].width) - 1) for n in names]
+    return lambda bits: tuple((bits >> offset) & mask for offset, mask in fields)
+
+
+def _bit(handle: Any) -> bool:
+    """A 1-bit output's value (cocotb gives a ``Logic`` for a scalar net)."""
+    return bool(handle.value)
+
+
+async def _reset(dut: Any) -> None:
+    """Start the clock and hold reset; returns right after the last reset edge, so
+    the inputs written next are those of cycle 0."""
+    dut.rst.value = 1
+    Clock(dut.clk, 10, unit="ns").start()
+    for _ in range(RESET_CYCLES):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+
+
+async def _addrgen(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
+                   expected: list[BufferDescriptor]) -> dict:
+    kind, seed = stimulus["kind"], stimulus.get("seed")
+    ready, offer = stimulus.get("ready"), stimulus.get("offer")
+    trace = addrgen_trace(kind, expected, ready, offer)
+    board = AddrgenScoreboard(kind, expected, trace, seed)
+    layout, beat = bd_layout(kind), unpacker(beat_layout(kind), "address", "zero", "last")
+    payloads = [layout.const(bd_to_payload(bd)).as_bits() for bd in bds]
+    i_valid, i_payload = _Input(dut.i__valid), _Input(dut.i__payload)
+    o_ready = _Input(dut.o__ready)
+    await _reset(dut)
+
+    taken, mismatch, cycle = 0, None, -1
+    cycles = trace.cycles + TAIL_CYCLES
+    start = time.perf_counter()
+    try:
+        for cycle in range(cycles):
+            offered = taken < len(bds) and held_high(offer, cycle)
+            i_valid.set(int(offered))
+            if offered:
+                i_payload.set(payloads[taken])
+            o_ready.set(int(held_high(ready, cycle)))
+            await ReadOnly()
+            got_ready, got_valid = _bit(dut.i__ready), _bit(dut.o__valid)
+            address = zero = last = 0
+            if got_valid:  # the payload is only defined (and compared) while valid
+                address, zero, last = beat(dut.o__payload.value.to_unsigned())
+            board.check(cycle, got_ready, got_valid, address, bool(zero), bool(last))
+            taken += offered and got_ready
+            await RisingEdge(dut.clk)
+    except Mismatch as error:
+        mismatch = str(error)
+    elapsed = time.perf_counter() - start
+    return _result("beats", [list(b) for b in board.beats], board.summary(), mismatch,
+                   cycle + 1, elapsed)
+
+
+async def _mm2s_channel(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
+                        expected: list[BufferDescriptor]) -> dict:
+    kind, seed = stimulus["kind"], stimulus.get("seed")
+    ready, offer = stimulus.get("ready"), stimulus.get("offer")
+    if not stimulus.get("memory"):
+        raise ValueError("an mm2s_channel stimulus needs a non-empty 'memory' image")
+    memory = np.array(stimulus["memory"], dtype=np.int64)
+    trace = mm2s_trace(kind, expected, memory, ready, offer)
+    board = MM2SScoreboard(kind, expected, trace, seed)
+    layout, word = bd_layout(kind), unpacker(data_beat_layout(), "data", "last")
+    payloads = [layout.const(bd_to_payload(bd)).as_bits() for bd in bds]
+    # Outside the one cycle a read is valid, mem_data carries noise, so a datapath
+    # that uses a stale word fails (as the Amaranth BRAM model does, seeded alike).
+    noise = random.Random(seed or 0)
+    bd_valid, bd_payload = _Input(dut.bd__valid), _Input(dut.bd__payload)
+    o_ready, mem_data = _Input(dut.o__ready), _Input(dut.mem_data)
+    await _reset(dut)
+
+    taken, mismatch, cycle = 0, None, -1
+    read: int | None = None  # the address read in the previous cycle, if any
+    cycles = trace.cycles + TAIL_CYCLES
+    start = time.perf_counter()
+    try:
+        for cycle in range(cycles):
+            offered = taken < len(bds) and held_high(offer, cycle)
+            bd_valid.set(int(offered))
+            if offered:
+                bd_payload.set(payloads[taken])
+            o_ready.set(int(held_high(ready, cycle)))
+            # One cycle of read latency: the word read in cycle t - 1 is on mem_data in t.
+            mem_data.set(int(memory[read % memory.size]) if read is not None
+                         else noise.getrandbits(32))
+            await ReadOnly()
+            got_ready, got_valid = _bit(dut.bd__ready), _bit(dut.o__valid)
+            data = last = 0
+            if got_valid:
+                data, last = word(dut.o__payload.value.to_unsigned())
+            read = dut.mem_addr.value.to_unsigned() if _bit(dut.mem_en) else None
+            board.check(cycle, got_valid, data, bool(last))
+            taken += offered and got_ready
+            await RisingEdge(dut.clk)
+    except Mismatch as error:
+        mismatch = str(error)
+    elapsed = time.perf_counter() - start
+    return _result("words", [list(w) for w in board.words], board.summary(), mismatch,
+                   cycle + 1, elapsed)
+
+
+def _result(key: str, items: list, summary: Any, mismatch: str | None, simulated: int,
+            elapsed: float) -> dict:
+    return {key: items,
+            "summary": {"bds": summary.bds, "words": summary.words,
+                        "cycles": summary.cycles, "bubbles": summary.bubbles},
+            "mismatch": mismatch,
+            "cycles_per_second": simulated / elapsed if elapsed > 0 else 0.0}
+
+
+_BLOCKS = {"addrgen": _addrgen, "mm2s_channel": _mm2s_channel}
+
+
+@cocotb.test()
+async def check_against_model(dut: Any) -> None:
+    """Drive the stimulus named by ``AIEDMA_STIMULUS`` and check every cycle.
+
+    The result (with the scoreboard's message on a mismatch) is written to the
+    file named by ``AIEDMA_RESULT`` before the test fails, so the caller gets it
+    either way.
+    """
+    stimulus = json.loads(Path(os.environ[STIMULUS_ENV]).read_text())
+    block = stimulus["block"]
+    if block not in _BLOCKS:
+        raise ValueError(f"block={block!r}: must be one of {', '.join(_BLOCKS)}")
+    bds = [BufferDescriptor.from_dict(d) for d in stimulus["bds"]]
+    expected = [BufferDescriptor.from_dict(d)
+                for d in stimulus.get("expected_bds") or stimulus["bds"]]
+    result = await _BLOCKS[block](dut, stimulus, bds, expected)
+    Path(os.environ[RESULT_ENV]).write_text(json.dumps(result))
+    assert result["mismatch"] is None, result["mismatch"]
