@@ -120,22 +120,12 @@ def check_addrgen(kind: str, bds: Sequence[BufferDescriptor],
                          result["cycles_per_second"])
     board = AddrgenScoreboard(kind, bds, trace, seed)
     dut = BDAddressGenerator(kind)
-    payloads = [bd_to_payload(bd) for bd in bds]
 
-    async def bench(ctx) -> None:
-        taken = 0
-        for cycle in range(trace.cycles + _TAIL):
-            offered = taken < len(payloads) and held_high(offer, cycle)
-            ctx.set(dut.i.valid, offered)
-            if offered:
-                ctx.set(dut.i.payload, payloads[taken])
-            ctx.set(dut.o.ready, held_high(ready, cycle))
-            _, _, i_ready, o_valid, beat = await ctx.tick().sample(
-                dut.i.ready, dut.o.valid, dut.o.payload)
-            board.check(cycle, i_ready, o_valid, int(beat.address), bool(beat.zero),
-                        bool(beat.last))
-            taken += offered and bool(i_ready)
+    def check(cycle: int, bd_ready: bool, o_valid: bool, beat) -> None:
+        board.check(cycle, bd_ready, o_valid, int(beat.address), bool(beat.zero),
+                    bool(beat.last))
 
+    bench = _driver(dut.i, dut.o, bds, trace.cycles + _TAIL, ready, offer, check)
     elapsed = _simulate(dut, bench, waves)
     return RunResult(board.beats, board.summary(), (trace.cycles + _TAIL) / elapsed)
 
@@ -161,23 +151,37 @@ def check_mm2s(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
                          result["cycles_per_second"])
     board = MM2SScoreboard(kind, bds, trace, seed)
     dut = MM2SChannel(kind)
+
+    def check(cycle: int, bd_ready: bool, o_valid: bool, word) -> None:
+        board.check(cycle, o_valid, int(word.data), bool(word.last))
+
+    bench = _driver(dut.bd, dut.o, bds, trace.cycles + _TAIL, ready, offer, check)
+    elapsed = _simulate(dut, bench, waves, bram_read_port(dut, memory, seed=seed or 0))
+    return RunResult(board.words, board.summary(), (trace.cycles + _TAIL) / elapsed)
+
+
+def _driver(bd_port, out_port, bds: list, cycles: int, ready, offer, check):
+    """A testbench driving one cycle per loop, as model/cycle.py numbers cycles.
+
+    In each cycle it offers the next BD (as ``offer`` allows), sets ``ready`` from
+    its pattern, samples the ports at the edge and hands them to ``check``.
+    """
     payloads = [bd_to_payload(bd) for bd in bds]
 
     async def bench(ctx) -> None:
         taken = 0
-        for cycle in range(trace.cycles + _TAIL):
+        for cycle in range(cycles):
             offered = taken < len(payloads) and held_high(offer, cycle)
-            ctx.set(dut.bd.valid, offered)
+            ctx.set(bd_port.valid, offered)
             if offered:
-                ctx.set(dut.bd.payload, payloads[taken])
-            ctx.set(dut.o.ready, held_high(ready, cycle))
-            _, _, bd_ready, o_valid, word = await ctx.tick().sample(
-                dut.bd.ready, dut.o.valid, dut.o.payload)
-            board.check(cycle, o_valid, int(word.data), bool(word.last))
+                ctx.set(bd_port.payload, payloads[taken])
+            ctx.set(out_port.ready, held_high(ready, cycle))
+            _, _, bd_ready, o_valid, payload = await ctx.tick().sample(
+                bd_port.ready, out_port.valid, out_port.payload)
+            check(cycle, bool(bd_ready), bool(o_valid), payload)
             taken += offered and bool(bd_ready)
 
-    elapsed = _simulate(dut, bench, waves, bram_read_port(dut, memory, seed=seed or 0))
-    return RunResult(board.words, board.summary(), (trace.cycles + _TAIL) / elapsed)
+    return bench
 
 
 def _simulate(dut, bench, waves, *processes) -> float:

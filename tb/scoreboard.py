@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.bd import BufferDescriptor
-from ..model.timing import AddrgenTrace, MM2STrace, beat_counters
+from ..model.timing import beat_counters
 
 __all__ = ["AddrgenScoreboard", "MM2SScoreboard", "Mismatch", "RunSummary"]
 
@@ -42,7 +42,76 @@ class RunSummary:
                           self.mismatches + other.mismatches)
 
 
-class AddrgenScoreboard:
+class _Scoreboard:
+    """What both scoreboards share: the run's bookkeeping, failure report and figures.
+
+    Word ``j`` of a run belongs to the BD whose beats include beat ``j`` (one word
+    per beat), which is how a mismatch names its BD and dimension counters.
+    """
+
+    block = "block"
+
+    def __init__(self, kind: str, bds: Sequence[BufferDescriptor], trace,
+                 seed: int | None = None) -> None:
+        self.kind, self.bds, self.trace, self.seed = kind, list(bds), trace, seed
+        self._valid: list[bool] = []  # o.valid as the RTL showed it, per cycle
+        self._taken: list[tuple] = []  # what the RTL transferred, in order
+        lengths = [bd.buffer_length for bd in self.bds]
+        self._owner = np.repeat(np.arange(len(lengths)), lengths)
+        self._position = np.concatenate([np.arange(n) for n in lengths]) if lengths else []
+
+    def _check_valid(self, cycle: int, o_valid: bool) -> bool:
+        """Record and compare ``o.valid``; True when a payload is to be compared."""
+        t = self.trace
+        self._valid.append(bool(o_valid))
+        if cycle >= t.cycles:
+            if o_valid:
+                self._fail(cycle, "o.valid is high after the model's last word", None)
+            return False
+        if bool(o_valid) != bool(t.o_valid[cycle]):
+            self._fail(cycle, f"o.valid={int(o_valid)}, model {int(t.o_valid[cycle])}",
+                       len(self._taken) if t.o_valid[cycle] else None)
+        return bool(o_valid)
+
+    def _check_payload(self, cycle: int, got: tuple, want: tuple, what: str) -> None:
+        if got != want:
+            self._fail(cycle, f"{what} = {self._show(got)}, model {self._show(want)}",
+                       len(self._taken))
+        if self.trace.o_ready[cycle]:
+            self._taken.append(got)
+
+    @staticmethod
+    def _show(payload: tuple) -> str:
+        return repr(payload)
+
+    def _fail(self, cycle: int, what: str, word: int | None) -> None:
+        where = ""
+        if word is not None and word < len(self._owner):
+            b, position = int(self._owner[word]), int(self._position[word])
+            bd = self.bds[b]
+            where = (f"; BD {b} of {len(self.bds)} ({bd!r}), beat {position} of "
+                     f"{bd.buffer_length}, counters {beat_counters(bd, position)}")
+        replay = f"; replay with seed={self.seed}" if self.seed is not None else ""
+        raise Mismatch(f"{self.kind} {self.block}, cycle {cycle}: {what}{where}{replay}")
+
+    def summary(self) -> RunSummary:
+        """Figures of the run so far, from what the RTL showed.
+
+        A bubble is a cycle between the first and the last word in which the
+        consumer was ready but nothing was valid.
+        """
+        valid = np.array(self._valid[: self.trace.cycles], dtype=bool)
+        ready = self.trace.o_ready[: valid.size]
+        shown = np.flatnonzero(valid)
+        bubbles = 0
+        if shown.size:
+            span = slice(shown[0], shown[-1] + 1)
+            bubbles = int(np.count_nonzero(ready[span] & ~valid[span]))
+        return RunSummary(bds=len(self.bds), words=len(self._taken), cycles=valid.size,
+                          bubbles=bubbles)
+
+
+class AddrgenScoreboard(_Scoreboard):
     """Checks an address generator, cycle by cycle, against the model trace.
 
     Parameters
@@ -56,15 +125,12 @@ class AddrgenScoreboard:
         Printed with a mismatch so the run can be replayed.
     """
 
-    def __init__(self, kind: str, bds: Sequence[BufferDescriptor], trace: AddrgenTrace,
-                 seed: int | None = None) -> None:
-        self.kind, self.bds, self.trace, self.seed = kind, list(bds), trace, seed
-        self.beats: list[tuple[int, bool, bool]] = []
-        self._valid: list[bool] = []  # o.valid as the RTL showed it, per cycle
-        # Which BD and beat position each transfer belongs to, from the model.
-        lengths = [bd.buffer_length for bd in self.bds]
-        self._owner = np.repeat(np.arange(len(lengths)), lengths)
-        self._position = np.concatenate([np.arange(n) for n in lengths]) if lengths else []
+    block = "address generator"
+
+    @property
+    def beats(self) -> list[tuple[int, bool, bool]]:
+        """The ``(address, zero, last)`` beats the RTL transferred."""
+        return self._taken
 
     def check(self, cycle: int, i_ready: bool, o_valid: bool, address: int, zero: bool,
               last: bool) -> None:
@@ -76,130 +142,37 @@ class AddrgenScoreboard:
             On the first cycle where the RTL differs from the model.
         """
         t = self.trace
-        self._valid.append(bool(o_valid))
-        if cycle >= t.cycles:
-            if o_valid:
-                self._fail(cycle, "o.valid is high after the model's last beat", None)
-            return
-        if bool(i_ready) != bool(t.i_ready[cycle]):
+        if cycle < t.cycles and bool(i_ready) != bool(t.i_ready[cycle]):
             self._fail(cycle, f"i.ready={int(i_ready)}, model {int(t.i_ready[cycle])}", None)
-        if bool(o_valid) != bool(t.o_valid[cycle]):
-            self._fail(cycle, f"o.valid={int(o_valid)}, model {int(t.o_valid[cycle])}",
-                       len(self.beats) if t.o_valid[cycle] else None)
-        if not o_valid:
-            return
-        got = (int(address), bool(zero), bool(last))
-        want = (int(t.address[cycle]), bool(t.zero[cycle]), bool(t.last[cycle]))
-        if got != want:
-            self._fail(cycle, f"beat (address, zero, last) = {got}, model {want}",
-                       len(self.beats))
-        if t.o_ready[cycle]:
-            self.beats.append(got)
-
-    def _fail(self, cycle: int, what: str, beat: int | None) -> None:
-        where = ""
-        if beat is not None and beat < len(self._owner):
-            b, position = int(self._owner[beat]), int(self._position[beat])
-            bd = self.bds[b]
-            where = (f"; BD {b} of {len(self.bds)} ({bd!r}), beat {position} of "
-                     f"{bd.buffer_length}, counters {beat_counters(bd, position)}")
-        replay = f"; replay with seed={self.seed}" if self.seed is not None else ""
-        raise Mismatch(f"{self.kind} address generator, cycle {cycle}: {what}{where}{replay}")
-
-    def summary(self) -> RunSummary:
-        """Figures of the run so far, from what the RTL showed.
-
-        A bubble is a cycle between the first and the last beat in which the
-        consumer was ready but no beat was valid.
-        """
-        valid = np.array(self._valid[: self.trace.cycles], dtype=bool)
-        ready = self.trace.o_ready[: valid.size]
-        shown = np.flatnonzero(valid)
-        bubbles = 0
-        if shown.size:
-            span = slice(shown[0], shown[-1] + 1)
-            bubbles = int(np.count_nonzero(ready[span] & ~valid[span]))
-        return RunSummary(bds=len(self.bds), words=len(self.beats), cycles=valid.size,
-                          bubbles=bubbles)
+        if self._check_valid(cycle, o_valid):
+            self._check_payload(cycle, (int(address), bool(zero), bool(last)),
+                                (int(t.address[cycle]), bool(t.zero[cycle]), bool(t.last[cycle])),
+                                "beat (address, zero, last)")
 
 
-class MM2SScoreboard:
+class MM2SScoreboard(_Scoreboard):
     """Checks an MM2S channel's output stream, cycle by cycle, against the model trace.
 
-    The same checks as :class:`AddrgenScoreboard`, on the channel's ``o`` stream:
+    The same checks as :class:`AddrgenScoreboard` on the channel's ``o`` stream:
     ``o.valid`` on every cycle and, while valid, the word (``data``, ``last``).
-
-    Parameters
-    ----------
-    kind : str
-    bds : sequence of BufferDescriptor
-        The BDs offered, in order (word ``j`` of the run belongs to the BD whose
-        beats include beat ``j``: MM2S gives one word per beat).
-    trace : MM2STrace
-        What the RTL must show (same BDs, memory, ready and offer patterns).
-    seed : int or None
-        Printed with a mismatch so the run can be replayed.
+    Parameters as :class:`AddrgenScoreboard`, with an :class:`MM2STrace`.
     """
 
-    def __init__(self, kind: str, bds: Sequence[BufferDescriptor], trace: MM2STrace,
-                 seed: int | None = None) -> None:
-        self.kind, self.bds, self.trace, self.seed = kind, list(bds), trace, seed
-        self.words: list[tuple[int, bool]] = []
-        self._valid: list[bool] = []  # o.valid as the RTL showed it, per cycle
-        lengths = [bd.buffer_length for bd in self.bds]
-        self._owner = np.repeat(np.arange(len(lengths)), lengths)
-        self._position = np.concatenate([np.arange(n) for n in lengths]) if lengths else []
+    block = "MM2S channel"
+
+    @property
+    def words(self) -> list[tuple[int, bool]]:
+        """The ``(data, last)`` words the RTL transferred."""
+        return self._taken
 
     def check(self, cycle: int, o_valid: bool, data: int, last: bool) -> None:
-        """Compare the values sampled at the edge that ends ``cycle``.
-
-        Raises
-        ------
-        Mismatch
-            On the first cycle where the RTL differs from the model.
-        """
+        """Compare the values sampled at the edge that ends ``cycle`` (raises Mismatch)."""
         t = self.trace
-        self._valid.append(bool(o_valid))
-        if cycle >= t.cycles:
-            if o_valid:
-                self._fail(cycle, "o.valid is high after the model's last word", None)
-            return
-        if bool(o_valid) != bool(t.o_valid[cycle]):
-            self._fail(cycle, f"o.valid={int(o_valid)}, model {int(t.o_valid[cycle])}",
-                       len(self.words) if t.o_valid[cycle] else None)
-        if not o_valid:
-            return
-        got = (int(data), bool(last))
-        want = (int(t.data[cycle]), bool(t.last[cycle]))
-        if got != want:
-            self._fail(cycle, f"word (data, last) = ({got[0]:#010x}, {got[1]}), "
-                              f"model ({want[0]:#010x}, {want[1]})", len(self.words))
-        if t.o_ready[cycle]:
-            self.words.append(got)
+        if self._check_valid(cycle, o_valid):
+            self._check_payload(cycle, (int(data), bool(last)),
+                                (int(t.data[cycle]), bool(t.last[cycle])), "word (data, last)")
 
-    def _fail(self, cycle: int, what: str, word: int | None) -> None:
-        where = ""
-        if word is not None and word < len(self._owner):
-            b, position = int(self._owner[word]), int(self._position[word])
-            bd = self.bds[b]
-            where = (f"; word {word} of the run: BD {b} of {len(self.bds)} ({bd!r}), "
-                     f"word {position} of {bd.buffer_length}, "
-                     f"counters {beat_counters(bd, position)}")
-        replay = f"; replay with seed={self.seed}" if self.seed is not None else ""
-        raise Mismatch(f"{self.kind} MM2S channel, cycle {cycle}: {what}{where}{replay}")
-
-    def summary(self) -> RunSummary:
-        """Figures of the run so far, from what the RTL showed.
-
-        A bubble is a cycle between the first and the last word in which the
-        consumer was ready but no word was valid.
-        """
-        valid = np.array(self._valid[: self.trace.cycles], dtype=bool)
-        ready = self.trace.o_ready[: valid.size]
-        shown = np.flatnonzero(valid)
-        bubbles = 0
-        if shown.size:
-            span = slice(shown[0], shown[-1] + 1)
-            bubbles = int(np.count_nonzero(ready[span] & ~valid[span]))
-        return RunSummary(bds=len(self.bds), words=len(self.words), cycles=valid.size,
-                          bubbles=bubbles)
+    @staticmethod
+    def _show(payload: tuple) -> str:
+        data, last = payload
+        return f"(0x{data:08X}, {last})"
