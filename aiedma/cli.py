@@ -64,6 +64,18 @@ example (the core-tile BD of D0 wrap 2, D1 wrap 3 step 8, D2 step 100, length 14
 """
 
 
+DRAW_EXAMPLE = """\
+example:
+  echo '{"buffer_dimension": [10, 6], "tiling_dimension": [3, 2],
+         "tile_traversal": [[0, 3, 2], [1, 2, 3]]}' > k1.json
+  aiedma draw k1.json -o k1.png
+      k1.json: 36 elements, 6 tiles -> k1.png
+
+The output's suffix picks the format: .png, .svg, or .gif (animated, tile by tile;
+--animate element for element by element).
+"""
+
+
 class _Usage(Exception):
     """A command-line input problem: reported in one line, exit status 2."""
 
@@ -167,6 +179,23 @@ def _bd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _draw(args: argparse.Namespace) -> int:
+    from .draw import draw  # Pillow is imported only when drawing
+
+    (name, program, _), *more = _load_programs(args.file)
+    if more:
+        raise _Usage(f"{args.file}: holds several examples; aiedma draw takes one port program")
+    if args.buffer_dimension:
+        program = program.resolve(args.buffer_dimension)
+    try:
+        path = draw(program, args.output, animate=args.animate)
+    except OSError as error:
+        raise _Usage(f"{args.output}: {error.strerror or error}") from None
+    tiles = sum(entry.stream_length() // entry.tile_size() for entry in program)
+    print(f"{name}: {program.stream_length()} elements, {tiles} tiles -> {path}")
+    return 0
+
+
 def _word(text: str) -> int:
     """A register word: hex (0x...) or decimal; argparse turns a ValueError into a usage error."""
     return int(text, 0)
@@ -244,6 +273,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     decode.add_argument("--kind", choices=KINDS, required=True)
     decode.add_argument("words", type=_word, nargs="+", metavar="WORD")
+
+    draw = command(
+        "draw", "draw a port program's walk (PNG, SVG, animated GIF)",
+        "Draw the buffer grid as AMD's tiling tutorial does: tiles framed and numbered in "
+        "traversal order, the stream order as colour (and numbers on small buffers), zero "
+        "padding grey, the boundary dashed red; 3-D and 4-D buffers as planes.",
+        DRAW_EXAMPLE, _draw,
+    )
+    draw.add_argument("file", help="JSON: one tiling dict or a list of them")
+    draw.add_argument("-o", "--output", required=True, help="picture file (.png, .svg, .gif)")
+    draw.add_argument("--animate", choices=("tile", "element"),
+                      help="frames tile by tile or element by element (.gif)")
+    draw.add_argument("--buffer-dimension", type=_int_list, metavar="N,N,...",
+                      help="buffer shape for entries that leave buffer_dimension empty")
     return parser
 
 

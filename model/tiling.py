@@ -27,7 +27,7 @@ import numpy as np
 
 from .dtypes import WORD_BITS, element_bits
 from .errors import TilingError, field_error
-from .walk import walk_axes, walk_indices
+from .walk import walk_axes, walk_coordinates, walk_indices
 
 __all__ = [
     "DIRECTIONS",
@@ -338,6 +338,14 @@ class TilingParameters:
         """
         s = self.shape()
         return walk_indices(s["buffer"], s["offset"], s["boundary"], list(self._axes))
+
+    def coordinates(self) -> np.ndarray:
+        """Where each stream element sits: ``(elements, ndim)`` positions, padding included."""
+        return walk_coordinates(self.shape()["offset"], list(self._axes))
+
+    def tile_size(self) -> int:
+        """Elements per tile (stream elements ``k * tile_size ..`` belong to tile ``k``)."""
+        return prod(self.shape()["tile"])
 
     def extents(self) -> list[tuple[int, int]]:
         """Lowest and highest position the walk reaches in each dimension.

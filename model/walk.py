@@ -29,7 +29,7 @@ from math import prod
 
 import numpy as np
 
-__all__ = ["ZERO", "Axis", "walk_axes", "walk_indices"]
+__all__ = ["ZERO", "Axis", "walk_axes", "walk_coordinates", "walk_indices"]
 
 ZERO = -1
 """Stream entry of a zero-padding element."""
@@ -128,6 +128,21 @@ def walk_indices(
             rest = _outer_sum([ramp(i, flat_stride[i]) for i in others])
             out[np.add.outer(first, rest).ravel()] = ZERO
     return out
+
+
+def walk_coordinates(offset: tuple[int, ...], axes: list[Axis]) -> np.ndarray:
+    """Position of every stream element, padding included: an ``(elements, N)`` array.
+
+    Column ``d`` is the element's coordinate in dimension ``d`` (it may lie outside
+    the buffer where the element is a zero). Used for pictures, not for speed.
+    """
+    axes = [a for a in axes if a.length > 1]
+    columns = []
+    for dim, origin in enumerate(offset):
+        terms = [np.arange(a.length, dtype=np.int64) * (a.step if a.dimension == dim else 0)
+                 for a in axes]
+        columns.append(origin + _outer_sum(terms))
+    return np.stack(columns, axis=1)
 
 
 def _outer_sum(terms: list[np.ndarray]) -> np.ndarray:

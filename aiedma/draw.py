@@ -1,0 +1,241 @@
+"""Pictures of a port program, as AMD's tiling tutorial draws them.
+
+The buffer grid has dimension 0 across and dimension 1 down; 3-D and 4-D
+buffers become small multiples of 2-D planes (dimension 2 across the page,
+dimension 3 down). Each cell's colour says when the stream first reads or
+writes it (dark = early, yellow = late), with the number itself for small
+buffers; zero padding is grey with a ``Z``; each tile is framed and numbered
+in traversal order; the boundary is a dashed red box; a dot marks a cell the
+walk visits more than once. PNG, SVG, and animated GIF (tile by tile or element
+by element). What is painted comes from :func:`aiedma.model.picture.access_map`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from .model.errors import AiedmaError, field_error
+from .model.picture import AccessMap, access_map
+from .model.port import PortProgram
+
+__all__ = ["FORMATS", "draw"]
+
+FORMATS = (".png", ".svg", ".gif")
+
+_RAMP = np.array([(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)])
+_ZERO = (215, 215, 215)
+_EMPTY = (255, 255, 255)
+_TILE = (230, 110, 0)
+_BOUND = (210, 30, 30)
+_INK = (0, 0, 0)
+_MARGIN = 28
+_MAX_NUMBERED = 24  # planes up to this many cells a side show the numbers
+
+
+def _ramp(t: float) -> tuple[int, int, int]:
+    x = t * (len(_RAMP) - 1)
+    i = min(int(x), len(_RAMP) - 2)
+    c = _RAMP[i] + (_RAMP[i + 1] - _RAMP[i]) * (x - i)
+    return tuple(int(v) for v in c)
+
+
+def _text_colour(fill: tuple[int, int, int]) -> tuple[int, int, int]:
+    return _INK if sum(fill) > 380 else (255, 255, 255)
+
+
+class _Pillow:
+    """A canvas painting into a Pillow image."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.image = Image.new("RGB", (width, height), (250, 250, 250))
+        self.ink = ImageDraw.Draw(self.image)
+        self.fonts: dict[int, ImageFont.FreeTypeFont] = {}
+
+    def rect(self, x0, y0, x1, y1, fill=None, outline=None, width=1, dash=False) -> None:
+        if not dash:
+            self.ink.rectangle((x0, y0, x1, y1), fill=fill, outline=outline, width=width)
+            return
+        for a, b in (((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)),
+                     ((x0, y1), (x0, y0))):
+            length = max(abs(b[0] - a[0]), abs(b[1] - a[1]))
+            for s in range(0, length, 8):
+                f0, f1 = s / length, min(s + 4, length) / length
+                self.ink.line((a[0] + (b[0] - a[0]) * f0, a[1] + (b[1] - a[1]) * f0,
+                               a[0] + (b[0] - a[0]) * f1, a[1] + (b[1] - a[1]) * f1),
+                              fill=outline, width=width)
+
+    def text(self, x, y, s, size, fill) -> None:
+        font = self.fonts.setdefault(size, ImageFont.load_default(size))
+        self.ink.text((x, y), s, fill=fill, font=font, anchor="mm")
+
+    def dot(self, x, y, r, fill) -> None:
+        self.ink.ellipse((x - r, y - r, x + r, y + r), fill=fill)
+
+
+class _Svg:
+    """A canvas writing SVG elements as text."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.parts = [f'<rect width="{width}" height="{height}" fill="#fafafa"/>']
+
+    @staticmethod
+    def _colour(c) -> str:
+        return "none" if c is None else "#{:02x}{:02x}{:02x}".format(*c)
+
+    def rect(self, x0, y0, x1, y1, fill=None, outline=None, width=1, dash=False) -> None:
+        extra = ' stroke-dasharray="4 4"' if dash else ""
+        self.parts.append(
+            f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" '
+            f'fill="{self._colour(fill)}" stroke="{self._colour(outline)}" '
+            f'stroke-width="{width if outline else 0}"{extra}/>')
+
+    def text(self, x, y, s, size, fill) -> None:
+        self.parts.append(
+            f'<text x="{x}" y="{y}" font-size="{size}" font-family="sans-serif" '
+            f'text-anchor="middle" dominant-baseline="central" '
+            f'fill="{self._colour(fill)}">{escape(s)}</text>')
+
+    def dot(self, x, y, r, fill) -> None:
+        self.parts.append(f'<circle cx="{x}" cy="{y}" r="{r}" fill="{self._colour(fill)}"/>')
+
+    def svg(self) -> str:
+        body = "\n".join(self.parts)
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" '
+                f'height="{self.height}" viewBox="0 0 {self.width} {self.height}">\n'
+                f"{body}\n</svg>\n")
+
+
+class _Layout:
+    """Where each plane and cell goes on the page."""
+
+    def __init__(self, m: AccessMap) -> None:
+        shape = m.shape + (1,) * (4 - len(m.shape))
+        self.shape = shape
+        self.cell = int(np.clip(480 // max(shape[0], shape[1]), 6, 32))
+        self.numbered = max(shape[0], shape[1]) <= _MAX_NUMBERED and self.cell >= 18
+        self.plane_w = shape[0] * self.cell + 2 * _MARGIN
+        self.plane_h = shape[1] * self.cell + 2 * _MARGIN
+        self.width = self.plane_w * shape[2]
+        self.height = self.plane_h * shape[3]
+
+    def planes(self) -> Iterator[tuple[int, int, int, int]]:
+        """(index in dimension 2, index in dimension 3, x, y) of each plane."""
+        for i3 in range(self.shape[3]):
+            for i2 in range(self.shape[2]):
+                yield i2, i3, i2 * self.plane_w + _MARGIN, i3 * self.plane_h + _MARGIN
+
+
+def _paint(canvas, m: AccessMap, layout: _Layout, upto: int | None) -> None:
+    """Paint the map, showing only stream positions below ``upto`` (all if None)."""
+    first = m.first.reshape(layout.shape)
+    count = m.count.reshape(layout.shape)
+    zero = m.zero.reshape(layout.shape)
+    shown = (first >= 0) if upto is None else (first >= 0) & (first < upto)
+    c = layout.cell
+    origin = m.origin + (0,) * (4 - len(m.origin))
+    buffer = m.buffer + (1,) * (4 - len(m.buffer))
+    bound = m.boundary + (1,) * (4 - len(m.boundary))
+    size = max(8, c // 2 - 1)
+    for i2, i3, px, py in layout.planes():
+        p2, p3 = i2 + origin[2], i3 + origin[3]
+        if len(m.shape) > 2:
+            label = f"d2={p2}" + (f", d3={p3}" if len(m.shape) > 3 else "")
+            canvas.text(px + layout.shape[0] * c / 2, py - _MARGIN / 2, label, 11, _INK)
+        inside_plane = 0 <= p2 < buffer[2] and 0 <= p3 < buffer[3]
+        for i0 in range(layout.shape[0]):
+            for i1 in range(layout.shape[1]):
+                x, y = px + i0 * c, py + i1 * c
+                p0, p1 = i0 + origin[0], i1 + origin[1]
+                in_buffer = inside_plane and 0 <= p0 < buffer[0] and 0 <= p1 < buffer[1]
+                cell = (i0, i1, i2, i3)
+                if shown[cell]:
+                    order = int(first[cell])
+                    fill = _ZERO if zero[cell] else _ramp(order / max(m.length - 1, 1))
+                elif in_buffer:
+                    fill = _EMPTY
+                else:
+                    continue
+                canvas.rect(x, y, x + c, y + c, fill=fill, outline=(160, 160, 160))
+                if shown[cell] and layout.numbered:
+                    word = "Z" if zero[cell] else str(int(first[cell]))
+                    canvas.text(x + c / 2, y + c / 2, word, size, _text_colour(fill))
+                if shown[cell] and count[cell] > 1:
+                    canvas.dot(x + c - 4, y + 4, 2, _INK)
+        ox, oy = px - origin[0] * c, py - origin[1] * c
+        if inside_plane:
+            canvas.rect(ox, oy, ox + buffer[0] * c, oy + buffer[1] * c, outline=_INK, width=2)
+            if (0 <= p2 < bound[2] and 0 <= p3 < bound[3]) and bound[:2] != buffer[:2]:
+                canvas.rect(ox, oy, ox + bound[0] * c, oy + bound[1] * c, outline=_BOUND,
+                            width=2, dash=True)
+        for number, start, lo, hi in m.tiles:
+            lo4, hi4 = lo + (0,) * (4 - len(lo)), hi + (0,) * (4 - len(hi))
+            in_plane = lo4[2] <= p2 <= hi4[2] and lo4[3] <= p3 <= hi4[3]
+            if not in_plane or (upto is not None and start >= upto):
+                continue
+            x0, y0 = ox + lo4[0] * c, oy + lo4[1] * c
+            canvas.rect(x0, y0, ox + (hi4[0] + 1) * c, oy + (hi4[1] + 1) * c, outline=_TILE,
+                        width=2)
+            canvas.rect(x0, y0, x0 + 16, y0 + 13, fill=_TILE)
+            canvas.text(x0 + 8, y0 + 7, str(number), 10, (255, 255, 255))
+
+
+def _frames(m: AccessMap, mode: str) -> list[int]:
+    """Stream positions at which animation frames are cut."""
+    if mode == "tile":
+        return sorted({start for _, start, _, _ in m.tiles if start > 0} | {m.length})
+    step = max(1, -(-m.length // 120))
+    return [*range(step, m.length, step), m.length]
+
+
+def draw(program: PortProgram, path: str | Path, *, animate: str | None = None) -> Path:
+    """Draw a port program into ``path`` (.png, .svg or .gif by its suffix).
+
+    Parameters
+    ----------
+    program : PortProgram
+        With its buffer shape given.
+    path : str or Path
+        Output file; a ``.gif`` is animated (``animate`` defaults to "tile").
+    animate : {"tile", "element"}, optional
+        Frame per tile or per few elements (GIF only).
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise field_error(AiedmaError, "output", path.name,
+                          f"the suffix must be one of {', '.join(FORMATS)}")
+    if animate not in (None, "tile", "element"):
+        raise field_error(AiedmaError, "animate", animate, "must be 'tile' or 'element'")
+    if animate and suffix != ".gif":
+        raise field_error(AiedmaError, "animate", animate,
+                          f"only a .gif can be animated, not a {suffix}")
+    m = access_map(program)
+    layout = _Layout(m)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".svg":
+        canvas = _Svg(layout.width, layout.height)
+        _paint(canvas, m, layout, None)
+        path.write_text(canvas.svg())
+    elif suffix == ".png":
+        canvas = _Pillow(layout.width, layout.height)
+        _paint(canvas, m, layout, None)
+        canvas.image.save(path)
+    else:
+        frames = []
+        for upto in _frames(m, animate or "tile"):
+            canvas = _Pillow(layout.width, layout.height)
+            _paint(canvas, m, layout, upto)
+            frames.append(canvas.image)
+        frames[0].save(path, save_all=True, append_images=frames[1:], duration=400, loop=0)
+    return path
