@@ -76,6 +76,23 @@ The output's suffix picks the format: .png, .svg, or .gif (animated, tile by til
 """
 
 
+SIM_EXAMPLE = """\
+example:
+  aiedma sim --bds 50 --kinds memtile
+      runs 50 random memory-tile BDs back to back, the same under backpressure, the
+      lowered worked examples and the MM2S channel on Amaranth's simulator, checks
+      every cycle against the golden model, and prints a summary and the coverage
+      (exit status 1 on a mismatch). --sim verilator or icarus runs cocotb instead.
+"""
+
+VERILOG_EXAMPLE = """\
+example:
+  aiedma verilog --out build/verilog
+      writes one Verilog file per exported top (address generator, MM2S and S2MM
+      datapaths and channels, per kind) and lints each with verilator -Wall.
+"""
+
+
 class _Usage(Exception):
     """A command-line input problem: reported in one line, exit status 2."""
 
@@ -196,6 +213,20 @@ def _draw(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sim(args: argparse.Namespace) -> int:
+    from .tb import regress  # Amaranth and the simulators load only when asked for
+
+    argv = ["--sim", args.sim, "--bds", str(args.bds), "--seed", str(args.seed),
+            "--kinds", *args.kinds] + (["--waves"] if args.waves else [])
+    return regress.main(argv)
+
+
+def _verilog(args: argparse.Namespace) -> int:
+    from .tb import verilog_export
+
+    return verilog_export.main(["--out", str(args.out)])
+
+
 def _word(text: str) -> int:
     """A register word: hex (0x...) or decimal; argparse turns a ValueError into a usage error."""
     return int(text, 0)
@@ -287,6 +318,26 @@ def _parser() -> argparse.ArgumentParser:
                       help="frames tile by tile or element by element (.gif)")
     draw.add_argument("--buffer-dimension", type=_int_list, metavar="N,N,...",
                       help="buffer shape for entries that leave buffer_dimension empty")
+
+    sim = command(
+        "sim", "co-simulate the RTL against the golden model (what make sim runs)",
+        "Run the co-simulation regression: random legal BDs, backpressure, the lowered "
+        "worked examples and the MM2S channel, every cycle checked against the model.",
+        SIM_EXAMPLE, _sim,
+    )
+    sim.add_argument("--sim", choices=("amaranth", "verilator", "icarus"), default="amaranth")
+    sim.add_argument("--bds", type=int, default=1000, help="random BDs per kind (default 1000)")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    sim.add_argument("--waves", action="store_true", help="write waveforms into build/")
+
+    verilog = command(
+        "verilog", "export the RTL to Verilog and lint it (what make verilog runs)",
+        "Write every exported top into a folder and lint it with Verilator.",
+        VERILOG_EXAMPLE, _verilog,
+    )
+    verilog.add_argument("--out", type=Path, default=Path("build/verilog"),
+                         help="output folder (default build/verilog)")
     return parser
 
 

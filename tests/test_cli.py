@@ -183,3 +183,24 @@ def test_bd_and_decode_errors_are_one_line_and_status_2(tmp_path, args, message)
     assert message in result.stderr
     assert result.stderr.count("\n") == 1, result.stderr
     assert result.stdout == ""
+
+
+def test_every_subcommand_help_shows_an_example():
+    for command in ("walk", "bd", "decode", "draw", "sim", "verilog"):
+        result = run(command, "--help")
+        assert result.returncode == 0
+        assert "example" in result.stdout, command
+
+
+def test_sim_command_runs_a_short_regression():
+    result = run("sim", "--bds", "4", "--kinds", "shim", "--seed", "2")
+    assert result.returncode == 0, result.stderr
+    assert "shim: words / cycles after the 2-cycle latency, ready high: 1.000" in result.stdout
+    assert result.stdout.rstrip().endswith("3 passed, 0 failed")
+
+
+def test_verilog_command_writes_and_lints_every_top(tmp_path):
+    result = run("verilog", "--out", tmp_path / "v")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(list((tmp_path / "v").glob("*.v"))) == 15
+    assert "15 of 15 tops lint clean" in result.stdout
