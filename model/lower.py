@@ -28,7 +28,8 @@ How (all in 32-bit words; sub-word dimension 0 is packed first):
 Decisions (bd.md / AMD silent):
 
 * **decision**: on MM2S, ``tlast_suppress`` is set on every BD but the chain's
-  last, so TLAST marks the end of each pass of the port program.
+  last, so TLAST marks the end of each pass of the port program; a packet BD
+  (``enable_packet``) keeps its TLAST, so every packet ends with one.
 * **decision**: an entry with ``packet_port_id >= 0`` read by MM2S gets
   ``enable_packet = 1`` and ``packet_id = packet_port_id`` on its BDs.
 * **decision**: ``phase`` has no BD field; it is kept in :attr:`LoweredBD.phase`.
@@ -69,7 +70,18 @@ _MAX_TILES = 1 << 22  # beyond this the walk cannot fit any BD budget anyway
 
 
 class LoweringError(AiedmaError):
-    """A port program cannot be expressed in the kind's BDs (names the limit and the count)."""
+    """A port program cannot be expressed in the kind's BDs (names the limit and the count).
+
+    Attributes
+    ----------
+    needed, available : int or None
+        BDs the program needs and BDs the channel had, when the budget was short.
+    """
+
+    def __init__(self, message: str, needed: int | None = None,
+                 available: int | None = None) -> None:
+        super().__init__(message)
+        self.needed, self.available = needed, available
 
 
 # -- building blocks ----------------------------------------------------------------
@@ -677,7 +689,8 @@ def lower(program: PortProgram | TilingParameters | Iterable, kind: str, directi
         why = "; ".join(dict.fromkeys(reasons)) or "its tiles differ in padding or address steps"
         raise LoweringError(
             f"the port program needs {len(items)} BDs but {budget} are available to a {kind} "
-            f"channel from BD {first_bd} ({len(items) - budget} over): {why}")
+            f"channel from BD {first_bd} ({len(items) - budget} over): {why}",
+            needed=len(items), available=budget)
     repeat, iteration = plans[0].repeat, plans[0].iteration
     task_fields = {}
     if iteration is not None:
@@ -688,12 +701,13 @@ def lower(program: PortProgram | TilingParameters | Iterable, kind: str, directi
         bd_id = first_bd + n
         fields = _bd_fields(item.shape, limits) | task_fields
         fields["base_address"] = base_address + item.base
+        entry = program.entries[item.entry]
+        packet = direction == "read" and entry.packet_port_id >= 0
         if n + 1 < len(items):
             fields |= {"use_next_bd": 1, "next_bd": bd_id + 1}
-            if direction == "read":
+            if direction == "read" and not packet:
                 fields["tlast_suppress"] = 1
-        entry = program.entries[item.entry]
-        if direction == "read" and entry.packet_port_id >= 0:
+        if packet:
             fields |= {"enable_packet": 1, "packet_id": entry.packet_port_id}
         try:
             bd = BufferDescriptor(kind, **fields)

@@ -139,6 +139,8 @@ def test_packet_port_ids_mark_their_bds():
     lowered = check_lowering(entries, "memtile", "read", "int32")
     assert [(b.bd.enable_packet, b.bd.packet_id, b.phase) for b in lowered.bds] == [
         (1, 0, 0), (1, 3, 1)]
+    # Every packet ends with TLAST, though the first BD is not the chain's last.
+    assert [b.bd.tlast_suppress for b in lowered.bds] == [0, 0]
 
 
 @pytest.mark.parametrize(("dtype", "words"), [("int8", 8), ("int16", 16), ("cint32", 64)])
@@ -177,6 +179,7 @@ def test_budget_error_names_the_limit_and_the_count():
     found = re.search(r"needs (\d+) BDs but 24 are available to a memtile channel "
                       r"from BD 0 \((\d+) over\)", message)
     assert found and (int(found.group(1)), int(found.group(2))) == (31, 7)
+    assert (caught.value.needed, caught.value.available) == (31, 24)
     assert "d0_zero_before 64 exceeds 63 (1 over)" in message
     # The count is the chain it would build: 20 such rows do fit, in 21 BDs.
     rows = TilingParameters(buffer_dimension=[7, 20], tiling_dimension=[71, 20], offset=[-64, 0])
