@@ -2,7 +2,8 @@
 #
 #   make test    lint + the whole pytest suite (what CI runs)
 #   make sim     co-simulation regression, RTL against the model every cycle
-#                (SIM=amaranth|verilator|icarus, WAVES=1 writes build/waves/)
+#                (SIM=amaranth|verilator|icarus, WAVES=1 writes build/waves/),
+#                then the tutorial graph on the system model
 #   make bench   model benchmarks, printed
 #
 # Never export YOSYS here: Amaranth would take it as its Yosys binary.
@@ -41,6 +42,7 @@ test: setup lint
 
 sim: setup
 	$(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves)
+	$(PY) -m aiedma.model.graph_examples
 
 bench: $(STAMP)
 	$(PY) -m aiedma.model.bench

@@ -2,31 +2,56 @@
 
 Layers, bottom up: the tiling walk (:mod:`.tiling`, :mod:`.port`), buffer
 descriptors (:mod:`.bd_fields`, :mod:`.bd`, :mod:`.packet`), tasks
-(:mod:`.task`) and the lowering from tilings to BDs (:mod:`.lower`).
+(:mod:`.task`), the lowering from tilings to BDs (:mod:`.lower`), and the
+system: memories, locks, DMA channels, streams, a cycle-level scheduler and
+the graph API (:mod:`.memory`, :mod:`.locks`, :mod:`.channel`, :mod:`.stream`,
+:mod:`.scheduler`, :mod:`.graph`).
 """
 
 from .bd import BufferDescriptor, check_chain
+from .channel import DMA, ChannelError
 from .dtypes import ELEMENT_BITS, element_bits, elements_per_word
 from .errors import AiedmaError, BDError, PacketError, TilingError
+from .graph import Graph, GraphError, GraphResult, Kernel, SharedBuffer
+from .locks import LockError, LockTable
 from .lower import LoweredProgram, LoweringError, lower, word_stream_to_elements
+from .memory import Memory, MemoryAccessError
 from .packet import PacketHeader, odd_parity, packet_header, parse_packet_header
 from .port import PortProgram, load_port_program
 from .runs import format_runs
+from .scheduler import DeadlockError, run_system
+from .stream import PacketMerge, PacketSplit, Stream, StreamError
 from .task import Task, run_task
 from .tiling import TilingParameters, TraversingParameters
 from .walk import ZERO
 
 __all__ = [
+    "DMA",
     "ELEMENT_BITS",
     "ZERO",
     "AiedmaError",
     "BDError",
     "BufferDescriptor",
+    "ChannelError",
+    "DeadlockError",
+    "Graph",
+    "GraphError",
+    "GraphResult",
+    "Kernel",
+    "LockError",
+    "LockTable",
     "LoweredProgram",
     "LoweringError",
+    "Memory",
+    "MemoryAccessError",
     "PacketError",
     "PacketHeader",
+    "PacketMerge",
+    "PacketSplit",
     "PortProgram",
+    "SharedBuffer",
+    "Stream",
+    "StreamError",
     "Task",
     "TilingError",
     "TilingParameters",
@@ -40,6 +65,7 @@ __all__ = [
     "odd_parity",
     "packet_header",
     "parse_packet_header",
+    "run_system",
     "run_task",
     "word_stream_to_elements",
 ]

@@ -7,9 +7,13 @@ import pytest
 
 MODULES = [
     "aiedma.model.bd",
+    "aiedma.model.graph",
+    "aiedma.model.locks",
+    "aiedma.model.memory",
     "aiedma.model.packet",
     "aiedma.model.port",
     "aiedma.model.runs",
+    "aiedma.model.stream",
     "aiedma.model.tiling",
     "aiedma.tb.run",
 ]
