@@ -8,6 +8,7 @@ the graph API (:mod:`.memory`, :mod:`.locks`, :mod:`.channel`, :mod:`.stream`,
 :mod:`.scheduler`, :mod:`.graph`).
 """
 
+from .adf_cpp import CppSyntaxError, parse_graph_header, parse_port_program, to_cpp
 from .bd import BufferDescriptor, check_chain
 from .channel import DMA, ChannelError
 from .dtypes import ELEMENT_BITS, element_bits, elements_per_word
@@ -33,6 +34,7 @@ __all__ = [
     "BDError",
     "BufferDescriptor",
     "ChannelError",
+    "CppSyntaxError",
     "DeadlockError",
     "Graph",
     "GraphError",
@@ -64,8 +66,11 @@ __all__ = [
     "lower",
     "odd_parity",
     "packet_header",
+    "parse_graph_header",
     "parse_packet_header",
+    "parse_port_program",
     "run_system",
     "run_task",
+    "to_cpp",
     "word_stream_to_elements",
 ]

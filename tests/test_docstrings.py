@@ -6,6 +6,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "aiedma.model.adf_cpp",
     "aiedma.model.bd",
     "aiedma.model.graph",
     "aiedma.model.locks",
