@@ -10,12 +10,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .model import AiedmaError, BufferDescriptor, PortProgram, format_runs
+from .model.adf_cpp import parse_graph_header, parse_port_program
 from .model.bd_fields import FIELDS, WORDS
 from .model.dtypes import ELEMENT_BITS
 from .model.lower import LoweredProgram, lower
@@ -38,6 +40,10 @@ example:
 FILE holds one tiling dict, a list of them (a port program), or
 {"examples": [{"name": ..., "tiling": ..., "indices": [...]}, ...]};
 with --check, each example's stream is compared with its "indices".
+
+C++ works too: a graph header (every read_access / write_access of its
+shared buffers, or one with --port mtx.out[0]) or a bare tiling({...}):
+  aiedma walk graph.h --port mtx.out[1] -D NCOLS=6
 """
 
 
@@ -104,34 +110,109 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _load_programs(path: str) -> list[tuple[str, PortProgram, list[int] | None]]:
+_CPP_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cpp", ".cc", ".cxx", ".c++"}
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One port program read from a file, with what the file says about it."""
+
+    name: str
+    program: PortProgram
+    expected: list[int] | None = None
+    dtype: str | None = None      # a C++ shared buffer's element type
+    direction: str | None = None  # read for mtx.out[j], write for mtx.in[i]
+
+
+def _load(args: argparse.Namespace) -> list[_Source]:
+    """The port programs of ``args.file`` (JSON or C++), narrowed to ``--port``."""
+    path = Path(args.file)
     try:
-        data = json.loads(Path(path).read_text())
+        text = path.read_text()
     except OSError as error:
         raise _Usage(f"{path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise _Usage(f"{path}: not JSON ({error})") from None
+    if path.suffix.lower() in _CPP_SUFFIXES:
+        sources = _from_cpp(path, text, dict(args.define or []))
+    else:
+        try:
+            sources = _from_json(path, json.loads(text))
+        except json.JSONDecodeError as error:
+            if text.lstrip()[:1] in "{[":
+                raise _Usage(f"{path}: not JSON ({error})") from None
+            sources = _from_cpp(path, text, dict(args.define or []))
+    port = getattr(args, "port", None)
+    if port:
+        chosen = [src for src in sources if src.name == port]
+        if not chosen:
+            names = ", ".join(src.name for src in sources)
+            raise _Usage(f"--port={port!r}: no such port in {path.name} (it has {names})")
+        sources = chosen
+    return sources
+
+
+def _from_json(path: Path, data: Any) -> list[_Source]:
     if isinstance(data, dict) and "examples" in data:
         out = []
         for i, example in enumerate(data["examples"]):
             if not isinstance(example, dict) or "tiling" not in example:
                 raise _Usage(f"{path}: examples[{i}] needs a 'tiling' entry")
             name = str(example.get("name", f"example {i}"))
-            out.append((name, PortProgram.from_json(example["tiling"]), example.get("indices")))
+            out.append(_Source(name, PortProgram.from_json(example["tiling"]),
+                               example.get("indices")))
         return out
-    return [(Path(path).name, PortProgram.from_json(data), None)]
+    return [_Source(path.name, PortProgram.from_json(data))]
+
+
+def _from_cpp(path: Path, text: str, defines: dict[str, str]) -> list[_Source]:
+    """A graph header's ports (``mtx.in[i]``, ``mtx.out[j]``), or one bare port program."""
+    specs = parse_graph_header(text, defines)
+    if not specs:
+        return [_Source(path.name, parse_port_program(text, defines))]
+    sources = []
+    for spec in specs:
+        for direction, accesses, side in (("write", spec.write_access, "in"),
+                                          ("read", spec.read_access, "out")):
+            for i, program in sorted(accesses.items()):
+                sources.append(_Source(f"{spec.name}.{side}[{i}]", program.resolve(spec.shape),
+                                       dtype=spec.dtype, direction=direction))
+    if not sources:
+        raise _Usage(f"{path}: its shared buffers have no read_access or write_access")
+    return sources
+
+
+def _one(args: argparse.Namespace, sources: list[_Source]) -> _Source:
+    if len(sources) > 1:
+        names = ", ".join(src.name for src in sources)
+        raise _Usage(f"{args.file} holds {len(sources)} port programs ({names}); "
+                     f"aiedma {args.command} takes one: choose with --port")
+    return sources[0]
+
+
+def _define(text: str) -> tuple[str, str]:
+    """``-D NAME=VALUE`` (VALUE may be an expression; ``-D NAME`` means 1)."""
+    name, _, value = text.partition("=")
+    if not name.isidentifier():
+        raise ValueError(text)
+    return name, value or "1"
+
+
+_define.__name__ = "NAME=VALUE"  # argparse quotes it in "invalid NAME=VALUE value"
 
 
 def _walk(args: argparse.Namespace) -> int:
-    programs = _load_programs(args.file)
+    if (args.format == "npy") != (args.output is not None):
+        raise _Usage("--format npy and --output FILE.npy go together")
+    sources = _load(args)
     mismatches = 0
     report: list[dict[str, Any]] = []
-    for name, program, expected in programs:
+    arrays: dict[str, np.ndarray] = {}
+    for src in sources:
+        name, program, expected = src.name, src.program, src.expected
         if args.buffer_dimension:
             program = program.resolve(args.buffer_dimension)
         if args.kind or args.direction or args.dtype:
-            program.validate(args.kind or "memtile", args.direction or "read",
-                             args.dtype or "int32")
+            program.validate(args.kind or "memtile", args.direction or src.direction or "read",
+                             args.dtype or src.dtype or "int32")
         stream = program.indices()
         verdict = None
         if args.check and expected is not None:
@@ -140,6 +221,9 @@ def _walk(args: argparse.Namespace) -> int:
         if args.format == "json":
             report.append({"name": name, "indices": stream.tolist(),
                            **({} if verdict is None else {"matches": verdict})})
+            continue
+        if args.format == "npy":
+            arrays[name] = stream
             continue
         zeros = int(np.count_nonzero(stream < 0))
         print(f"{name}: {stream.size} elements, {zeros} zero")
@@ -150,10 +234,24 @@ def _walk(args: argparse.Namespace) -> int:
     if args.format == "json":
         json.dump(report if len(report) > 1 else report[0], sys.stdout)
         print()
+    elif args.format == "npy":
+        _save_npy(args.output, arrays)
     elif args.check:
-        checked = sum(expected is not None for _, _, expected in programs)
+        checked = sum(src.expected is not None for src in sources)
         print(f"{checked - mismatches} passed, {mismatches} failed")
     return EXIT_MISMATCH if mismatches else 0
+
+
+def _save_npy(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """One program: a .npy of its indices; several: a .npz keyed by program name."""
+    try:
+        if len(arrays) == 1:
+            np.save(path, next(iter(arrays.values())))
+        else:
+            np.savez(path, **arrays)
+    except OSError as error:
+        raise _Usage(f"{path}: {error.strerror or error}") from None
+    print(f"{len(arrays)} stream{'s' * (len(arrays) > 1)} -> {path}")
 
 
 def _bd_table(lowered: LoweredProgram) -> list[str]:
@@ -175,10 +273,11 @@ def _bd_table(lowered: LoweredProgram) -> list[str]:
 
 
 def _bd(args: argparse.Namespace) -> int:
-    (name, program, _), *more = _load_programs(args.file)
-    if more:
-        raise _Usage(f"{args.file}: holds several examples; aiedma bd takes one port program")
-    lowered = lower(program, args.kind, args.direction, args.dtype, args.base_address,
+    src = _one(args, _load(args))
+    name = src.name
+    direction = args.direction or src.direction or "read"
+    dtype = args.dtype or src.dtype or "int32"
+    lowered = lower(src.program, args.kind, direction, dtype, args.base_address,
                     first_bd=args.first_bd)
     if args.format == "json":
         json.dump({"kind": lowered.kind, "task": {"start_bd": lowered.task.start_bd,
@@ -189,7 +288,7 @@ def _bd(args: argparse.Namespace) -> int:
         print()
         return 0
     count = len(lowered.bds)
-    print(f"{name}: {args.kind} {args.direction} {args.dtype}, {count} BD{'s' * (count > 1)}; "
+    print(f"{name}: {args.kind} {direction} {dtype}, {count} BD{'s' * (count > 1)}; "
           f"task: start BD {lowered.task.start_bd}, repeat {lowered.task.repeat_count} "
           f"(word 0x{lowered.task.encode():08X})")
     print("\n".join(_bd_table(lowered)))
@@ -199,9 +298,8 @@ def _bd(args: argparse.Namespace) -> int:
 def _draw(args: argparse.Namespace) -> int:
     from .draw import draw  # Pillow is imported only when drawing
 
-    (name, program, _), *more = _load_programs(args.file)
-    if more:
-        raise _Usage(f"{args.file}: holds several examples; aiedma draw takes one port program")
+    src = _one(args, _load(args))
+    name, program = src.name, src.program
     if args.buffer_dimension:
         program = program.resolve(args.buffer_dimension)
     try:
@@ -253,6 +351,13 @@ def _int_list(text: str) -> list[int]:
     return [int(part) for part in text.split(",")]
 
 
+def _input_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", metavar="BUF.out[J]",
+                        help="the port of a C++ graph header to use, e.g. mtx.out[0]")
+    parser.add_argument("-D", "--define", type=_define, action="append", metavar="NAME=VALUE",
+                        help="a name for the C++ text, as the compiler's -D (repeatable)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="aiedma",
@@ -273,8 +378,12 @@ def _parser() -> argparse.ArgumentParser:
         "Print the element stream of tiling_parameters, as run-length text "
         "(Z = zero padding) or JSON.", WALK_EXAMPLE, _walk,
     )
-    walk.add_argument("file", help="JSON file (see below)")
-    walk.add_argument("--format", choices=("runs", "json"), default="runs")
+    walk.add_argument("file", help="JSON or C++ file (see below)")
+    _input_options(walk)
+    walk.add_argument("--format", choices=("runs", "json", "npy"), default="runs",
+                      help="run-length text, JSON, or NumPy (with --output; several "
+                           "programs go into one .npz)")
+    walk.add_argument("-o", "--output", metavar="FILE.npy", help="where --format npy writes")
     walk.add_argument("--check", action="store_true",
                       help="compare examples with their expected indices; exit 1 on a difference")
     walk.add_argument("--buffer-dimension", type=_int_list, metavar="N,N,...",
@@ -288,10 +397,14 @@ def _parser() -> argparse.ArgumentParser:
         "Lower tiling_parameters (one port program) to buffer descriptors and a "
         "task, and print the BDs as a field table and as register words.", BD_EXAMPLE, _bd,
     )
-    bd.add_argument("file", help="JSON: one tiling dict or a list of them")
+    bd.add_argument("file", help="JSON (a tiling dict or a list) or C++ (a graph header "
+                                 "or a tiling)")
+    _input_options(bd)
     bd.add_argument("--kind", choices=KINDS, required=True)
-    bd.add_argument("--direction", choices=DIRECTIONS, default="read")
-    bd.add_argument("--dtype", choices=sorted(ELEMENT_BITS), default="int32")
+    bd.add_argument("--direction", choices=DIRECTIONS,
+                    help="default: the C++ port's (out: read, in: write), else read")
+    bd.add_argument("--dtype", choices=sorted(ELEMENT_BITS),
+                    help="default: the C++ shared buffer's type, else int32")
     bd.add_argument("--base-address", type=_word, default=0,
                     help="word address of the buffer's element 0 (default 0)")
     bd.add_argument("--first-bd", type=int, default=0, help="number of the first BD (default 0)")
@@ -312,7 +425,9 @@ def _parser() -> argparse.ArgumentParser:
         "padding grey, the boundary dashed red; 3-D and 4-D buffers as planes.",
         DRAW_EXAMPLE, _draw,
     )
-    draw.add_argument("file", help="JSON: one tiling dict or a list of them")
+    draw.add_argument("file", help="JSON (a tiling dict or a list) or C++ (a graph header "
+                                   "or a tiling)")
+    _input_options(draw)
     draw.add_argument("-o", "--output", required=True, help="picture file (.png, .svg, .gif)")
     draw.add_argument("--animate", choices=("tile", "element"),
                       help="frames tile by tile or element by element (.gif)")

@@ -6,6 +6,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from vectors import DATA
 
@@ -204,3 +205,90 @@ def test_verilog_command_writes_and_lints_every_top(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert len(list((tmp_path / "v").glob("*.v"))) == 15
     assert "15 of 15 tops lint clean" in result.stdout
+
+
+GRAPH_H = """\
+#pragma once
+#include <adf.h>
+#define NCOLS 10
+constexpr int NROWS = 6;
+class tutorial : public adf::graph {
+  adf::shared_buffer<int32> mtx;
+  adf::kernel k1, k2, k3, k4;
+public:
+  tutorial() {
+    mtx = adf::shared_buffer<int32>::create({NCOLS, NROWS}, 2, 2);
+    connect<>(k1.out[0], mtx.in[0]);  // skipped: not a DMA statement
+    write_access(mtx.in[0]) = tiling({.buffer_dimension = {NCOLS, NROWS},
+        .tiling_dimension = {3, 2}, .offset = {0, 0},
+        .tile_traversal = {{.dimension = 0, .stride = 3, .wrap = 2},
+                           {.dimension = 1, .stride = 2, .wrap = 3}}});
+    write_access(mtx.in[1]) = tiling({.buffer_dimension = {NCOLS, NROWS},
+        .tiling_dimension = {2, 3}, .offset = {6, 0},
+        .tile_traversal = {{1, 3, 2}, {.order = 0, .stride = 2, .wrap = 2}}});
+    read_access(mtx.out[0]) = tiling({.buffer_dimension = {NCOLS, NROWS},
+        .tiling_dimension = {2, NROWS}, .tile_traversal = {{0, 2, 2}}});
+    read_access(mtx.out[1]) = tiling({.buffer_dimension = {NCOLS, NROWS},
+        .tiling_dimension = {3, NROWS}, .offset = {4, 0}, .tile_traversal = {{0, 3, 2}}});
+  }
+};
+"""
+
+
+def test_walk_reads_every_port_of_a_graph_header(tmp_path):
+    header = write(tmp_path, GRAPH_H, name="graph.h")
+    examples = {e["name"]: e["indices"]
+                for e in json.loads((DATA / "tiling_examples.json").read_text())["examples"]}
+    result = run("walk", "--format", "json", header)
+    assert result.returncode == 0, result.stderr
+    got = {r["name"]: r["indices"] for r in json.loads(result.stdout)}
+    assert got == {"mtx.in[0]": examples["k1 write"], "mtx.in[1]": examples["k2 write"],
+                   "mtx.out[0]": examples["k3 read"], "mtx.out[1]": examples["k4 read"]}
+
+
+def test_bd_and_draw_take_a_port_of_a_header(tmp_path):
+    header = write(tmp_path, GRAPH_H, name="graph.h")
+    out = run("bd", "--kind", "memtile", "--port", "mtx.in[1]", header)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("mtx.in[1]: memtile write int32, 1 BD;")  # from the header
+    drawn = run("draw", "--port", "mtx.out[0]", header, "-o", tmp_path / "k3.svg")
+    assert drawn.returncode == 0 and (tmp_path / "k3.svg").exists()
+
+
+def test_a_bare_cpp_tiling_and_defines(tmp_path):
+    text = "tiling({.buffer_dimension = {N}, .tiling_dimension = {N / 2}, .offset = {-2}})"
+    cpp = write(tmp_path, text, name="t.cpp")
+    result = run("walk", "-D", "N=8", cpp)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "  Z x2, 0..1"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["bd", "--kind", "memtile", "HEADER"], "holds 4 port programs (mtx.in[0], mtx.in[1], "
+     "mtx.out[0], mtx.out[1]); aiedma bd takes one: choose with --port"),
+    (["walk", "--port", "mtx.out[7]", "HEADER"], "--port='mtx.out[7]': no such port"),
+    (["walk", "-D", "9X=1", "HEADER"], "invalid NAME=VALUE value: '9X=1'"),
+    (["walk", "BROKEN"], "line 1, column"),
+    (["walk", "UNKNOWN"], "unknown name"),
+])
+def test_cpp_input_errors_are_one_line(tmp_path, args, message):
+    files = {"HEADER": write(tmp_path, GRAPH_H, name="graph.h"),
+             "BROKEN": write(tmp_path, "tiling({.buffer_dimension = {4}", name="broken.h"),
+             "UNKNOWN": write(tmp_path, "tiling({.buffer_dimension = {M}})", name="unknown.h")}
+    result = run(*[files.get(a, a) for a in args])
+    assert result.returncode == 2, result.stdout
+    assert message in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_walk_writes_numpy_files(tmp_path):
+    port = write(tmp_path, {"buffer_dimension": [8], "tiling_dimension": [4], "offset": [-1]})
+    result = run("walk", "--format", "npy", "-o", tmp_path / "s.npy", port)
+    assert result.returncode == 0, result.stderr
+    assert np.load(tmp_path / "s.npy").tolist() == [-1, 0, 1, 2]
+    header = write(tmp_path, GRAPH_H, name="graph.h")
+    assert run("walk", "--format", "npy", "-o", tmp_path / "all.npz", header).returncode == 0
+    with np.load(tmp_path / "all.npz") as streams:
+        assert sorted(streams.files) == ["mtx.in[0]", "mtx.in[1]", "mtx.out[0]", "mtx.out[1]"]
+    missing = run("walk", "--format", "npy", port)
+    assert missing.returncode == 2 and "go together" in missing.stderr
