@@ -1,8 +1,8 @@
-"""The AMD ``adf`` graph in Python: kernels, shared buffers on a memory tile, packet split.
+"""The AMD ``adf`` graph in Python: kernels, shared buffers on a memory tile, packet split/merge.
 
 Build a :class:`Graph` of :class:`Kernel` nodes, :class:`SharedBuffer` nodes
-(``SharedBuffer.create(shape, n_in, n_out)``), packet splits and graph inputs and
-outputs, ``connect`` their ports, give every buffer port its ``write_access`` /
+(``SharedBuffer.create(shape, n_in, n_out)``), packet splits and merges, and graph
+inputs and outputs, ``connect`` their ports, give every buffer port its ``write_access`` /
 ``read_access`` (one tiling or a list), then :meth:`Graph.run` compiles it to
 memory-tile BDs, locks and tasks through :func:`.lower.lower`, runs the cycle-level
 system (:mod:`.scheduler`) and returns the outputs and a report.
@@ -40,9 +40,28 @@ Decisions (the adf documentation does not describe the compiler's choices):
   whose output ``k`` takes packet ID ``k``; every packet BD ends its packet with
   TLAST (``lower()`` suppresses TLAST on all but a chain's last BD, which would
   run packets together), and the receiving kernel or output drops the header.
+* **decision**: a ``pktmerge`` mirrors ``pktsplit``: its input ``k`` carries packet ID
+  ``k``. An input fed by a kernel gets a header with ID ``k`` before each output
+  buffer (one buffer, one packet: the producer's packet header insertion); an
+  input fed by a shared buffer's read port carries the MM2S's own headers, so
+  every entry of that read needs ``packet_port_id = k``, and the merge checks each
+  header (parity, ID) as it passes. Whole packets are merged round-robin
+  (:class:`.stream.PacketMerge`); the output feeds a kernel or a graph output,
+  which checks and drops every header and records its ID. Its volume per
+  iteration is the sum of its inputs' (headers excluded). Writing a merged stream
+  into a shared buffer (S2MM packet receipt into several write entries) is not
+  modelled: a merge output into a buffer port is an error.
+* **decision**: kernel runs are found from the volumes of their connections; when
+  nothing more follows, the first kernel (in the order added) still open runs once
+  (``runs = 1``) and the search goes on from it.
 * **decision**: kernels are stream agents (:mod:`.kernel`); their core tiles are not
   modelled. Graph inputs and outputs are streams fed and drained one word a cycle
-  (PLIO-like). Elements are 32-bit (:data:`.kernel.GRAPH_DTYPES`).
+  (PLIO-like).
+* **decision**: elements are 32-, 16- or 8-bit (:data:`.kernel.GRAPH_DTYPES`);
+  streams and memory hold 32-bit words, sub-word elements packed little-endian
+  (:mod:`.kernel`). Volumes, kernel buffer sizes, shapes and tilings count
+  elements; a kernel buffer holds a whole number of words, and each copy of a
+  buffer starts on a word.
 """
 
 from __future__ import annotations
@@ -59,13 +78,21 @@ from .bd import BufferDescriptor
 from .bd_fields import MEMTILE_BD_HALF
 from .channel import CHANNELS, DMA, TASK_QUEUE_DEPTH, Channel
 from .errors import AiedmaError, field_error
-from .kernel import GRAPH_DTYPES, KernelAgent, KernelInput, KernelOutput, from_words, to_words
+from .kernel import (
+    GRAPH_DTYPES,
+    KernelAgent,
+    KernelInput,
+    KernelOutput,
+    elements_per_word,
+    from_words,
+    to_words,
+)
 from .locks import LOCKS_PER_TILE, LockTable, lock_space
 from .lower import LoweredProgram, LoweringError, lower
 from .memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, memory_tile_space
 from .port import PortProgram
 from .scheduler import Stall, SystemReport, run_system
-from .stream import PacketSplit, Stream, StreamSink, StreamSource
+from .stream import PacketMerge, PacketSplit, Stream, StreamSink, StreamSource
 from .task import Task
 
 __all__ = [
@@ -75,6 +102,7 @@ __all__ = [
     "GraphReport",
     "GraphResult",
     "Kernel",
+    "PktMerge",
     "PktSplit",
     "Port",
     "SharedBuffer",
@@ -186,7 +214,8 @@ class SharedBuffer(_Node):
                                   f"must be in 1..{limit} (6 own + 4 west + 4 east ports)")
         if dtype not in GRAPH_DTYPES:
             raise field_error(GraphError, f"{label} dtype", dtype,
-                              f"the graph model moves 32-bit elements: {', '.join(GRAPH_DTYPES)}")
+                              f"the graph model moves 32-, 16- and 8-bit elements: "
+                              f"{', '.join(GRAPH_DTYPES)}")
         super().__init__(name, n_in, n_out)
         self.shape, self.dtype = shape, dtype
         self.programs: dict[Port, PortProgram] = {}
@@ -203,6 +232,11 @@ class SharedBuffer(_Node):
     def size(self) -> int:
         """Elements in one copy."""
         return math.prod(self.shape)
+
+    @property
+    def words(self) -> int:
+        """32-bit words one copy takes (sub-word elements packed, rounded up)."""
+        return -(-self.size // elements_per_word(self.dtype))
 
     @property
     def repetition_count(self) -> int:
@@ -271,6 +305,21 @@ class PktSplit(_Node):
         super().__init__(name, 1, n)
 
 
+class PktMerge(_Node):
+    """``pktmerge<n>``: ``n`` packet streams in, one out; input ``k`` carries packet ID ``k``.
+
+    Each input is fed by a kernel (the merge tags each of its output buffers with
+    a header of ID ``k``) or by a shared buffer's read port whose entries all have
+    ``packet_port_id = k`` (the MM2S inserts the headers). The output feeds a
+    kernel or a graph output, which drops the headers and records their IDs.
+    """
+
+    def __init__(self, n: int, name: str | None = None) -> None:
+        if not 1 <= n <= 32:
+            raise field_error(GraphError, "pktmerge inputs", n, "must be in 1..32 (packet IDs)")
+        super().__init__(name, n, 1)
+
+
 class _GraphInput(_Node):
     def __init__(self, name: str) -> None:
         super().__init__(name, 0, 1)
@@ -326,8 +375,9 @@ class GraphResult:
     received : dict of str to list
         Per kernel, per run, the input arrays it was called with.
     packet_ids : dict of str to list of int
-        Per receiver of a ``pktsplit`` output (a kernel input port or a graph
-        output), the packet ID of every header it checked and dropped.
+        Per receiver of a ``pktsplit`` or ``pktmerge`` output (a kernel input port
+        or a graph output), the packet ID of every header it checked and dropped,
+        in order of arrival.
     report : GraphReport
     """
 
@@ -365,7 +415,7 @@ class Graph:
         if any(n is node for n in self.nodes.values()):
             return node
         if node.name is None:
-            base = "buffer" if isinstance(node, SharedBuffer) else "pktsplit"
+            base = {SharedBuffer: "buffer", PktMerge: "pktmerge"}.get(type(node), "pktsplit")
             node.name = next(f"{base}{k}" for k in range(len(self.nodes) + 1)
                              if f"{base}{k}" not in self.nodes)
         if node.name in self.nodes:
@@ -386,6 +436,10 @@ class Graph:
     def pktsplit(self, n: int, name: str | None = None) -> PktSplit:
         """Create and add a :class:`PktSplit` with ``n`` outputs."""
         return self.add(PktSplit(n, name))
+
+    def pktmerge(self, n: int, name: str | None = None) -> PktMerge:
+        """Create and add a :class:`PktMerge` with ``n`` inputs."""
+        return self.add(PktMerge(n, name))
 
     def input(self, name: str) -> Port:
         """A graph input (a stream the caller feeds); returns its port to connect from."""
@@ -518,9 +572,19 @@ class _Compiler:
                     raise field_error(GraphError, "port", node.inputs[0].name,
                                       "a pktsplit is fed by a shared buffer's read port")
                 for port in node.outputs:
-                    if isinstance(self.sink[port].node, SharedBuffer | PktSplit):
+                    if isinstance(self.sink[port].node, SharedBuffer | PktSplit | PktMerge):
                         raise field_error(GraphError, "port", port.name,
                                           "a pktsplit output feeds a kernel or a graph output")
+            if isinstance(node, PktMerge):
+                for port in node.inputs:
+                    if not isinstance(self.source[port].node, Kernel | SharedBuffer):
+                        raise field_error(GraphError, "port", port.name,
+                                          "a pktmerge input is fed by a kernel or a shared "
+                                          "buffer's read port")
+                downstream = self.sink[node.outputs[0]]
+                if not isinstance(downstream.node, Kernel | _GraphOutput):
+                    raise field_error(GraphError, "port", node.outputs[0].name,
+                                      "a pktmerge output feeds a kernel or a graph output")
 
     def fixed_volumes(self) -> dict[Port, tuple[int, str]]:
         """Elements per iteration at buffer and pktsplit ports, with how they were counted."""
@@ -548,6 +612,18 @@ class _Compiler:
                     fixed[port] = (n * rep, f"its packet ID's entries: {n} x repetition_count "
                                             f"{rep}")
                 fixed[node.inputs[0]] = fixed[upstream]
+            elif isinstance(node, PktMerge):
+                for port in node.inputs:
+                    upstream = self.source[port]
+                    if not isinstance(upstream.node, SharedBuffer):
+                        continue
+                    for k, entry in enumerate(upstream.node.programs[upstream]):
+                        if entry.packet_port_id != port.index:
+                            raise field_error(
+                                GraphError, f"{upstream.name} entries[{k}].packet_port_id",
+                                entry.packet_port_id,
+                                f"feeds {port.name}, which carries packet ID {port.index}: "
+                                f"every entry of the read needs packet_port_id {port.index}")
         return fixed
 
     def kernel_runs(self, fixed: dict[Port, tuple[int, str]]) -> dict[Kernel, int]:
@@ -576,9 +652,12 @@ class _Compiler:
                         f"({volume[1]}), not a whole number of {port.name} buffers of {size}")
                 runs[kernel] = (volume[0] // size, f"set by {other.name}")
                 changed = True
-        for node in self.graph.nodes.values():
-            if isinstance(node, Kernel) and node not in runs:
-                runs[node] = (1, "default")
+            if not changed:
+                pending = [node for node in self.graph.nodes.values()
+                           if isinstance(node, Kernel) and node not in runs]
+                if pending:  # nothing more follows: the first open kernel runs once
+                    runs[pending[0]] = (1, "default")
+                    changed = True
         for src, dst in self.graph.connections:
             a, b = self.volume(src, fixed, runs), self.volume(dst, fixed, runs)
             if a is None and b is None:
@@ -594,6 +673,14 @@ class _Compiler:
     def volume(self, port: Port, fixed: dict, runs: dict) -> tuple[int, str] | None:
         if port in fixed:
             return fixed[port]
+        if isinstance(port.node, PktMerge):
+            if port.direction == "in":
+                return self.volume(self.source[port], fixed, runs)
+            parts = [self.volume(self.source[p], fixed, runs) for p in port.node.inputs]
+            if any(part is None for part in parts):
+                return None
+            total = sum(n for n, _ in parts)
+            return total, "the sum of its inputs: " + " + ".join(str(n) for n, _ in parts)
         kernel = port.node
         if isinstance(kernel, Kernel) and kernel in runs:
             size = kernel.sizes[port.direction][port.index]
@@ -675,7 +762,7 @@ class _Compiler:
         return first
 
     def place(self, buffer: SharedBuffer) -> int:
-        words = buffer.size * buffer.num_buffers
+        words = buffer.words * buffer.num_buffers
         first = self.memory_cursor
         if first + words > MEMORY_TILE_WORDS:
             raise field_error(GraphError, "memory", first + words,
@@ -740,7 +827,7 @@ class _Compiler:
                                            else (port, self.sink[port])])
             per_copy = []
             for c in range(copies):
-                base = s.window + offset + c * buffer.size
+                base = s.window + offset + c * buffer.words
                 data = self.lower_port(s, buffer, port, base, c).task
                 if writer:
                     acquire, releases = (free[c][port.index], -n_out), ready[c]
@@ -762,7 +849,7 @@ class _Compiler:
         for node in self.graph.nodes.values():
             if isinstance(node, SharedBuffer):
                 self.compile_buffer(node)
-        sources, kernels, splits, sinks = [], [], [], []
+        sources, kernels, splits, sinks, merges = [], [], [], [], []
         unknown = set(inputs) - {n.name for n in self.graph.nodes.values()
                                  if isinstance(n, _GraphInput)}
         if unknown:
@@ -779,9 +866,15 @@ class _Compiler:
                 splits.append(PacketSplit(node.name, self.streams[(self.source[node.inputs[0]],
                                                                    node.inputs[0])],
                                           [self.streams[(p, self.sink[p])] for p in node.outputs]))
+            elif isinstance(node, PktMerge):
+                out = node.outputs[0]
+                merges.append(PacketMerge(
+                    node.name, [self.streams[(self.source[p], p)] for p in node.inputs],
+                    self.streams[(out, self.sink[out])], packet_ids=range(len(node.inputs)),
+                    tagged=[isinstance(self.source[p].node, SharedBuffer) for p in node.inputs]))
         controller = _Controller(self.slots)
         channels = [s.channel for s in self.slots]
-        report = run_system([controller, *sources, *kernels, *channels, *splits,
+        report = run_system([controller, *sources, *kernels, *channels, *splits, *merges,
                              *(sink for sink, _, _ in sinks)], max_cycles)
         outputs = {}
         for sink, node, dtype in sinks:
@@ -834,17 +927,27 @@ class _Compiler:
         port = node.inputs[0]
         upstream = self.source[port]
         volume = self.volume(upstream, fixed, runs)[0]
+        dtype = self.dtype_near(port)
         sink = StreamSink(node.name, self.streams[(upstream, port)],
-                          expect=self.iterations * volume,
-                          drop_headers=isinstance(upstream.node, PktSplit))
-        return sink, node, self.dtype_near(port)
+                          expect=self.iterations * volume // elements_per_word(dtype),
+                          drop_headers=isinstance(upstream.node, PktSplit | PktMerge))
+        return sink, node, dtype
 
     def kernel_agent(self, kernel: Kernel, runs: int) -> KernelAgent:
-        ins = [KernelInput(self.streams[(self.source[p], p)], kernel.sizes["in"][p.index],
-                           packet=isinstance(self.source[p].node, PktSplit))
+        dtype = self.dtype_near(kernel.inputs[0] if kernel.inputs else kernel.outputs[0])
+        per = elements_per_word(dtype)
+        words = {}
+        for port in (*kernel.inputs, *kernel.outputs):
+            size = kernel.sizes[port.direction][port.index]
+            if size % per:
+                what = "inputs" if port.direction == "in" else "outputs"
+                raise field_error(GraphError, f"{kernel.name}.{what}[{port.index}]", size,
+                                  f"{dtype} packs {per} elements to a 32-bit word: a kernel "
+                                  "buffer holds a whole number of words")
+            words[port] = size // per
+        ins = [KernelInput(self.streams[(self.source[p], p)], words[p],
+                           packet=isinstance(self.source[p].node, PktSplit | PktMerge))
                for p in kernel.inputs]
-        outs = [KernelOutput(self.streams[(p, self.sink[p])], kernel.sizes["out"][p.index])
-                for p in kernel.outputs]
+        outs = [KernelOutput(self.streams[(p, self.sink[p])], words[p]) for p in kernel.outputs]
         return KernelAgent(kernel.name, kernel.function, ins, outs, runs * self.iterations,
-                           self.dtype_near(kernel.inputs[0] if kernel.inputs
-                                           else kernel.outputs[0]))
+                           dtype)

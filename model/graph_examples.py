@@ -1,4 +1,4 @@
-"""Example graphs: the tiling.md tutorial, a ping-pong pipeline and a packet split.
+"""Example graphs: the tiling.md tutorial, a ping-pong pipeline, a packet split and a merge.
 
 ``python -m aiedma.model.graph_examples`` runs the tutorial graph with one and two
 buffers, checks what kernels k3 and k4 received against the walks of their
@@ -17,6 +17,7 @@ from .tiling import TilingParameters
 __all__ = [
     "TUTORIAL_READS",
     "TUTORIAL_WRITES",
+    "packet_merge_graph",
     "packet_split_graph",
     "pipeline_graph",
     "run_tutorial",
@@ -96,6 +97,32 @@ def packet_split_graph() -> Graph:
         g.connect(kernel.outputs[0], g.output(f"out{k + 3}"))
     buf.write_access(0, {"tiling_dimension": _SHAPE})
     buf.read_access(0, [read | {"packet_port_id": k} for k, read in enumerate(TUTORIAL_READS)])
+    return g
+
+
+def packet_merge_graph() -> Graph:
+    """A kernel (packet ID 0) and a memory-tile read (ID 1) merged into one kernel's input.
+
+    ``in_a -> ka`` (8-element buffers, 2 runs an iteration) feeds ``merge.in[0]``;
+    ``in_b`` fills a 16-element shared buffer whose read has two 8-element entries
+    with ``packet_port_id = 1`` (one packet each, headers from the MM2S) into
+    ``merge.in[1]``; ``merge.out`` feeds ``collector`` (8-element buffer, so one
+    packet a run: it runs 4 times an iteration), which passes its buffers to ``out``.
+    """
+    g = Graph("packet merge")
+    ka = g.kernel("ka", _identity, [8], [8], runs=2)
+    buf = g.shared_buffer([16], 1, 1, name="mtx")
+    merge = g.pktmerge(2, "merge")
+    collector = g.kernel("collector", _identity, [8], [8])
+    g.connect(g.input("in_a"), ka.inputs[0])
+    g.connect(ka.outputs[0], merge.inputs[0])
+    g.connect(g.input("in_b"), buf.inputs[0])
+    g.connect(buf.outputs[0], merge.inputs[1])
+    g.connect(merge.outputs[0], collector.inputs[0])
+    g.connect(collector.outputs[0], g.output("out"))
+    buf.write_access(0, {"tiling_dimension": [16]})
+    buf.read_access(0, [{"tiling_dimension": [8], "offset": [k], "packet_port_id": 1}
+                        for k in (0, 8)])
     return g
 
 

@@ -14,8 +14,13 @@ Decisions (the spec describes the graph, not the core's timing):
   robin) and sends to whichever output has room, so the order in which its
   producers deliver cannot deadlock it artificially.
 * **decision**: TLAST is set on the last word of every output buffer (one buffer,
-  one packet); a packet input (fed by ``pktsplit``) reads and drops the header at
-  the start of every packet and checks it.
+  one packet); a packet input (fed by ``pktsplit`` or ``pktmerge``) reads, checks
+  and drops the header at the start of every packet (the first word, and the word
+  after every TLAST), whatever the buffer size: packets and runs need not align.
+* **decision**: 16- and 8-bit elements pack 2 and 4 to a 32-bit stream word,
+  little-endian (element ``2k`` in the low half of word ``k``), as the BD layer
+  lowers them (:func:`.lower.word_stream_to_elements`); a kernel sees elements, its
+  buffers hold a whole number of words.
 """
 
 from __future__ import annotations
@@ -31,10 +36,17 @@ from .scheduler import Stall
 from .stream import Beat, Stream
 
 __all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
-           "from_words", "to_words"]
+           "elements_per_word", "from_words", "to_words"]
 
-GRAPH_DTYPES: dict[str, type] = {"int32": np.int32, "uint32": np.uint32, "float": np.float32}
-"""Element types a graph moves (one element per 32-bit word)."""
+GRAPH_DTYPES: dict[str, type] = {"int32": np.int32, "uint32": np.uint32, "float": np.float32,
+                                 "int16": np.int16, "uint16": np.uint16,
+                                 "int8": np.int8, "uint8": np.uint8}
+"""Element types a graph moves: 32-bit ones one a word, 16-bit two, 8-bit four."""
+
+
+def elements_per_word(dtype: str) -> int:
+    """Elements of ``dtype`` in one 32-bit word (1, 2 or 4)."""
+    return 4 // np.dtype(GRAPH_DTYPES[dtype]).itemsize
 
 
 class KernelError(AiedmaError):
@@ -42,19 +54,30 @@ class KernelError(AiedmaError):
 
 
 def to_words(values: np.ndarray, dtype: str, what: str) -> np.ndarray:
-    """Elements of ``dtype`` as ``uint32`` words; values the type cannot hold are an error."""
-    np_type = GRAPH_DTYPES[dtype]
-    values = np.asarray(values)
+    """Elements of ``dtype`` as ``uint32`` words, sub-word elements packed little-endian.
+
+    Values the type cannot hold, and a count that does not fill whole words, are
+    errors naming ``what``.
+    """
+    np_type = np.dtype(GRAPH_DTYPES[dtype]).newbyteorder("<")
+    values = np.asarray(values).ravel()
     converted = values.astype(np_type)
     if values.dtype.kind in "iub" and not np.array_equal(converted, values):
-        bad = values.ravel()[np.flatnonzero(converted.ravel() != values.ravel())[0]]
+        bad = values[np.flatnonzero(converted != values)[0]]
         raise field_error(KernelError, what, int(bad), f"does not fit {dtype}")
-    return converted.view(np.uint32).ravel()
+    per = elements_per_word(dtype)
+    if values.size % per:
+        raise field_error(KernelError, f"len({what})", values.size,
+                          f"{dtype} packs {per} elements to a 32-bit word: send a whole "
+                          "number of words")
+    return converted.view("<u4").astype(np.uint32)
 
 
 def from_words(words: Sequence[int] | np.ndarray, dtype: str) -> np.ndarray:
-    """``uint32`` words as elements of ``dtype``."""
-    return np.asarray(words, dtype=np.uint32).view(GRAPH_DTYPES[dtype])
+    """``uint32`` words as elements of ``dtype`` (sub-word elements little-endian)."""
+    np_type = GRAPH_DTYPES[dtype]
+    little = np.asarray(words, dtype=np.uint32).astype("<u4")
+    return little.view(np.dtype(np_type).newbyteorder("<")).astype(np_type)
 
 
 @dataclass
@@ -106,11 +129,13 @@ class KernelAgent:
         self.runs, self.done = runs, 0
         self.received: list[list[np.ndarray]] = []
         self.packet_ids: list[list[int]] = [[] for _ in self.inputs]
+        # Packet state spans runs: a packet may fill several buffers, or a buffer
+        # several packets; a header comes first and after every TLAST.
+        self._at_header = [p.packet for p in self.inputs]
         self._start_run()
 
     def _start_run(self) -> None:
         self._buffers: list[list[int]] = [[] for _ in self.inputs]
-        self._at_header = [p.packet for p in self.inputs]
         self._results: list[list[int]] | None = None
         self._sent = [0] * len(self.outputs)
         self._next_in = self._next_out = 0
@@ -140,12 +165,14 @@ class KernelAgent:
                               f"kernel {self.name} has {len(self.outputs)} output(s); its "
                               "function must return one array each")
         words = []
+        per = elements_per_word(self.dtype)
         for k, (array, port) in enumerate(zip(result, self.outputs, strict=True)):
+            n = np.asarray(array).size
+            if n != port.size * per:
+                raise field_error(KernelError, f"{self.name}.out[{k}]", n,
+                                  f"the function returned {n} elements; the output "
+                                  f"buffer holds {port.size * per}")
             w = to_words(array, self.dtype, f"{self.name}.out[{k}]")
-            if w.size != port.size:
-                raise field_error(KernelError, f"{self.name}.out[{k}]", w.size,
-                                  f"the function returned {w.size} elements; the output "
-                                  f"buffer holds {port.size}")
             words.append(w.tolist())
         self._results = words
 

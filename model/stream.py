@@ -344,23 +344,43 @@ class PacketMerge:
         own headers, which are checked and passed on.
     packet_type, source_row, source_column : int
         The other fields of inserted headers.
+    tagged : sequence of bool, optional
+        With ``packet_ids``: input ``k`` already carries its headers (e.g. an MM2S
+        with ``enable_packet``); the merge checks each one (parity, and that its
+        packet ID is ``packet_ids[k]``) and passes it on instead of inserting one.
+
+    Raises
+    ------
+    PacketError
+        (while stepping) a carried header with reserved bits set or bad parity.
+    StreamError
+        (while stepping) a carried header whose packet ID is not its input's.
     """
 
     def __init__(self, name: str, inputs: Sequence[Stream], output: Stream,
                  packet_ids: Sequence[int] | None = None, packet_type: int = 0,
-                 source_row: int = 0, source_column: int = 0) -> None:
+                 source_row: int = 0, source_column: int = 0,
+                 tagged: Sequence[bool] | None = None) -> None:
         self.name = name
         self.inputs = tuple(inputs)
         self.output = output
         if not self.inputs:
             raise field_error(StreamError, "inputs", [], f"{name} needs at least one input")
-        self.headers: tuple[int, ...] | None = None
+        self.headers: tuple[int | None, ...] | None = None
+        self.packet_ids: tuple[int, ...] | None = None
+        if tagged is not None and (packet_ids is None or len(tagged) != len(self.inputs)):
+            raise field_error(StreamError, "tagged", list(tagged),
+                              f"{name} has {len(self.inputs)} inputs; give one flag each, "
+                              "with packet_ids")
         if packet_ids is not None:
             if len(packet_ids) != len(self.inputs):
                 raise field_error(StreamError, "packet_ids", list(packet_ids),
                                   f"{name} has {len(self.inputs)} inputs; give one ID each")
-            self.headers = tuple(packet_header(i, packet_type, source_row, source_column)
-                                 for i in packet_ids)
+            self.packet_ids = tuple(packet_ids)
+            flags = tuple(tagged) if tagged is not None else (False,) * len(self.inputs)
+            self.headers = tuple(None if flag else
+                                 packet_header(i, packet_type, source_row, source_column)
+                                 for i, flag in zip(packet_ids, flags, strict=True))
         self.packets = 0
         self._current: int | None = None  # input whose packet is going through
         self._header_sent = False
@@ -382,7 +402,8 @@ class PacketMerge:
             if not ready:
                 return Stall("idle")
             self._current, self._next = ready[0], (ready[0] + 1) % n
-            self._header_sent, self._in_packet = self.headers is None, False
+            self._header_sent = self.headers is None or self.headers[self._current] is None
+            self._in_packet = False
             chose = True
         if not self.output.can_push():
             return Stall("backpressure", progress=chose, detail=self.output.name)
@@ -394,8 +415,14 @@ class PacketMerge:
         if not source.can_pop():
             return Stall("empty", progress=chose, detail=source.name)
         beat = source.pop()
-        if self.headers is None and not self._in_packet:
-            _header(beat, f"{self.name}, input {self._current}")
+        if not self._in_packet and (self.headers is None or self.headers[self._current] is None):
+            where = f"{self.name}, input {self._current}"
+            packet_id = _header(beat, where)
+            if self.packet_ids is not None and packet_id != self.packet_ids[self._current]:
+                raise field_error(StreamError, "packet_id", packet_id,
+                                  f"input {self._current} of {self.name} carries packet ID "
+                                  f"{self.packet_ids[self._current]} only; {where}, packet "
+                                  f"{self.packets}")
         self._in_packet = True
         self.output.push(beat)
         if beat.last:

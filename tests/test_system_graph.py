@@ -1,5 +1,6 @@
-"""The graph API: the tiling.md tutorial graph, ping-pong, a deadlock on purpose, packet split,
-borrowed neighbour channels, and the compile checks with their messages."""
+"""The graph API: the tiling.md tutorial graph, ping-pong, a deadlock on purpose, packet split
+and merge, borrowed neighbour channels, sub-word element types, and the compile checks with
+their messages."""
 
 
 import numpy as np
@@ -10,14 +11,23 @@ from aiedma.model.graph import Graph, GraphError, SharedBuffer
 from aiedma.model.graph_examples import (
     TUTORIAL_READS,
     main,
+    packet_merge_graph,
     packet_split_graph,
     pipeline_graph,
     tutorial_graph,
 )
-from aiedma.model.kernel import KernelAgent, KernelError, KernelInput, KernelOutput
+from aiedma.model.kernel import (
+    KernelAgent,
+    KernelError,
+    KernelInput,
+    KernelOutput,
+    from_words,
+    to_words,
+)
 from aiedma.model.packet import packet_header
 from aiedma.model.scheduler import DeadlockError, run_system
 from aiedma.model.stream import Beat, Stream, StreamSink, StreamSource
+from aiedma.model.tiling import TilingParameters
 
 # tiling.md "Worked examples" 1-4, as printed there: k1 and k2 write the 10x6 buffer in these
 # orders, k3 and k4 must receive exactly these elements.
@@ -142,6 +152,90 @@ def test_packet_split_straight_to_graph_outputs():
     assert result.outputs["even"].tolist() == [[10, 12, 14, 16]]
     assert result.outputs["odd"].tolist() == [[11, 13, 15, 17]]
     assert result.packet_ids == {"even": [0] * 4, "odd": [1] * 4}
+
+
+def test_packet_merge_a_kernel_and_a_memtile_read_reach_one_kernel_tagged_by_id():
+    iterations = 3
+    a, b = np.arange(16 * iterations), 1000 + np.arange(16 * iterations)
+    result = packet_merge_graph().run(iterations, {"in_a": a, "in_b": b})
+    ids = result.packet_ids["collector.in[0]"]
+    runs = [r[0].tolist() for r in result.received["collector"]]
+    # One 8-word packet a run: ka's buffers carry ID 0, the read's entries ID 1.
+    assert len(ids) == len(runs) == 4 * iterations
+    assert sorted(ids) == [0] * 2 * iterations + [1] * 2 * iterations
+    assert [w for i, r in zip(ids, runs, strict=True) if i == 0 for w in r] == a.tolist()
+    assert [w for i, r in zip(ids, runs, strict=True) if i == 1 for w in r] == b.tolist()
+    # Every word arrives once; only the headers (checked, parity included) are gone.
+    assert sorted(result.outputs["out"].ravel().tolist()) == sorted([*a, *b])
+    words = result.report.system.words
+    assert words["memtile(1,1).mm2s0"] == iterations * (16 + 2), "MM2S header per packet BD"
+    assert words["merge"] == iterations * (32 + 4), "the merge passes or inserts 4 headers"
+    assert words["collector"] == iterations * (4 + 32 + 32), "headers in, data in, data out"
+
+
+def test_packet_merge_of_two_kernels_to_a_graph_output_packets_span_runs():
+    """ka sends 12-element buffers, kb 4; the graph output drops the headers; runs of ka and kb
+    follow from the merge's volume (ka runs once by default, out has 16)."""
+    g = Graph()
+    ka = g.kernel("ka", lambda x: x * 2, [12], [12])
+    kb = g.kernel("kb", lambda x: -x, [4], [4])
+    merge = g.pktmerge(2)
+    collector = g.kernel("collector", identity, [16], [16])
+    g.connect(g.input("in_a"), ka.inputs[0])
+    g.connect(g.input("in_b"), kb.inputs[0])
+    g.connect(ka.outputs[0], merge.inputs[0])
+    g.connect(kb.outputs[0], merge.inputs[1])
+    g.connect(merge.outputs[0], collector.inputs[0])
+    g.connect(collector.outputs[0], g.output("out"))
+    assert merge.name == "pktmerge0"
+    result = g.run(4, {"in_a": np.arange(48), "in_b": np.arange(1, 17)})
+    got = result.outputs["out"]
+    assert got.shape == (4, 16)
+    assert sorted(got.ravel().tolist()) == sorted([*(2 * np.arange(48)), *(-np.arange(1, 17))])
+    assert sorted(result.packet_ids["collector.in[0]"]) == [0] * 4 + [1] * 4
+    # Packets keep their words together and in order.
+    flat = got.ravel().tolist()
+    assert [w for w in flat if w >= 0] == (2 * np.arange(48)).tolist()
+    assert [w for w in flat if w < 0] == (-np.arange(1, 17)).tolist()
+
+
+def test_packet_merge_straight_to_a_graph_output():
+    g = Graph()
+    ka, kb = g.kernel("ka", identity, [2], [2]), g.kernel("kb", identity, [2], [2])
+    merge = g.pktmerge(2, "m")
+    for k, kernel in enumerate((ka, kb)):
+        g.connect(g.input(f"in{k}"), kernel.inputs[0])
+        g.connect(kernel.outputs[0], merge.inputs[k])
+    g.connect(merge.outputs[0], g.output("out"))
+    result = g.run(3, {"in0": [1, 2, 3, 4, 5, 6], "in1": [-1, -2, -3, -4, -5, -6]})
+    assert sorted(result.packet_ids["out"]) == [0, 0, 0, 1, 1, 1]
+    assert result.outputs["out"].shape == (3, 4)
+    flat = result.outputs["out"].ravel().tolist()
+    assert [w for w in flat if w > 0] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_read_feeding_pktmerge_needs_its_input_packet_id():
+    g = packet_merge_graph()
+    g.nodes["mtx"].read_access(0, [{"tiling_dimension": [8], "offset": [0], "packet_port_id": 1},
+                                   {"tiling_dimension": [8], "offset": [8], "packet_port_id": 0}])
+    with pytest.raises(GraphError, match=r"^mtx\.out\[0\] entries\[1\]\.packet_port_id=0: feeds "
+                                         r"merge\.in\[1\], which carries packet ID 1: every entry "
+                                         r"of the read needs packet_port_id 1"):
+        g.run(1, {"in_a": np.arange(16), "in_b": np.arange(16)})
+    g.nodes["mtx"].read_access(0, {"tiling_dimension": [16]})  # no packets at all
+    with pytest.raises(GraphError, match=r"^mtx\.out\[0\] entries\[0\]\.packet_port_id=-1: "):
+        g.run(1, {"in_a": np.arange(16), "in_b": np.arange(16)})
+
+
+def test_packet_merge_volume_is_the_sum_of_its_inputs():
+    g = packet_merge_graph()
+    g.nodes["collector"].runs = 3
+    with pytest.raises(GraphError, match=r"^transfer volume=\[32, 24\]: differs at the two ends "
+                                         r"of merge\.out\[0\] -> collector\.in\[0\]: 32 "
+                                         r"elements per iteration leave merge\.out\[0\] \(the "
+                                         r"sum of its inputs: 16 \+ 16\) but collector\.in\[0\] "
+                                         r"takes 24"):
+        g.run(1, {"in_a": np.arange(16), "in_b": np.arange(16)})
 
 
 def test_more_than_six_ports_borrow_the_neighbours_channels():
@@ -280,8 +374,9 @@ def test_argument_checks():
         SharedBuffer.create([4, 1, 1, 1, 1], 1, 1, name="b")
     with pytest.raises(GraphError, match=r"^b n_in=15: must be in 1..14"):
         SharedBuffer.create([4], 15, 1, name="b")
-    with pytest.raises(GraphError, match=r"^b dtype='int16': the graph model moves 32-bit"):
-        SharedBuffer.create([4], 1, 1, "int16", name="b")
+    with pytest.raises(GraphError, match=r"^b dtype='int64': the graph model moves 32-, 16- "
+                                         r"and 8-bit elements: int32, "):
+        SharedBuffer.create([4], 1, 1, "int64", name="b")
     g = Graph()
     b = g.shared_buffer([4], 1, 1, name="b")
     with pytest.raises(GraphError, match=r"^source='b\.in\[0\]': must be an output port"):
@@ -377,7 +472,28 @@ def _many_buffers(shape, n_buffers):
     return build
 
 
+def _merge_fed_by_input(g):
+    merge = g.pktmerge(1, "m")
+    g.connect(g.input("in"), merge.inputs[0])
+    g.connect(merge.outputs[0], g.output("out"))
+
+
+def _merge_to_buffer(g):
+    k, b = g.kernel("k", identity, [4], [4]), g.shared_buffer([4], 1, 1, name="b")
+    merge = g.pktmerge(1, "m")
+    g.connect(g.input("in"), k.inputs[0])
+    g.connect(k.outputs[0], merge.inputs[0])
+    g.connect(merge.outputs[0], b.inputs[0])
+    g.connect(b.outputs[0], g.output("out"))
+    b.write_access(0, {})
+    b.read_access(0, {})
+
+
 @pytest.mark.parametrize(("build", "message"), [
+    (_merge_fed_by_input,
+     r"^port='m\.in\[0\]': a pktmerge input is fed by a kernel or a shared buffer's read port"),
+    (_merge_to_buffer,
+     r"^port='m\.out\[0\]': a pktmerge output feeds a kernel or a graph output"),
     (_split_fed_by_input, r"^port='s\.in\[0\]': a pktsplit is fed by a shared buffer's read port"),
     (_split_to_buffer, r"^port='s\.out\[0\]': a pktsplit output feeds a kernel or a graph output"),
     (lambda g: g.connect(g.input("in"), g.output("out")),
@@ -399,6 +515,8 @@ def test_more_argument_checks():
         Graph().kernel("k", identity, [1], runs=0)
     with pytest.raises(GraphError, match=r"^pktsplit outputs=33: must be in 1..32"):
         Graph().pktsplit(33)
+    with pytest.raises(GraphError, match=r"^pktmerge inputs=0: must be in 1..32 \(packet IDs\)"):
+        Graph().pktmerge(0)
     buf = SharedBuffer.create([4], 1, 2, name="b")
     with pytest.raises(GraphError, match=r"^b port=2: has 2 read port\(s\)"):
         buf.read_access(2, {})
@@ -421,3 +539,68 @@ def test_a_kernel_returns_one_array_per_output():
     with pytest.raises(KernelError, match=r"^outputs=1: kernel k has 2 output\(s\); its function "
                                           r"must return one array each"):
         run_system([StreamSource("s", a, [1]), kernel])
+
+
+# --- sub-word element types ----------------------------------------------------------------------
+
+
+def _subword_graph(dtype, per):
+    """in -> p (8 elements) -> an 8x4 buffer of ``dtype`` -> c (16 elements) -> out; the read
+    walks tiles of ``per`` x 4 along dimension 0 (word-aligned)."""
+    g = Graph()
+    producer, reader = g.kernel("p", identity, [8], [8]), g.kernel("c", identity, [16], [16])
+    buf = g.shared_buffer([8, 4], 1, 1, dtype=dtype, name="b")
+    g.connect(g.input("in"), producer.inputs[0])
+    g.connect(producer.outputs[0], buf.inputs[0])
+    g.connect(buf.outputs[0], reader.inputs[0])
+    g.connect(reader.outputs[0], g.output("out"))
+    read = {"buffer_dimension": [8, 4], "tiling_dimension": [per, 4], "offset": [0, 0],
+            "tile_traversal": [(0, per, 8 // per)]}
+    buf.write_access(0, {"tiling_dimension": [8, 4]})
+    buf.read_access(0, read)
+    return g, TilingParameters.from_dict(read).indices()
+
+
+@pytest.mark.parametrize(("dtype", "per"), [("int16", 2), ("uint16", 2), ("int8", 4),
+                                            ("uint8", 4)])
+def test_sub_word_elements_pack_into_words_and_kernels_see_elements(dtype, per):
+    iterations = 3
+    g, walk = _subword_graph(dtype, per)
+    low = -16 if dtype.startswith("int") else 0
+    data = (np.arange(32 * iterations) % 96 + low).reshape(iterations, 32)
+    result = g.run(iterations, {"in": data})
+    np.testing.assert_array_equal(result.outputs["out"], data[:, walk])
+    assert result.outputs["out"].dtype == np.dtype(dtype)
+    first = result.received["c"][0][0]
+    assert first.dtype == np.dtype(dtype) and first.tolist() == data[0, walk[:16]].tolist()
+    words = result.report.system.words
+    for channel in ("s2mm0", "mm2s0"):
+        assert words[f"memtile(1,1).{channel}"] == 32 * iterations // per, "packed words"
+
+
+def test_sub_word_elements_are_little_endian_in_a_word():
+    assert to_words(np.array([1, 2]), "int16", "x").tolist() == [0x0002_0001]
+    assert to_words(np.array([-1, 3]), "int16", "x").tolist() == [0x0003_FFFF]
+    assert to_words(np.array([1, 2, 3, -4]), "int8", "x").tolist() == [0xFC03_0201]
+    assert from_words([0xFC03_0201], "int8").tolist() == [1, 2, 3, -4]
+    assert from_words([0x0003_FFFF], "uint16").tolist() == [0xFFFF, 3]
+
+
+def test_sub_word_checks_name_the_port_and_the_rule():
+    g = Graph()
+    k = g.kernel("k", identity, [3], [3])
+    buf = g.shared_buffer([6], 1, 1, dtype="int16", name="b")
+    g.connect(g.input("in"), k.inputs[0])
+    g.connect(k.outputs[0], buf.inputs[0])
+    g.connect(buf.outputs[0], g.output("out"))
+    buf.write_access(0, {})
+    buf.read_access(0, {})
+    with pytest.raises(GraphError, match=r"^k\.inputs\[0\]=3: int16 packs 2 elements to a 32-bit "
+                                         r"word: a kernel buffer holds a whole number of words"):
+        g.run(1, {"in": np.arange(6)})
+    g, _ = _subword_graph("int8", 4)
+    with pytest.raises(KernelError, match=r"^inputs\['in'\]=128: does not fit int8"):
+        g.run(1, {"in": np.arange(32) + 100})
+    with pytest.raises(KernelError, match=r"^len\(x\)=3: int16 packs 2 elements to a 32-bit "
+                                          r"word: send a whole number of words"):
+        to_words(np.arange(3), "int16", "x")

@@ -177,6 +177,34 @@ def test_pktmerge_passes_headers_through_and_checks_them():
                     PacketMerge("merge", [a], out), StreamSink("sink", out)])
 
 
+def test_pktmerge_checks_carried_headers_against_the_input_packet_id():
+    # Input 0 inserts headers (ID 3); input 1 carries its own, which must say ID 5.
+    a, b, out = Stream("a"), Stream("b"), Stream("out")
+    sink = StreamSink("sink", out, drop_headers=True)
+    run_system([StreamSource("sa", a, [1, 2]), StreamSource("sb", b, packet(5, 7)),
+                PacketMerge("merge", [a, b], out, packet_ids=[3, 5], tagged=[False, True]),
+                sink])
+    assert sorted(sink.packet_ids) == [3, 5] and sorted(sink.data) == [1, 2, 7]
+    a, b, out = Stream("a"), Stream("b"), Stream("out")
+    with pytest.raises(StreamError, match=r"^packet_id=6: input 1 of merge carries packet ID 5 "
+                                          r"only; merge, input 1, packet 0$"):
+        run_system([StreamSource("sb", b, packet(6, 7)),
+                    PacketMerge("merge", [a, b], out, packet_ids=[3, 5], tagged=[False, True]),
+                    StreamSink("sink", out)])
+    a, b, out = Stream("a"), Stream("b"), Stream("out")
+    with pytest.raises(PacketError, match=r"bad parity.*; merge, input 1$"):
+        run_system([StreamSource("sb", b, [Beat(packet_header(5, 0, 0, 0) ^ (1 << 31)),
+                                           Beat(7, True)]),
+                    PacketMerge("merge", [a, b], out, packet_ids=[3, 5], tagged=[False, True]),
+                    StreamSink("sink", out)])
+    with pytest.raises(StreamError, match=r"^tagged=\[True\]: m has 2 inputs; give one flag "
+                                          r"each, with packet_ids"):
+        PacketMerge("m", [Stream("a"), Stream("b")], Stream("o"), packet_ids=[1, 2],
+                    tagged=[True])
+    with pytest.raises(StreamError, match=r"^tagged=\[True\]: m has 1 inputs"):
+        PacketMerge("m", [Stream("a")], Stream("o"), tagged=[True])
+
+
 def test_pktmerge_arguments():
     with pytest.raises(StreamError, match=r"^packet_ids=\[1\]: m has 2 inputs; give one ID each"):
         PacketMerge("m", [Stream("a"), Stream("b")], Stream("o"), packet_ids=[1])
