@@ -3,7 +3,9 @@
 #   make test    lint + the whole pytest suite (what CI runs)
 #   make sim     co-simulation regression, RTL against the model every cycle
 #                (SIM=amaranth|verilator|icarus, WAVES=1 writes build/waves/),
-#                then the tutorial graph on the system model
+#                then the tutorial graph on the system model;
+#                SIM=bulk / SIM=bulk-icarus: BDS (100000) random BDs per kind,
+#                compared every cycle inside a Verilog testbench
 #   make bench   model benchmarks, printed
 #
 # Never export YOSYS here: Amaranth would take it as its Yosys binary.
@@ -14,6 +16,15 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 SIM     ?= amaranth
+BDS     ?= 100000
+
+ifeq ($(SIM),bulk)
+SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim verilator --bds $(BDS) --seed 1
+else ifeq ($(SIM),bulk-icarus)
+SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim icarus --bds $(BDS) --seed 1
+else
+SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves)
+endif
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup icarus test lint sim bench clean distclean verilog
@@ -41,7 +52,7 @@ test: setup lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 sim: setup
-	$(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves)
+	$(SIM_RUN)
 	$(PY) -m aiedma.model.graph_examples
 
 bench: $(STAMP)

