@@ -110,6 +110,37 @@ async def _reset(dut: Any) -> None:
     dut.rst.value = 0
 
 
+async def _drive(dut: Any, bd_valid: Any, bd_payload: Any, payloads: list[int], cycles: int,
+                 ready, offer, check, prepare=None) -> tuple[str | None, int, float]:
+    """Drive one cycle per loop, as model/cycle.py numbers cycles.
+
+    Inputs for cycle ``t`` are set after edge ``t - 1`` (the next BD as ``offer``
+    allows, ``o.ready`` from its pattern, then ``prepare``), sampled once settled
+    (``ReadOnly``) by ``check``, which feeds the scoreboard and returns the BD
+    input's ``ready``. Returns the mismatch (or None), the cycles run and the
+    wall time of the loop.
+    """
+    valid, payload, o_ready = _Input(bd_valid), _Input(bd_payload), _Input(dut.o__ready)
+    taken, mismatch, cycle = 0, None, -1
+    start = time.perf_counter()
+    try:
+        for cycle in range(cycles):
+            offered = taken < len(payloads) and held_high(offer, cycle)
+            valid.set(int(offered))
+            if offered:
+                payload.set(payloads[taken])
+            o_ready.set(int(held_high(ready, cycle)))
+            if prepare is not None:
+                prepare(cycle)
+            await ReadOnly()
+            got_ready = check(cycle)  # every cycle, offered or not
+            taken += offered and got_ready
+            await RisingEdge(dut.clk)
+    except Mismatch as error:
+        mismatch = str(error)
+    return mismatch, cycle + 1, time.perf_counter() - start
+
+
 async def _addrgen(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
                    expected: list[BufferDescriptor]) -> dict:
     kind, seed = stimulus["kind"], stimulus.get("seed")
@@ -118,33 +149,21 @@ async def _addrgen(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
     board = AddrgenScoreboard(kind, expected, trace, seed)
     layout, beat = bd_layout(kind), unpacker(beat_layout(kind), "address", "zero", "last")
     payloads = [layout.const(bd_to_payload(bd)).as_bits() for bd in bds]
-    i_valid, i_payload = _Input(dut.i__valid), _Input(dut.i__payload)
-    o_ready = _Input(dut.o__ready)
     await _reset(dut)
 
-    taken, mismatch, cycle = 0, None, -1
-    cycles = trace.cycles + TAIL_CYCLES
-    start = time.perf_counter()
-    try:
-        for cycle in range(cycles):
-            offered = taken < len(bds) and held_high(offer, cycle)
-            i_valid.set(int(offered))
-            if offered:
-                i_payload.set(payloads[taken])
-            o_ready.set(int(held_high(ready, cycle)))
-            await ReadOnly()
-            got_ready, got_valid = _bit(dut.i__ready), _bit(dut.o__valid)
-            address = zero = last = 0
-            if got_valid:  # the payload is only defined (and compared) while valid
-                address, zero, last = beat(dut.o__payload.value.to_unsigned())
-            board.check(cycle, got_ready, got_valid, address, bool(zero), bool(last))
-            taken += offered and got_ready
-            await RisingEdge(dut.clk)
-    except Mismatch as error:
-        mismatch = str(error)
-    elapsed = time.perf_counter() - start
+    def check(cycle: int) -> bool:
+        got_ready, got_valid = _bit(dut.i__ready), _bit(dut.o__valid)
+        address = zero = last = 0
+        if got_valid:  # the payload is only defined (and compared) while valid
+            address, zero, last = beat(dut.o__payload.value.to_unsigned())
+        board.check(cycle, got_ready, got_valid, address, bool(zero), bool(last))
+        return got_ready
+
+    mismatch, cycles, elapsed = await _drive(
+        dut, dut.i__valid, dut.i__payload, payloads, trace.cycles + TAIL_CYCLES, ready, offer,
+        check)
     return _result("beats", [list(b) for b in board.beats], board.summary(), mismatch,
-                   cycle + 1, elapsed)
+                   cycles, elapsed)
 
 
 async def _mm2s_channel(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
@@ -161,38 +180,30 @@ async def _mm2s_channel(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
     # Outside the one cycle a read is valid, mem_data carries noise, so a datapath
     # that uses a stale word fails (as the Amaranth BRAM model does, seeded alike).
     noise = random.Random(seed or 0)
-    bd_valid, bd_payload = _Input(dut.bd__valid), _Input(dut.bd__payload)
-    o_ready, mem_data = _Input(dut.o__ready), _Input(dut.mem_data)
+    mem_data = _Input(dut.mem_data)
     await _reset(dut)
-
-    taken, mismatch, cycle = 0, None, -1
     read: int | None = None  # the address read in the previous cycle, if any
-    cycles = trace.cycles + TAIL_CYCLES
-    start = time.perf_counter()
-    try:
-        for cycle in range(cycles):
-            offered = taken < len(bds) and held_high(offer, cycle)
-            bd_valid.set(int(offered))
-            if offered:
-                bd_payload.set(payloads[taken])
-            o_ready.set(int(held_high(ready, cycle)))
-            # One cycle of read latency: the word read in cycle t - 1 is on mem_data in t.
-            mem_data.set(int(memory[read % memory.size]) if read is not None
-                         else noise.getrandbits(32))
-            await ReadOnly()
-            got_ready, got_valid = _bit(dut.bd__ready), _bit(dut.o__valid)
-            data = last = 0
-            if got_valid:
-                data, last = word(dut.o__payload.value.to_unsigned())
-            read = dut.mem_addr.value.to_unsigned() if _bit(dut.mem_en) else None
-            board.check(cycle, got_valid, data, bool(last))
-            taken += offered and got_ready
-            await RisingEdge(dut.clk)
-    except Mismatch as error:
-        mismatch = str(error)
-    elapsed = time.perf_counter() - start
+
+    def prepare(cycle: int) -> None:
+        # One cycle of read latency: the word read in cycle t - 1 is on mem_data in t.
+        mem_data.set(int(memory[read % memory.size]) if read is not None
+                     else noise.getrandbits(32))
+
+    def check(cycle: int) -> bool:
+        nonlocal read
+        got_ready, got_valid = _bit(dut.bd__ready), _bit(dut.o__valid)
+        data = last = 0
+        if got_valid:
+            data, last = word(dut.o__payload.value.to_unsigned())
+        read = dut.mem_addr.value.to_unsigned() if _bit(dut.mem_en) else None
+        board.check(cycle, got_valid, data, bool(last))
+        return got_ready
+
+    mismatch, cycles, elapsed = await _drive(
+        dut, dut.bd__valid, dut.bd__payload, payloads, trace.cycles + TAIL_CYCLES, ready,
+        offer, check, prepare)
     return _result("words", [list(w) for w in board.words], board.summary(), mismatch,
-                   cycle + 1, elapsed)
+                   cycles, elapsed)
 
 
 def _result(key: str, items: list, summary: Any, mismatch: str | None, simulated: int,
