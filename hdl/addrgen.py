@@ -38,9 +38,9 @@ from amaranth.hdl import Const, Module, Mux, Signal, Value, signed, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING, KINDS
+from ..model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
 from ..model.cycle import ADDRESS_BITS
-from .layouts import bd_layout, beat_layout
+from .layouts import bd_layout, beat_layout, check_kind
 
 __all__ = ["BDAddressGenerator"]
 
@@ -158,9 +158,7 @@ class BDAddressGenerator(wiring.Component):
     """
 
     def __init__(self, kind: str) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"kind={kind!r}: must be one of {', '.join(KINDS)}")
-        self.kind = kind
+        self.kind = check_kind(kind)
         super().__init__({
             "i": In(stream.Signature(bd_layout(kind))),
             "o": Out(stream.Signature(beat_layout(kind))),

@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.cycle import ADDRESS_BITS, DATA_BITS
 from .addrgen import BDAddressGenerator
-from .layouts import bd_layout, data_beat_layout
+from .layouts import bd_layout, check_kind, data_beat_layout
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
@@ -33,7 +33,7 @@ class MM2SChannel(wiring.Component):
     """
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind
+        self.kind = check_kind(kind)
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "o": Out(stream.Signature(data_beat_layout())),
@@ -69,7 +69,7 @@ class S2MMChannel(wiring.Component):
     """
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind
+        self.kind = check_kind(kind)
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "i": In(stream.Signature(data_beat_layout())),

@@ -13,13 +13,27 @@ from typing import TYPE_CHECKING
 from amaranth.hdl import Shape, signed, unsigned
 from amaranth.lib import data
 
-from ..model.bd_fields import Field
+from ..model.bd_fields import KINDS, Field
 from ..model.cycle import ADDRESS_BITS, DATA_BITS, address_generation_fields
 
 if TYPE_CHECKING:  # the RTL takes only layouts and constants from the model
     from ..model.bd import BufferDescriptor
 
-__all__ = ["bd_layout", "bd_to_payload", "beat_layout", "data_beat_layout", "field_shape"]
+__all__ = [
+    "bd_layout",
+    "bd_to_payload",
+    "beat_layout",
+    "check_kind",
+    "data_beat_layout",
+    "field_shape",
+]
+
+
+def check_kind(kind: str) -> str:
+    """``kind`` if it is a DMA kind, else a ValueError naming it and the kinds there are."""
+    if kind not in KINDS:
+        raise ValueError(f"kind={kind!r}: must be one of {', '.join(KINDS)}")
+    return kind
 
 
 def field_shape(field: Field) -> Shape:

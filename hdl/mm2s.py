@@ -19,9 +19,8 @@ from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.bd_fields import KINDS
 from ..model.cycle import ADDRESS_BITS, DATA_BITS, MM2S_BUFFER_DEPTH
-from .layouts import beat_layout, data_beat_layout
+from .layouts import beat_layout, check_kind, data_beat_layout
 
 __all__ = ["MM2SDatapath"]
 
@@ -49,9 +48,7 @@ class MM2SDatapath(wiring.Component):
     """
 
     def __init__(self, kind: str) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"kind={kind!r}: must be one of {', '.join(KINDS)}")
-        self.kind = kind
+        self.kind = check_kind(kind)
         super().__init__({
             "beats": In(stream.Signature(beat_layout(kind))),
             "o": Out(stream.Signature(data_beat_layout())),

@@ -12,9 +12,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.bd_fields import KINDS
 from ..model.cycle import ADDRESS_BITS, DATA_BITS
-from .layouts import beat_layout, data_beat_layout
+from .layouts import beat_layout, check_kind, data_beat_layout
 
 __all__ = ["S2MMDatapath"]
 
@@ -40,9 +39,7 @@ class S2MMDatapath(wiring.Component):
     """
 
     def __init__(self, kind: str) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"kind={kind!r}: must be one of {', '.join(KINDS)}")
-        self.kind = kind
+        self.kind = check_kind(kind)
         super().__init__({
             "i": In(stream.Signature(data_beat_layout())),
             "beats": In(stream.Signature(beat_layout(kind))),
