@@ -35,7 +35,7 @@ setup: $(STAMP) icarus
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,fpga]'
 	touch $@
 
 # Icarus Verilog comes from Debian; installed only when missing.
