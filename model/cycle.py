@@ -22,53 +22,78 @@ actual values); ``o`` gives one beat per transfer: ``address`` (word address mod
 ``2**ADDRESS_BITS[kind]``), ``zero`` (a padding word: ``address`` is then 0) and
 ``last`` (the BD's final beat).
 
-State: two BD slots. ``P``, the *holding* slot, keeps one accepted BD unchanged.
-``R``, the *running* slot, executes one BD and has ``R.n >= 1`` beats left to give
-while it is valid. At most two BDs are held (one waiting in ``P``, one running in ``R``).
+State: a chain of ``S = ADDRGEN_PREPARE_SLOTS`` *prepare* slots ``P[0] .. P[S-1]``,
+then the *running* slot ``R``; each holds at most one BD. An accepted BD enters
+``P[0]`` and passes down the chain, at most one slot per cycle, keeping its order with
+the other BDs; the RTL spends these cycles on the BD's per-BD arithmetic (below). ``R``
+executes one BD and has ``R.n >= 1`` beats left to give while it is valid. At most
+``ADDRGEN_BD_SLOTS = S + 1`` BDs are held. With ``S = 1`` the chain is one holding
+slot ``P = P[0]``.
 
 The rules of cycle ``t`` (combinational on the registers and on ``o.ready``)::
 
-    o.valid = R.valid                      # never depends on o.ready
-    take    = R.valid and o.ready          # a beat is transferred
-    free    = not R.valid or (take and R.n == 1)
-    leave   = P.valid and (P.buffer_length == 0 or free)
-    i.ready = not P.valid or leave         # ready depends on o.ready (combinationally)
+    o.valid    = R.valid                   # never depends on o.ready
+    take       = R.valid and o.ready       # a beat is transferred
+    free       = not R.valid or (take and R.n == 1)
+    leave      = P[S-1].valid and (P[S-1].buffer_length == 0 or free)
+    ready[S-1] = not P[S-1].valid or leave
+    ready[s]   = not P[s].valid or ready[s+1]       # s = S-2 .. 0
+    move[s]    = P[s].valid and ready[s+1]          # s = 0 .. S-2
+    i.ready    = ready[0]                  # depends on o.ready (combinationally)
 
-and the updates at edge ``t``::
+``ready[s]`` says slot ``s`` can take a BD at the edge (it is empty, or its BD passes
+on); ``move[s]`` says ``P[s]`` passes its BD to ``P[s+1]``; ``leave`` says the last
+slot empties. The updates at edge ``t``::
 
-    if leave and P.buffer_length > 0:  R = (valid, n = P.buffer_length)   # loads P's BD
-    elif take and R.n == 1:            R.valid = 0
-    elif take:                         R.n -= 1
-    if i.valid and i.ready:            P = (valid, the BD on i)
-    elif leave:                        P.valid = 0
+    if leave and P[S-1].buffer_length > 0:  R = (valid, n = P[S-1].buffer_length)
+    elif take and R.n == 1:                 R.valid = 0
+    elif take:                              R.n -= 1
+    for every slot s:
+        come = (i.valid and i.ready) if s == 0 else move[s-1]
+        go   = move[s] if s < S-1 else leave
+        if come:  P[s] = (valid, the BD on i if s == 0 else P[s-1]'s BD)
+        elif go:  P[s].valid = 0
 
-In words: the input is ready when the holding slot is empty or is emptied in the same
-cycle; the holding slot is emptied when the running slot is free (idle, or its last
-beat is taken in this cycle) or when it holds a BD of ``buffer_length`` 0, which is
-dropped. A BD loaded into ``R`` at edge ``t`` shows its first beat in cycle ``t + 1``.
+In words: a slot takes a BD when it is empty or passes its own on in the same cycle,
+so a chain of full slots advances as one in the cycle the last slot empties, and
+``i.ready`` follows ``o.ready`` combinationally through all ``S`` slots. The last slot
+empties when the running slot is free (idle, or its last beat is taken in this cycle)
+or when it holds a BD of ``buffer_length`` 0, which is dropped there. A BD loaded
+into ``R`` at edge ``t`` shows its first beat in cycle ``t + 1``.
 
-Consequences (the tests check each):
+Consequences (the tests check each, for ``S`` = 1, 2 and 3):
 
 * Idle generator: a BD accepted in cycle ``c`` shows its first beat in cycle
-  ``c + ADDRGEN_LATENCY`` (``= c + 2``: one cycle in ``P``, then ``R``).
+  ``c + ADDRGEN_LATENCY`` (``= c + S + 1``: one cycle in each prepare slot, then
+  ``R``).
 * Beats within a BD: one per cycle while ``o.ready`` is high, whatever the pattern
   does (wraps, padding runs, the end of the buffer length mid-pattern).
+* Chain order: with ``i.valid`` held high, BD ``k + 1`` enters every slot at the edge
+  BD ``k`` leaves it, so it is in ``P[S-1]`` in the cycle right after BD ``k`` leaves
+  ``P[S-1]``. (``P[0]`` is refilled at the edge it hands on, since ``i.ready`` is then
+  high; and a slot holding BD ``k`` is ready exactly when BD ``k`` moves on, so BD
+  ``k + 1``, one slot behind, moves with it.)
 * Back to back: with ``i.valid`` and ``o.ready`` held high and every
   ``buffer_length >= 1`` (length 1 included), the first beat of BD ``k + 1`` comes in
-  the cycle right after the last beat of BD ``k``: no bubble. This holds because the
-  next BD is accepted into ``P`` in the same cycle as ``R`` loads the current one.
-* ``buffer_length`` 0: the BD is accepted (``i.ready`` as above), gives no beat and
-  costs exactly one cycle of the holding slot (the cycle after it is accepted, during
-  which ``i.ready`` is high again). Back to back, a BD of ``a`` beats followed by
-  ``k`` BDs of length 0 and then a BD of length >= 1 leaves ``max(0, k + 1 - a)``
-  empty cycles between the two non-empty BDs' beats. From idle, ``k`` leading BDs of
-  length 0 delay the next BD's first beat by ``k`` cycles.
+  the cycle right after the last beat of BD ``k``: no bubble. By the chain order,
+  BD ``k + 1`` waits in ``P[S-1]`` while BD ``k`` runs and is loaded into ``R`` at the
+  edge BD ``k``'s last beat is taken.
+* ``buffer_length`` 0: the BD is accepted (``i.ready`` as above), passes through the
+  prepare slots like any BD, gives no beat and costs exactly one cycle of the last
+  slot. Back to back (``i.valid`` and ``o.ready`` held high), a BD of ``a`` beats
+  followed by ``k`` BDs of length 0 and then a BD of length >= 1 leaves
+  ``max(0, k + 1 - a)`` empty cycles between the two non-empty BDs' beats, whatever
+  ``S``: by the chain order the empty BDs leave ``P[S-1]`` at the ``k`` edges after
+  the one that loads the ``a``-beat BD, and the next BD is loaded at the later of the
+  edge after those and the edge of the ``a``-beat BD's last beat. From idle, ``k``
+  leading BDs of length 0 delay the next BD's first beat by ``k`` cycles.
 
-Per-BD values computed at load (the RTL's structure, not part of the interface):
-``start = base_address + iteration_current * iteration_stepsize``; the relative step
-of dimension ``k`` is ``S[k] - sum(j < k: (W[j] - 1) * S[j])``. ``iteration_current``
-is *used*, never written back: advancing it is the BD's owner's job (bd.md
-"Iteration", :meth:`~aiedma.model.bd.BufferDescriptor.next_iteration`).
+Per-BD values computed in the prepare slots (the RTL's structure, not part of the
+interface): ``start = base_address + iteration_current * iteration_stepsize``; the
+relative step of dimension ``k`` is ``step[k] - sum(j < k: (wrap[j] - 1) * step[j])``
+(``dK_stepsize`` and ``dK_wrap``). ``iteration_current`` is *used*, never written
+back: advancing it is the BD's owner's job (bd.md "Iteration",
+:meth:`~aiedma.model.bd.BufferDescriptor.next_iteration`).
 
 MM2S datapath (``hdl.mm2s.MM2SDatapath``)
 ----------------------------------------
@@ -128,6 +153,7 @@ __all__ = [
     "ADDRESS_BITS",
     "ADDRGEN_BD_SLOTS",
     "ADDRGEN_LATENCY",
+    "ADDRGEN_PREPARE_SLOTS",
     "DATA_BITS",
     "MM2S_BUFFER_DEPTH",
     "MM2S_LATENCY",
@@ -136,12 +162,17 @@ __all__ = [
     "wrap_addresses",
 ]
 
-ADDRGEN_LATENCY = 2
-"""Cycles from a BD accepted on ``i`` (cycle ``c``, idle generator) to its first beat
-valid on ``o`` (cycle ``c + ADDRGEN_LATENCY``)."""
+ADDRGEN_PREPARE_SLOTS = 1
+"""Prepare slots ``P[0] .. P[S-1]`` of the address generator before its running slot
+(``S`` in the rules above). The RTL's pipeline depth: tests derive every latency and
+cycle number from it (through the constants below), never from its value."""
 
-ADDRGEN_BD_SLOTS = 2
-"""BDs the address generator holds: one waiting (``P``) and one running (``R``)."""
+ADDRGEN_LATENCY = ADDRGEN_PREPARE_SLOTS + 1
+"""Cycles from a BD accepted on ``i`` (cycle ``c``, idle generator) to its first beat
+valid on ``o`` (cycle ``c + ADDRGEN_LATENCY``): one per prepare slot, one to load ``R``."""
+
+ADDRGEN_BD_SLOTS = ADDRGEN_PREPARE_SLOTS + 1
+"""BDs the address generator holds: one per prepare slot (``P[s]``), one running (``R``)."""
 
 MM2S_LATENCY = 1
 """Cycles from an address beat accepted (cycle ``c``) to its data word valid on ``o``

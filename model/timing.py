@@ -23,7 +23,7 @@ import numpy as np
 
 from .bd import BufferDescriptor
 from .bd_fields import ADDRESS_DIMENSIONS
-from .cycle import wrap_addresses
+from .cycle import ADDRGEN_PREPARE_SLOTS, wrap_addresses
 
 __all__ = [
     "AddrgenTrace",
@@ -114,18 +114,27 @@ class AddrgenTrace:
 
 
 class _AddrgenRegisters:
-    """The contract's two BD slots: ``P`` holds an accepted BD, ``R`` runs one."""
+    """The contract's BD slots: prepare slots ``P[0] .. P[S-1]`` pass BDs on, ``R`` runs one.
 
-    def __init__(self, kind: str, bds: Sequence[BufferDescriptor]) -> None:
+    Stepped literally from the rules of :mod:`.cycle`, so that a reader can hold each
+    line against the contract; :func:`aiedma.tb.bulk.addrgen_trace_fast` is the
+    event-stepped second implementation the tests compare with this one.
+    """
+
+    def __init__(self, kind: str, bds: Sequence[BufferDescriptor],
+                 prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> None:
+        if prepare_slots < 1:
+            raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
         self.beats = [bd_beats(kind, bd) for bd in bds]
         self.next_bd = 0        # index of the next BD to offer
-        self.hold: int | None = None     # P: BD index
+        self.prepare: list[int | None] = [None] * prepare_slots   # P[s]: BD index
         self.run: int | None = None      # R: BD index
         self.position = 0       # beats of R already given
 
     @property
     def done(self) -> bool:
-        return self.next_bd == len(self.beats) and self.hold is None and self.run is None
+        return (self.next_bd == len(self.beats) and self.run is None
+                and all(slot is None for slot in self.prepare))
 
     def outputs(self) -> tuple[bool, int, bool, bool]:
         """``o.valid`` and the payload shown in this cycle."""
@@ -137,30 +146,44 @@ class _AddrgenRegisters:
 
     def step(self, offered: bool, o_ready: bool) -> tuple[bool, bool, bool]:
         """One cycle: returns ``(i.valid, i.ready, beat taken)`` and updates at the edge."""
+        slots, last_slot = self.prepare, len(self.prepare) - 1
         i_valid = offered and self.next_bd < len(self.beats)
         remaining = 0 if self.run is None else self.beats[self.run][0].size - self.position
         take = self.run is not None and o_ready
         free = self.run is None or (take and remaining == 1)
-        hold_length = None if self.hold is None else self.beats[self.hold][0].size
-        leave = self.hold is not None and (hold_length == 0 or free)
-        i_ready = self.hold is None or leave
-        if leave and hold_length:
-            self.run, self.position = self.hold, 0
+        end = slots[last_slot]
+        end_length = None if end is None else self.beats[end][0].size
+        leave = end is not None and (end_length == 0 or free)
+        ready = [False] * len(slots)
+        ready[last_slot] = end is None or leave
+        for s in range(last_slot - 1, -1, -1):
+            ready[s] = slots[s] is None or ready[s + 1]
+        move = [slots[s] is not None and ready[s + 1] for s in range(last_slot)]
+        i_ready = ready[0]
+        if leave and end_length:
+            self.run, self.position = end, 0
         elif take and remaining == 1:
             self.run = None
         elif take:
             self.position += 1
+        updated = list(slots)
+        for s in range(len(slots)):
+            come = (i_valid and i_ready) if s == 0 else move[s - 1]
+            go = move[s] if s < last_slot else leave
+            if come:
+                updated[s] = self.next_bd if s == 0 else slots[s - 1]
+            elif go:
+                updated[s] = None
         if i_valid and i_ready:
-            self.hold = self.next_bd
             self.next_bd += 1
-        elif leave:
-            self.hold = None
+        self.prepare = updated
         return i_valid, i_ready, take
 
 
 def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
                   ready: Sequence[bool] | None = None,
-                  offer: Sequence[bool] | None = None) -> AddrgenTrace:
+                  offer: Sequence[bool] | None = None, *,
+                  prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> AddrgenTrace:
     """The address generator's ports, cycle by cycle, until every BD is done.
 
     Parameters
@@ -172,6 +195,10 @@ def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
         ``o.ready`` per cycle (default: always high; high after it ends).
     offer : sequence of bool, optional
         Whether the next BD is offered (``i.valid``) in each cycle.
+    prepare_slots : int, optional
+        The contract's ``S`` (default: the RTL's
+        :data:`~.cycle.ADDRGEN_PREPARE_SLOTS`); other values let the tests check the
+        contract's consequences for any depth without the RTL.
 
     Returns
     -------
@@ -179,7 +206,7 @@ def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
         Cycles 0 .. the cycle in which the last BD finished (its last beat
         taken, or a length-0 BD dropped), inclusive.
     """
-    regs = _AddrgenRegisters(kind, bds)
+    regs = _AddrgenRegisters(kind, bds, prepare_slots)
     rows: list[tuple] = []
     accepted: list[int] = []
     cycle = 0
@@ -222,7 +249,8 @@ class MM2STrace:
 
 def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
                ready: Sequence[bool] | None = None,
-               offer: Sequence[bool] | None = None) -> MM2STrace:
+               offer: Sequence[bool] | None = None, *,
+               prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> MM2STrace:
     """The MM2S output stream cycle by cycle: address generator -> datapath -> ``o``.
 
     The datapath's ``beats.ready`` (registers only) is the address generator's
@@ -234,9 +262,11 @@ def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
     memory : numpy.ndarray
         Word-addressed memory image, indexed modulo its size (a small image
         stands in for a large address space, as the testbenches' BRAM does).
+    prepare_slots : int, optional
+        The address generator's ``S``, as for :func:`addrgen_trace`.
     """
     memory = np.asarray(memory)
-    regs = _AddrgenRegisters(kind, bds)
+    regs = _AddrgenRegisters(kind, bds, prepare_slots)
     flight: tuple[int, bool] | None = None      # F: the word on mem_data this cycle
     buffer: deque[tuple[int, bool]] = deque()   # B: words waiting, oldest first
     rows: list[tuple] = []

@@ -42,7 +42,7 @@ from ..hdl.export import TOPS, export_verilog
 from ..hdl.layouts import bd_layout, bd_to_payload, beat_layout
 from ..model.bd import BufferDescriptor
 from ..model.bd_fields import KINDS
-from ..model.cycle import ADDRESS_BITS
+from ..model.cycle import ADDRESS_BITS, ADDRGEN_PREPARE_SLOTS
 from ..model.timing import AddrgenTrace, bd_beats
 from .stimulus import random_bds, stall_pattern
 from .verilog_export import ToolMissing, lint_flags, verilator_env
@@ -70,22 +70,35 @@ def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
                        ready: Sequence[bool] | None = None,
                        offer: Sequence[bool] | None = None,
                        beats: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
-                       ) -> AddrgenTrace:
-    """:func:`~aiedma.model.timing.addrgen_trace`, one Python step per BD instead of per cycle.
+                       *, prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> AddrgenTrace:
+    """:func:`~aiedma.model.timing.addrgen_trace`, one Python step per BD and slot, not per cycle.
 
-    Same contract (:mod:`aiedma.model.cycle`), stepped by events: BD ``k`` is accepted
-    in the first offered cycle ``a`` at or after the holding slot frees; it holds ``P``
-    from ``a + 1`` and leaves in ``c = a + 1`` (length 0, dropped) or
-    ``c = max(a + 1, e)``, ``e`` the cycle the running BD's last beat is taken; it then
-    runs from ``c + 1`` until its ``n``-th ready cycle. The per-cycle arrays are then
-    filled with NumPy. ``beats`` may pass precomputed :func:`~aiedma.model.timing.bd_beats`.
+    Same contract (:mod:`aiedma.model.cycle`, ``S = prepare_slots`` prepare slots),
+    stepped by events. BD ``k`` holds slot ``s`` over cycles ``in_s(k) .. out_s(k)`` and
+    enters slot ``s + 1`` in ``out_s(k) + 1``:
+
+    * it is accepted in ``a(k)``, the first offered cycle at or after ``out_0(k - 1)``
+      (at or after 0 for ``k = 0``), and ``in_0(k) = a(k) + 1``;
+    * for ``s < S - 1``, ``out_s(k) = max(in_s(k), out_{s+1}(k - 1))``: a slot holding
+      BD ``k`` is ready once BD ``k - 1`` moves on from the next one;
+    * in the last slot, ``c = out_{S-1}(k)`` is ``in_{S-1}(k)`` for length 0 (dropped)
+      and ``max(in_{S-1}(k), e)`` otherwise, ``e`` the cycle the running BD's last beat
+      is taken; the BD then runs from ``c + 1`` until its ``n``-th ready cycle.
+
+    ``i.ready`` is low in cycles ``in_0(k) .. out_0(k) - 1``. The per-cycle arrays are
+    then filled with NumPy. ``beats`` may pass precomputed
+    :func:`~aiedma.model.timing.bd_beats`.
     """
+    if prepare_slots < 1:
+        raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
     if beats is None:
         beats = [bd_beats(kind, bd) for bd in bds]
     count = len(beats)
     lengths = np.array([b[0].size for b in beats], dtype=np.int64)
     given = max(len(ready) if ready is not None else 0, len(offer) if offer is not None else 0)
-    bound = given + int(lengths.sum()) + 2 * count + 4
+    # Past the patterns every cycle has an event (a beat, or a BD accepted, moved or
+    # dropped: S + 1 per BD), so the trace ends before this bound.
+    bound = given + int(lengths.sum()) + (prepare_slots + 1) * count + 4
     ready_arr, offer_arr = _pattern(ready, bound), _pattern(offer, bound)
     ready_count = np.concatenate(([0], np.cumsum(ready_arr)))   # ready cycles before t
     ready_at = np.flatnonzero(ready_arr)
@@ -93,31 +106,39 @@ def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
     next_offer = np.minimum.accumulate(offered[::-1])[::-1]   # first offer at or after t
     rc, ra, no = ready_count.tolist(), ready_at.tolist(), next_offer.tolist()
     accept = [0] * count
-    leave = [0] * count
+    hand_on = [0] * count   # out_0(k): i.ready is low from a(k) + 1 until then
     start = [0] * count
     end = [-1] * count
-    run_end, t = -1, 0
+    # out[s] is out_s of the BD stepped last; 0 before the first BD, which neither
+    # delays BD 0 (in_s(0) >= 1) nor its acceptance (the first offer at or after 0).
+    out = [0] * prepare_slots
+    last = prepare_slots - 1
+    run_end = -1
     for k, length in enumerate(lengths.tolist()):
-        a = no[t]
+        a = no[out[0]]
         accept[k] = a
+        enter = a + 1
+        for s in range(last):   # out[s + 1] still holds BD k - 1's value
+            out[s] = max(enter, out[s + 1])
+            enter = out[s] + 1
         if length == 0:
-            c = a + 1
+            c = enter
         else:
-            c = max(a + 1, run_end)
+            c = max(enter, run_end)
             start[k], end[k] = c + 1, ra[rc[c + 1] + length - 1]
             run_end = end[k]
-        leave[k] = c
-        t = c
-    cycles = max(leave[-1] + 1, run_end + 1) if count else 0
+        out[last] = c
+        hand_on[k] = out[0]
+    cycles = max(out[last] + 1, run_end + 1) if count else 0
     if cycles > bound:
         raise AssertionError("trace bound exceeded")
-    accept_a, leave_a = np.array(accept, np.int64), np.array(leave, np.int64)
+    accept_a, hand_on_a = np.array(accept, np.int64), np.array(hand_on, np.int64)
     time_axis = np.arange(cycles)
     i_valid = offer_arr[:cycles] & (time_axis <= (accept_a[-1] if count else -1))
-    # i.ready is low while P holds a BD that does not leave: cycles a+1 .. c-1.
+    # i.ready is low while P[0] holds a BD that does not move on: cycles a+1 .. out_0-1.
     waits = np.zeros(cycles + 1, dtype=np.int64)
     np.add.at(waits, accept_a + 1, 1)
-    np.add.at(waits, leave_a, -1)
+    np.add.at(waits, hand_on_a, -1)
     i_ready = np.cumsum(waits[:cycles]) == 0
     running = lengths > 0
     first = np.array(start, np.int64)[running]

@@ -11,6 +11,7 @@ import pytest
 from vectors import DATA
 
 from aiedma import cli
+from aiedma.model.cycle import ADDRGEN_LATENCY
 
 
 def run(*args, cwd=None):
@@ -196,7 +197,8 @@ def test_every_subcommand_help_shows_an_example():
 def test_sim_command_runs_a_short_regression():
     result = run("sim", "--bds", "4", "--kinds", "shim", "--seed", "2")
     assert result.returncode == 0, result.stderr
-    assert "shim: words / cycles after the 2-cycle latency, ready high: 1.000" in result.stdout
+    assert (f"shim: words / cycles after the {ADDRGEN_LATENCY}-cycle latency, "
+            "ready high: 1.000") in result.stdout
     assert result.stdout.rstrip().endswith("3 passed, 0 failed")
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import aiedma.tb.run as tb_run
 from aiedma.model import AiedmaError, BufferDescriptor
-from aiedma.model.cycle import ADDRESS_BITS, ADDRGEN_LATENCY
+from aiedma.model.cycle import ADDRESS_BITS, ADDRGEN_LATENCY, MM2S_LATENCY
 from aiedma.model.timing import addrgen_trace, mm2s_trace
 from aiedma.tb import regress
 from aiedma.tb.coverage import Coverage
@@ -58,7 +58,8 @@ def test_a_model_difference_is_reported_with_cycle_bd_counters_and_seed(monkeypa
     with pytest.raises(Mismatch) as caught:
         check_addrgen("memtile", [NPU_1D], seed=1234)
     message = str(caught.value)
-    assert "cycle 4:" in message  # latency 2, two zero words, then the first data word
+    # The first data word comes after the latency and two zero words.
+    assert f"cycle {ADDRGEN_LATENCY + 2}:" in message
     assert "beat (address, zero, last) = (0, False, False), model (1, False, False)" in message
     assert "BD 0 of 1" in message and "counters {'d0': 2" in message
     assert "replay with seed=1234" in message
@@ -69,7 +70,10 @@ def test_mm2s_difference_is_reported(monkeypatch):
     memory = np.arange(64)
     monkeypatch.setattr(tb_run, "mm2s_trace", lambda kind, bds, mem, ready, offer:
                         mm2s_trace(kind, bds, mem + 1, ready, offer))
-    with pytest.raises(Mismatch, match=r"MM2S channel, cycle 5: word \(data, last\) = "
+    # Zero words read nothing (0 on both sides): the first data word differs, one
+    # cycle of read latency after its beat (two zero beats after the first).
+    cycle = ADDRGEN_LATENCY + 2 + MM2S_LATENCY
+    with pytest.raises(Mismatch, match=rf"MM2S channel, cycle {cycle}: word \(data, last\) = "
                                        r"\(0x00000000, False\), model \(0x00000001, False\)"):
         check_mm2s("memtile", [NPU_1D], memory, seed=9)
 
@@ -102,6 +106,7 @@ def test_short_regression_passes_and_reports(capsys):
     assert regress.main(["--bds", "25", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     for kind in ("tile", "memtile", "shim"):
-        assert f"{kind}: words / cycles after the 2-cycle latency, ready high: 1.000" in out
+        assert (f"{kind}: words / cycles after the {ADDRGEN_LATENCY}-cycle latency, "
+                "ready high: 1.000") in out
     assert "lowered + NPU" in out
     assert out.rstrip().endswith("10 passed, 0 failed")
