@@ -89,10 +89,10 @@ Consequences (the tests check each, for ``S`` = 1, 2 and 3):
   leading BDs of length 0 delay the next BD's first beat by ``k`` cycles.
 
 Per-BD values computed in the prepare slots (the RTL's structure, not part of the
-interface): ``start = base_address + iteration_current * iteration_stepsize``; the
-relative step of dimension ``k`` is ``step[k] - sum(j < k: (wrap[j] - 1) * step[j])``
-(``dK_stepsize`` and ``dK_wrap``). ``iteration_current`` is *used*, never written
-back: advancing it is the BD's owner's job (bd.md "Iteration",
+interface): ``start = base_address + iteration_current * iteration_stepsize`` as a
+tree of additions, one level per slot, and each dimension's padded span
+``before + wrap + after``. ``iteration_current`` is *used*, never written back:
+advancing it is the BD's owner's job (bd.md "Iteration",
 :meth:`~aiedma.model.bd.BufferDescriptor.next_iteration`).
 
 MM2S datapath (``hdl.mm2s.MM2SDatapath``)
@@ -162,7 +162,7 @@ __all__ = [
     "wrap_addresses",
 ]
 
-ADDRGEN_PREPARE_SLOTS = 1
+ADDRGEN_PREPARE_SLOTS = 3
 """Prepare slots ``P[0] .. P[S-1]`` of the address generator before its running slot
 (``S`` in the rules above). The RTL's pipeline depth: tests derive every latency and
 cycle number from it (through the constants below), never from its value."""
