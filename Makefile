@@ -6,7 +6,13 @@
 #                then the tutorial graph on the system model;
 #                SIM=bulk / SIM=bulk-icarus: BDS (100000) random BDs per kind,
 #                compared every cycle inside a Verilog testbench
-#   make bench   model benchmarks, printed
+#   make bench   every benchmark (model, system model, co-simulation on each
+#                simulator, RTL words per cycle, the FPGA table when present),
+#                printed and saved as build/bench.json and build/bench.md
+#   make fpga    synthesis + place-and-route of the address generators and the
+#                MM2S/S2MM datapaths on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
+#                table printed, saved as build/fpga/fpga.json and fpga.md
+#   make verilog every top as Verilog in build/verilog/, linted with Verilator
 #
 # Never export YOSYS here: Amaranth would take it as its Yosys binary.
 
@@ -27,7 +33,7 @@ SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves)
 endif
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup icarus test lint sim bench clean distclean verilog
+.PHONY: all setup icarus test lint sim bench fpga clean distclean verilog
 
 all: test
 
@@ -55,8 +61,11 @@ sim: setup
 	$(SIM_RUN)
 	$(PY) -m aiedma.model.graph_examples
 
-bench: $(STAMP)
-	$(PY) -m aiedma.model.bench
+bench: setup
+	$(PY) -m aiedma.tb.bench
+
+fpga: $(STAMP)
+	$(PY) -m aiedma.tb.fpga
 
 clean:
 	rm -rf build sim_build .pytest_cache .hypothesis .ruff_cache

@@ -1,8 +1,17 @@
-"""Benchmarks of the golden model: ``python -m aiedma.model.bench`` (or ``make bench``).
+"""Benchmarks of the golden model: ``python -m aiedma.model.bench``.
 
 Figures are printed, never asserted: each is the best of several runs, next to
 a baseline measured in the same run on the same machine, so the ratio means
-something where the absolute rate does not.
+something where the absolute rate does not. The functions return the figures
+as dicts, which :mod:`aiedma.tb.bench` (``make bench``) saves with the RTL's.
+
+Three figures, all model-only (this module never imports Amaranth or cocotb):
+
+* the walk rate of :data:`HALO_WALK` against ``np.arange`` of the same length;
+* the address stream rate of :meth:`~.bd.BufferDescriptor.stream` on
+  :data:`PADDED_MEMTILE_BD` and :data:`LONG_SHIM_BD`, against ``np.arange``;
+* the system model's simulated cycles per second on the ping-pong pipeline of
+  :func:`~.graph_examples.pipeline_graph`, with one and with two buffers.
 """
 
 from __future__ import annotations
@@ -14,9 +23,23 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .bd import BufferDescriptor
+from .graph_examples import pipeline_graph
 from .tiling import TilingParameters
 
-__all__ = ["HALO_WALK", "best_time", "main"]
+__all__ = [
+    "HALO_WALK",
+    "LONG_SHIM_BD",
+    "PADDED_MEMTILE_BD",
+    "best_time",
+    "describe_stream",
+    "describe_system",
+    "describe_walk",
+    "main",
+    "stream_rate",
+    "system_rate",
+    "walk_rate",
+]
 
 HALO_WALK = TilingParameters(
     buffer_dimension=[128, 64, 32, 16],
@@ -32,36 +55,192 @@ HALO_WALK = TilingParameters(
 every tile reaches 2 elements past the buffer in dimension 0 and 1 row / plane
 in dimensions 1 and 2, so the edge tiles carry zero padding. 6.6 M elements."""
 
+PADDED_MEMTILE_BD = BufferDescriptor(
+    "memtile", buffer_length=129_024, valid_bd=1,
+    d0_zero_before=2, d0_wrap=60, d0_zero_after=2,
+    d1_zero_before=1, d1_wrap=30, d1_zero_after=1, d1_stepsize=60,
+    d2_zero_before=1, d2_wrap=61, d2_zero_after=1, d2_stepsize=1800,
+)
+"""A memory-tile read BD padded in all three dimensions (a 60x30x61 block read
+as 64x32x63 words, 15 % zero words). Its 129,024 words are close to the
+longest a memory-tile BD holds: ``buffer_length`` has 17 bits there."""
+
+LONG_SHIM_BD = BufferDescriptor(
+    "shim", buffer_length=1 << 22, valid_bd=1,
+    d0_wrap=256, d1_wrap=128, d1_stepsize=256, d2_stepsize=32_768,
+)
+"""A 3-D shim BD of 4,194,304 words (256 x 128 x 128): the shim's 32-bit
+``buffer_length`` is the only one that reaches millions of words in one BD
+(the shim has no zero padding)."""
+
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Fastest of ``repeat`` wall-clock timings of ``fn()``, in seconds."""
+    """Fastest of ``repeat`` wall-clock timings of ``fn()``.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with no argument; its result is discarded.
+    repeat : int
+        Timed calls (at least 1).
+
+    Returns
+    -------
+    float
+        Seconds of the fastest call: the least disturbed by the rest of the machine.
+    """
     best = float("inf")
-    for _ in range(repeat):
+    for _ in range(max(1, repeat)):
         start = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - start)
     return best
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Print the walk rate of :data:`HALO_WALK` and its ratio to ``np.arange``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="runs per figure (best is kept)")
-    args = parser.parse_args(argv)
+def _arange_time(n: int, repeat: int) -> float:
+    """The baseline: ``np.arange`` of ``n`` int64, what any index stream costs at least."""
+    return best_time(lambda: np.arange(n, dtype=np.int64), repeat)
 
-    tp = HALO_WALK.validate(kind="memtile", direction="read")
+
+def walk_rate(tp: TilingParameters = HALO_WALK, repeat: int = 7) -> dict:
+    """Time :meth:`~.tiling.TilingParameters.indices` against ``np.arange`` of its length.
+
+    Parameters
+    ----------
+    tp : TilingParameters
+        Validated as a memory-tile read (the only context with zero padding).
+    repeat : int
+        Timings per figure; the best is kept.
+
+    Returns
+    -------
+    dict
+        ``elements``, ``zero_fraction``, ``repeat``, ``walk_s`` and ``arange_s``
+        (best times), ``rate`` and ``arange_rate`` (indices/s) and ``ratio``
+        (walk rate over ``np.arange`` rate).
+    """
+    tp = tp.validate(kind="memtile", direction="read")
     n = tp.stream_length()
     zeros = int(np.count_nonzero(tp.indices() < 0))
-    walk = best_time(tp.indices, args.repeat)
-    arange = best_time(lambda: np.arange(n, dtype=np.int64), args.repeat)
+    walk = best_time(tp.indices, repeat)
+    arange = _arange_time(n, repeat)
+    return {"elements": n, "zero_fraction": zeros / n, "repeat": repeat, "walk_s": walk,
+            "arange_s": arange, "rate": n / walk, "arange_rate": n / arange,
+            "ratio": arange / walk}
+
+
+def stream_rate(bd: BufferDescriptor, repeat: int = 7) -> dict:
+    """Time :meth:`~.bd.BufferDescriptor.stream` against ``np.arange`` of its length.
+
+    Parameters
+    ----------
+    bd : BufferDescriptor
+        Any BD; its ``buffer_length`` words are produced per call.
+    repeat : int
+        Timings per figure; the best is kept.
+
+    Returns
+    -------
+    dict
+        ``kind``, ``words``, ``zero_fraction``, ``repeat``, ``stream_s`` and
+        ``arange_s`` (best times), ``rate`` and ``arange_rate`` (words/s) and
+        ``ratio`` (stream rate over ``np.arange`` rate).
+    """
+    n = bd.buffer_length
+    zeros = int(np.count_nonzero(bd.stream() < 0))
+    stream = best_time(bd.stream, repeat)
+    arange = _arange_time(n, repeat)
+    return {"kind": bd.kind, "words": n, "zero_fraction": zeros / n if n else 0.0,
+            "repeat": repeat, "stream_s": stream, "arange_s": arange, "rate": n / stream,
+            "arange_rate": n / arange, "ratio": arange / stream}
+
+
+def system_rate(num_buffers: int, iterations: int = 100, size: int = 64,
+                repeat: int = 3) -> dict:
+    """Simulated cycles per second of the system model on the ping-pong pipeline.
+
+    Runs :func:`~.graph_examples.pipeline_graph` (``num_buffers`` copies of a
+    ``size``-word shared buffer) for ``iterations`` iterations; the graph is
+    built and compiled inside the timed call, as ``Graph.run`` does it.
+
+    Returns
+    -------
+    dict
+        ``num_buffers``, ``iterations``, ``size``, ``words`` (into the buffer),
+        ``cycles`` (simulated, from the run's report), ``repeat``, ``wall_s``
+        (best) and ``cycles_per_s``.
+
+    Raises
+    ------
+    AssertionError
+        If the pipeline's output is not ``3 * input + 1``: a wrong run has no rate.
+    """
+    data = np.arange(iterations * size, dtype=np.int32)
+    results = []
+
+    def run() -> None:
+        results.append(pipeline_graph(num_buffers, size).run(iterations, {"in": data}))
+
+    wall = best_time(run, repeat)
+    result = results[-1]
+    if not np.array_equal(result.outputs["out"].ravel(), data * 3 + 1):
+        raise AssertionError(f"pipeline with num_buffers={num_buffers} gave a wrong output")
+    cycles = result.report.cycles
+    return {"num_buffers": num_buffers, "iterations": iterations, "size": size,
+            "words": int(data.size), "cycles": cycles, "repeat": repeat, "wall_s": wall,
+            "cycles_per_s": cycles / wall}
+
+
+def describe_walk(r: dict) -> list[str]:
+    """Lines a person reads for a :func:`walk_rate` result."""
+    return [f"4-D halo walk: {r['elements']:,} elements ({r['zero_fraction']:.1%} zero "
+            f"padding), best of {r['repeat']}",
+            f"  indices():  {r['walk_s'] * 1e3:8.2f} ms  {r['rate'] / 1e6:8.1f} M indices/s",
+            f"  np.arange:  {r['arange_s'] * 1e3:8.2f} ms  {r['arange_rate'] / 1e6:8.1f} "
+            "M indices/s",
+            f"  ratio walk/arange rate: {r['ratio']:.2f}"]
+
+
+def describe_stream(r: dict) -> list[str]:
+    """Lines a person reads for a :func:`stream_rate` result."""
+    return [f"{r['kind']} BD stream(): {r['words']:,} words ({r['zero_fraction']:.1%} zero), "
+            f"best of {r['repeat']}",
+            f"  stream():   {r['stream_s'] * 1e3:8.2f} ms  {r['rate'] / 1e6:8.1f} M words/s",
+            f"  np.arange:  {r['arange_s'] * 1e3:8.2f} ms  {r['arange_rate'] / 1e6:8.1f} "
+            "M words/s",
+            f"  ratio stream/arange rate: {r['ratio']:.3f}"]
+
+
+def describe_system(r: dict) -> list[str]:
+    """Lines a person reads for a :func:`system_rate` result."""
+    return [f"system model, ping-pong pipeline num_buffers={r['num_buffers']}: "
+            f"{r['iterations']} iterations of {r['size']} words, {r['cycles']:,} cycles in "
+            f"{r['wall_s']:.3f} s: {r['cycles_per_s'] / 1e3:.1f} k cycles/s "
+            f"(best of {r['repeat']})"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the model's figures: walk, BD streams and the system model."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="runs per figure (best is kept)")
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    args = parser.parse_args(argv)
+
     print(f"machine: {platform.machine()}, {platform.python_implementation()} "
           f"{platform.python_version()}, numpy {np.__version__}")
-    print(f"4-D halo walk: {n:,} elements ({zeros / n:.1%} zero padding), "
-          f"best of {args.repeat}")
-    print(f"  indices():  {walk * 1e3:8.2f} ms  {n / walk / 1e6:8.1f} M indices/s")
-    print(f"  np.arange:  {arange * 1e3:8.2f} ms  {n / arange / 1e6:8.1f} M indices/s")
-    print(f"  ratio walk/arange rate: {arange / walk:.2f} (goal >= 0.5)")
+    _print(describe_walk(walk_rate(HALO_WALK, args.repeat)))
+    for bd in (PADDED_MEMTILE_BD, LONG_SHIM_BD):
+        if args.quick:
+            bd = bd.replace(buffer_length=min(bd.buffer_length, 1 << 14))
+        _print(describe_stream(stream_rate(bd, args.repeat)))
+    for num_buffers in (1, 2):
+        # A system run takes a second or so: three timings are enough for a best.
+        _print(describe_system(system_rate(num_buffers, 5 if args.quick else 100,
+                                           repeat=min(args.repeat, 3))))
 
+
+def _print(lines: list[str]) -> None:
+    print("\n".join(lines), flush=True)
 
 if __name__ == "__main__":
     main()
