@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -31,13 +31,18 @@ __all__ = [
     "HALO_WALK",
     "LONG_SHIM_BD",
     "PADDED_MEMTILE_BD",
+    "QUICK_STREAM_LENGTH",
+    "STREAM_BDS",
+    "SYSTEM_REPEAT",
     "best_time",
     "describe_stream",
     "describe_system",
     "describe_walk",
     "main",
+    "stream_bds",
     "stream_rate",
     "system_rate",
+    "system_rates",
     "walk_rate",
 ]
 
@@ -73,6 +78,15 @@ LONG_SHIM_BD = BufferDescriptor(
 ``buffer_length`` is the only one that reaches millions of words in one BD
 (the shim has no zero padding)."""
 
+STREAM_BDS = {"padded memtile read": PADDED_MEMTILE_BD, "long shim": LONG_SHIM_BD}
+"""The BDs of the stream figure, by the name a report gives them."""
+
+QUICK_STREAM_LENGTH = 1 << 14
+"""The longest ``buffer_length`` of a stream BD in a quick (smoke) run."""
+
+SYSTEM_REPEAT = 3
+"""Timings of a system figure at most: one run lasts a second or so."""
+
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:
     """Fastest of ``repeat`` wall-clock timings of ``fn()``.
@@ -97,9 +111,17 @@ def best_time(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
-def _arange_time(n: int, repeat: int) -> float:
-    """The baseline: ``np.arange`` of ``n`` int64, what any index stream costs at least."""
-    return best_time(lambda: np.arange(n, dtype=np.int64), repeat)
+def _against_arange(name: str, fn: Callable[[], object], n: int, repeat: int) -> dict:
+    """Best time of ``fn`` (``<name>_s``) and of ``np.arange(n)`` (``arange_s``), as rates.
+
+    The baseline is ``np.arange`` of ``n`` int64, what any index stream costs at
+    least; ``rate`` and ``arange_rate`` are ``n`` per second, ``ratio`` the first
+    over the second.
+    """
+    seconds = best_time(fn, repeat)
+    arange = best_time(lambda: np.arange(n, dtype=np.int64), repeat)
+    return {f"{name}_s": seconds, "arange_s": arange, "rate": n / seconds,
+            "arange_rate": n / arange, "ratio": arange / seconds}
 
 
 def walk_rate(tp: TilingParameters = HALO_WALK, repeat: int = 7) -> dict:
@@ -122,11 +144,8 @@ def walk_rate(tp: TilingParameters = HALO_WALK, repeat: int = 7) -> dict:
     tp = tp.validate(kind="memtile", direction="read")
     n = tp.stream_length()
     zeros = int(np.count_nonzero(tp.indices() < 0))
-    walk = best_time(tp.indices, repeat)
-    arange = _arange_time(n, repeat)
-    return {"elements": n, "zero_fraction": zeros / n, "repeat": repeat, "walk_s": walk,
-            "arange_s": arange, "rate": n / walk, "arange_rate": n / arange,
-            "ratio": arange / walk}
+    return ({"elements": n, "zero_fraction": zeros / n, "repeat": repeat}
+            | _against_arange("walk", tp.indices, n, repeat))
 
 
 def stream_rate(bd: BufferDescriptor, repeat: int = 7) -> dict:
@@ -148,11 +167,19 @@ def stream_rate(bd: BufferDescriptor, repeat: int = 7) -> dict:
     """
     n = bd.buffer_length
     zeros = int(np.count_nonzero(bd.stream() < 0))
-    stream = best_time(bd.stream, repeat)
-    arange = _arange_time(n, repeat)
-    return {"kind": bd.kind, "words": n, "zero_fraction": zeros / n if n else 0.0,
-            "repeat": repeat, "stream_s": stream, "arange_s": arange, "rate": n / stream,
-            "arange_rate": n / arange, "ratio": arange / stream}
+    return ({"kind": bd.kind, "words": n, "zero_fraction": zeros / n if n else 0.0,
+             "repeat": repeat} | _against_arange("stream", bd.stream, n, repeat))
+
+
+def stream_bds(quick: bool = False) -> dict[str, BufferDescriptor]:
+    """:data:`STREAM_BDS`; with ``quick``, cut to :data:`QUICK_STREAM_LENGTH` words.
+
+    A BD may end mid-pattern, so a shorter ``buffer_length`` is still legal.
+    """
+    if not quick:
+        return dict(STREAM_BDS)
+    return {name: bd.replace(buffer_length=min(bd.buffer_length, QUICK_STREAM_LENGTH))
+            for name, bd in STREAM_BDS.items()}
 
 
 def system_rate(num_buffers: int, iterations: int = 100, size: int = 64,
@@ -191,24 +218,36 @@ def system_rate(num_buffers: int, iterations: int = 100, size: int = 64,
             "cycles_per_s": cycles / wall}
 
 
+def system_rates(iterations: int, repeat: int) -> Iterator[dict]:
+    """:func:`system_rate` with one buffer (the baseline), then two, each as measured.
+
+    Each figure is the best of ``repeat`` timings, at most :data:`SYSTEM_REPEAT`.
+    """
+    for num_buffers in (1, 2):
+        yield system_rate(num_buffers, iterations, repeat=min(repeat, SYSTEM_REPEAT))
+
+
+def _describe_against_arange(r: dict, name: str, call: str, unit: str,
+                             digits: int) -> list[str]:
+    """The time, rate and ratio lines of an :func:`_against_arange` result."""
+    return [f"  {call + ':':12}{r[name + '_s'] * 1e3:8.2f} ms  {r['rate'] / 1e6:8.1f} M {unit}/s",
+            f"  {'np.arange:':12}{r['arange_s'] * 1e3:8.2f} ms  {r['arange_rate'] / 1e6:8.1f} "
+            f"M {unit}/s",
+            f"  ratio {name}/arange rate: {r['ratio']:.{digits}f}"]
+
+
 def describe_walk(r: dict) -> list[str]:
     """Lines a person reads for a :func:`walk_rate` result."""
     return [f"4-D halo walk: {r['elements']:,} elements ({r['zero_fraction']:.1%} zero "
             f"padding), best of {r['repeat']}",
-            f"  indices():  {r['walk_s'] * 1e3:8.2f} ms  {r['rate'] / 1e6:8.1f} M indices/s",
-            f"  np.arange:  {r['arange_s'] * 1e3:8.2f} ms  {r['arange_rate'] / 1e6:8.1f} "
-            "M indices/s",
-            f"  ratio walk/arange rate: {r['ratio']:.2f}"]
+            *_describe_against_arange(r, "walk", "indices()", "indices", 2)]
 
 
 def describe_stream(r: dict) -> list[str]:
     """Lines a person reads for a :func:`stream_rate` result."""
     return [f"{r['kind']} BD stream(): {r['words']:,} words ({r['zero_fraction']:.1%} zero), "
             f"best of {r['repeat']}",
-            f"  stream():   {r['stream_s'] * 1e3:8.2f} ms  {r['rate'] / 1e6:8.1f} M words/s",
-            f"  np.arange:  {r['arange_s'] * 1e3:8.2f} ms  {r['arange_rate'] / 1e6:8.1f} "
-            "M words/s",
-            f"  ratio stream/arange rate: {r['ratio']:.3f}"]
+            *_describe_against_arange(r, "stream", "stream()", "words", 3)]
 
 
 def describe_system(r: dict) -> list[str]:
@@ -229,14 +268,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"machine: {platform.machine()}, {platform.python_implementation()} "
           f"{platform.python_version()}, numpy {np.__version__}")
     _print(describe_walk(walk_rate(HALO_WALK, args.repeat)))
-    for bd in (PADDED_MEMTILE_BD, LONG_SHIM_BD):
-        if args.quick:
-            bd = bd.replace(buffer_length=min(bd.buffer_length, 1 << 14))
+    for bd in stream_bds(args.quick).values():
         _print(describe_stream(stream_rate(bd, args.repeat)))
-    for num_buffers in (1, 2):
-        # A system run takes a second or so: three timings are enough for a best.
-        _print(describe_system(system_rate(num_buffers, 5 if args.quick else 100,
-                                           repeat=min(args.repeat, 3))))
+    for r in system_rates(5 if args.quick else 100, args.repeat):
+        _print(describe_system(r))
 
 
 def _print(lines: list[str]) -> None:

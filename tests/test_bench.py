@@ -20,8 +20,9 @@ from aiedma.model.bd_fields import KINDS
 from aiedma.model.cycle import ADDRGEN_LATENCY
 from aiedma.model.graph_examples import pipeline_graph
 from aiedma.model.timing import addrgen_trace
-from aiedma.tb import bench, bulk
-from aiedma.tb.stimulus import random_bds
+from aiedma.tb import bench
+from aiedma.tb.machine import machine
+from aiedma.tb.stimulus import random_bds, regression_stimulus
 from aiedma.tb.verilog_export import ToolMissing
 
 CHEAP = "model,amaranth,wpc,fpga"
@@ -68,6 +69,7 @@ def test_report_schema(run):
     m = report["machine"]
     assert set(m) >= {"cpu", "cores", "python", "numpy", "verilator", "icarus"}
     assert m["cpu"] and m["cores"] >= 1 and m["numpy"] == np.__version__
+    assert list(m) == list(machine())  # tb.machine's description, whole
     assert report["settings"]["quick"] is True and report["settings"]["repeat"] == 2
     assert _positive(report["total_s"])
 
@@ -109,7 +111,7 @@ def test_cosim_rows_match_the_model(run):
         ("amaranth", "high", "ok"), ("amaranth", "stall", "ok")]
     assert cosim["cycles_agree"] is True
     for r in rows:
-        bds, ready, offer = bench.regression_stimulus(r["kind"], r["bds"], r["seed"], r["ready"])
+        bds, ready, offer = regression_stimulus(r["kind"], r["bds"], r["seed"], r["ready"])
         assert r["cycles"] == addrgen_trace(r["kind"], bds, ready, offer).cycles
         assert r["words"] == sum(bd.buffer_length for bd in bds)
         assert _positive(r["sim_s"], r["cycles_per_s"], r["call_s"])
@@ -182,22 +184,6 @@ def test_missing_simulators_are_skipped(tmp_path, monkeypatch):
         ("bulk-icarus", "skipped"), ("bulk-icarus", "skipped")]
     assert all("made up" in r["reason"] for r in rows)
     assert "skipped: Icarus Verilog is missing" in (tmp_path / "bench.md").read_text()
-
-
-@pytest.mark.parametrize("ready", bench.READY_MODES)
-def test_stimulus_is_the_bulk_regressions(ready, tmp_path, monkeypatch):
-    """run_bulk is stopped at its file writer, which shows the stimulus it built."""
-    seen = {}
-
-    def capture(out, kind, bds, pattern=None, offer=None, **kwargs):
-        seen.update(bds=bds, ready=pattern, offer=offer)
-        raise StopIteration
-
-    monkeypatch.setattr(bulk, "write_bulk", capture)
-    with pytest.raises(StopIteration):
-        bulk.run_bulk("memtile", 30, 1001, "verilator", ready, root=tmp_path)
-    bds, pattern, offer = bench.regression_stimulus("memtile", 30, 1001, ready)
-    assert seen == {"bds": bds, "ready": pattern, "offer": offer}
 
 
 def test_unknown_benchmark_is_refused(tmp_path):

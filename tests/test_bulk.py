@@ -21,7 +21,7 @@ from aiedma.model.bd_fields import KINDS
 from aiedma.model.cycle import ADDRGEN_PREPARE_SLOTS
 from aiedma.model.timing import addrgen_trace
 from aiedma.tb.bulk import BULK_SIMULATORS, addrgen_trace_fast, pack_bds, run_bulk
-from aiedma.tb.stimulus import random_bds, stall_pattern
+from aiedma.tb.stimulus import random_bds, regression_stimulus, stall_pattern
 
 FIELDS = ("i_valid", "i_ready", "o_valid", "o_ready", "address", "zero", "last", "accepted")
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
@@ -36,6 +36,8 @@ def test_bulk_run_and_corruption(simulator, kind, tmp_path):
     clean = run_bulk(kind, 200, 7, simulator, "stall", root=tmp_path)
     assert clean["mismatch"] is None
     assert clean["compared"] == clean["cycles"] > 200
+    bds = regression_stimulus(kind, 200, 7, "stall")[0]
+    assert clean["words"] == sum(bd.buffer_length for bd in bds)
     high = run_bulk(kind, 200, 8, simulator, "high", root=tmp_path)
     assert high["mismatch"] is None
     assert high["compared"] == high["cycles"]

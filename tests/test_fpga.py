@@ -31,6 +31,7 @@ from aiedma.tb.fpga import (
     stat_cells,
     text_table,
 )
+from aiedma.tb.machine import machine, machine_line
 from aiedma.tb.verilog_export import ToolMissing
 
 SMALL_TOP = "aiedma_s2mm_tile"  # S2MMDatapath("tile"): the smallest top
@@ -158,6 +159,18 @@ def test_tables_hold_every_row():
     md = markdown_table(rows, "test machine", {"yosys": "0.70"})
     assert "| aiedma_x | ecp5 | 1 | 2 | 2 | 3 | 4 | 5 | 6 | 64.3 | 200 |" in md
     assert "test machine" in md and "yosys 0.70" in md
+
+
+def test_tables_name_the_machine(tmp_path):
+    """fpga.json's machine is tb.machine's description of this host, as one line."""
+    rows = [Row("aiedma_x", "ecp5", 1, 2, 3, 4, 5, 6, 64.3, 200.0, [], 2)]
+    line = fpga._write_tables(tmp_path, rows, {"yosys": "0.70"}, seed=3)
+    host = machine(simulators=False)
+    assert line == machine_line(host)
+    assert host["cpu"] in line and f"{host['cores']} CPUs" in line
+    table = json.loads((tmp_path / "fpga.json").read_text())
+    assert table["machine"] == line and table["seed"] == 3
+    assert f"Machine: {line}." in (tmp_path / "fpga.md").read_text()
 
 
 # --- command line --------------------------------------------------------------------
