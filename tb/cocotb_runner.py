@@ -23,12 +23,12 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from unittest import mock
 
 from ..hdl.export import TOPS, export_verilog
 from .cocotb_bench import RESULT_ENV, STIMULUS_ENV
+from .machine import distribution_version
 from .verilog_export import ToolMissing, lint_flags, verilator_env
 
 __all__ = ["SIMULATORS", "CocotbError", "ToolMissing", "run_cocotb"]
@@ -97,13 +97,6 @@ def _tail(path: Path) -> str:
     return "\n".join(lines[-_LOG_TAIL:])
 
 
-def _version(distribution: str) -> str | None:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def _product(folder: Path, simulator: str, top: str) -> Path:
     """The file a finished build leaves: the executable or the vvp image."""
     return folder / (top if simulator == "verilator" else "sim.vvp")
@@ -115,7 +108,7 @@ def _ensure_built(runner: object, simulator: str, top: str, folder: Path,
     verilog = export_verilog(top, TOPS[top]())
     args = _build_args(simulator)
     # A new cocotb (its VPI library is linked in) or Verilator also invalidates a build.
-    tools = {name: _version(name) for name in ("cocotb", "verilator")}
+    tools = {name: distribution_version(name) for name in ("cocotb", "verilator")}
     key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, _TIMESCALE, tools])
                          .encode()).hexdigest()
     stamp = folder / "build.sha256"
