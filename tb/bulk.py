@@ -17,7 +17,7 @@ No Python runs per cycle. For each kind, the model writes into
 
 ``tb/bulk_tb.sv`` drives the exported top from these files and compares every cycle,
 stopping at the first mismatch with its cycle. The expected trace comes from
-:func:`addrgen_trace_fast`, an event-per-BD equivalent of
+:func:`~aiedma.model.timing.addrgen_trace_fast`, the event-stepped equivalent of
 :func:`~aiedma.model.timing.addrgen_trace` (the tests check them equal), because the
 per-cycle model loop takes seconds per 250,000 cycles.
 """
@@ -41,122 +41,18 @@ from ..hdl.export import TOPS, export_verilog
 from ..hdl.layouts import bd_layout, bd_to_payload, beat_layout
 from ..model.bd import BufferDescriptor
 from ..model.bd_fields import KINDS
-from ..model.cycle import ADDRESS_BITS, ADDRGEN_PREPARE_SLOTS
-from ..model.timing import AddrgenTrace, bd_beats
+from ..model.cycle import ADDRESS_BITS
+from ..model.timing import AddrgenTrace, addrgen_trace_fast, held_high_array
 from .stimulus import READY_MODES, regression_stimulus
 from .verilog_export import ToolMissing, lint_flags, verilator_env
 
-__all__ = ["BULK_SIMULATORS", "addrgen_trace_fast", "main", "pack_bds", "run_bulk",
-           "write_bulk"]
+__all__ = ["BULK_SIMULATORS", "main", "pack_bds", "run_bulk", "write_bulk"]
 
 BULK_SIMULATORS = ("verilator", "icarus")
 DEFAULT_ROOT = Path("build") / "bulk"
 TB_SOURCE = Path(__file__).resolve().with_name("bulk_tb.sv")
 _MIN_DEPTH = 1 << 16  # small runs share one build per kind
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-
-
-def _pattern(pattern: Sequence[bool] | None, length: int) -> np.ndarray:
-    """A pattern as ``length`` booleans, held high past its end (the model's rule)."""
-    out = np.ones(length, dtype=bool)
-    if pattern is not None:
-        given = np.asarray(pattern, dtype=bool)[:length]
-        out[: given.size] = given
-    return out
-
-
-def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
-                       ready: Sequence[bool] | None = None,
-                       offer: Sequence[bool] | None = None,
-                       beats: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
-                       *, prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> AddrgenTrace:
-    """:func:`~aiedma.model.timing.addrgen_trace`, one Python step per BD and slot, not per cycle.
-
-    Same contract (:mod:`aiedma.model.cycle`, ``S = prepare_slots`` prepare slots),
-    stepped by events. BD ``k`` holds slot ``s`` over cycles ``in_s(k) .. out_s(k)`` and
-    enters slot ``s + 1`` in ``out_s(k) + 1``:
-
-    * it is accepted in ``a(k)``, the first offered cycle at or after ``out_0(k - 1)``
-      (at or after 0 for ``k = 0``), and ``in_0(k) = a(k) + 1``;
-    * for ``s < S - 1``, ``out_s(k) = max(in_s(k), out_{s+1}(k - 1))``: a slot holding
-      BD ``k`` is ready once BD ``k - 1`` moves on from the next one;
-    * in the last slot, ``c = out_{S-1}(k)`` is ``in_{S-1}(k)`` for length 0 (dropped)
-      and ``max(in_{S-1}(k), e)`` otherwise, ``e`` the cycle the running BD's last beat
-      is taken; the BD then runs from ``c + 1`` until its ``n``-th ready cycle.
-
-    ``i.ready`` is low in cycles ``in_0(k) .. out_0(k) - 1``. The per-cycle arrays are
-    then filled with NumPy. ``beats`` may pass precomputed
-    :func:`~aiedma.model.timing.bd_beats`.
-    """
-    if prepare_slots < 1:
-        raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
-    if beats is None:
-        beats = [bd_beats(kind, bd) for bd in bds]
-    count = len(beats)
-    lengths = np.array([b[0].size for b in beats], dtype=np.int64)
-    given = max(len(ready) if ready is not None else 0, len(offer) if offer is not None else 0)
-    # Past the patterns every cycle has an event (a beat, or a BD accepted, moved or
-    # dropped: S + 1 per BD), so the trace ends before this bound.
-    bound = given + int(lengths.sum()) + (prepare_slots + 1) * count + 4
-    ready_arr, offer_arr = _pattern(ready, bound), _pattern(offer, bound)
-    ready_count = np.concatenate(([0], np.cumsum(ready_arr)))   # ready cycles before t
-    ready_at = np.flatnonzero(ready_arr)
-    offered = np.where(offer_arr, np.arange(bound), bound)
-    next_offer = np.minimum.accumulate(offered[::-1])[::-1]   # first offer at or after t
-    rc, ra, no = ready_count.tolist(), ready_at.tolist(), next_offer.tolist()
-    accept = [0] * count
-    hand_on = [0] * count   # out_0(k): i.ready is low from a(k) + 1 until then
-    start = [0] * count
-    end = [-1] * count
-    # out[s] is out_s of the BD stepped last; 0 before the first BD, which neither
-    # delays BD 0 (in_s(0) >= 1) nor its acceptance (the first offer at or after 0).
-    out = [0] * prepare_slots
-    last = prepare_slots - 1
-    run_end = -1
-    for k, length in enumerate(lengths.tolist()):
-        a = no[out[0]]
-        accept[k] = a
-        enter = a + 1
-        for s in range(last):   # out[s + 1] still holds BD k - 1's value
-            out[s] = max(enter, out[s + 1])
-            enter = out[s] + 1
-        if length == 0:
-            c = enter
-        else:
-            c = max(enter, run_end)
-            start[k], end[k] = c + 1, ra[rc[c + 1] + length - 1]
-            run_end = end[k]
-        out[last] = c
-        hand_on[k] = out[0]
-    cycles = max(out[last] + 1, run_end + 1) if count else 0
-    if cycles > bound:
-        raise AssertionError("trace bound exceeded")
-    accept_a, hand_on_a = np.array(accept, np.int64), np.array(hand_on, np.int64)
-    time_axis = np.arange(cycles)
-    i_valid = offer_arr[:cycles] & (time_axis <= (accept_a[-1] if count else -1))
-    # i.ready is low while P[0] holds a BD that does not move on: cycles a+1 .. out_0-1.
-    waits = np.zeros(cycles + 1, dtype=np.int64)
-    np.add.at(waits, accept_a + 1, 1)
-    np.add.at(waits, hand_on_a, -1)
-    i_ready = np.cumsum(waits[:cycles]) == 0
-    running = lengths > 0
-    first = np.array(start, np.int64)[running]
-    sizes = np.array(end, np.int64)[running] - first + 1
-    offsets = (np.cumsum(lengths) - lengths)[running]
-    shown = np.repeat(first, sizes)
-    shown += np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    beat = np.repeat(offsets - ready_count[first], sizes) + ready_count[shown]
-    o_valid = np.zeros(cycles, dtype=bool)
-    o_valid[shown] = True
-    address = np.zeros(cycles, dtype=np.int64)
-    zero = np.zeros(cycles, dtype=bool)
-    last = np.zeros(cycles, dtype=bool)
-    if count:
-        address[shown] = np.concatenate([b[0] for b in beats]).astype(np.int64)[beat]
-        zero[shown] = np.concatenate([b[1] for b in beats])[beat]
-        last[shown] = np.concatenate([b[2] for b in beats])[beat]
-    return AddrgenTrace(i_valid, i_ready, o_valid, ready_arr[:cycles].copy(), address, zero,
-                        last, tuple(accept))
 
 
 def pack_bds(kind: str, bds: Sequence[BufferDescriptor]) -> list[int]:
@@ -223,8 +119,8 @@ def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
         words[corrupt] ^= np.uint64(1)
     bits = expected_bits(kind)
     (out / "expected.hex").write_bytes(_hex_lines(words, (bits["width"] + 3) // 4))
-    pattern = trace.o_ready.astype(np.uint64) | (_pattern(offer, trace.cycles).astype(np.uint64)
-                                                 << np.uint64(1))
+    offered = held_high_array(offer, trace.cycles).astype(np.uint64)
+    pattern = trace.o_ready.astype(np.uint64) | (offered << np.uint64(1))
     (out / "pattern.hex").write_bytes(_hex_lines(pattern, 1))
     bd_width = bd_layout(kind).size
     digits = (bd_width + 3) // 4

@@ -19,8 +19,8 @@ from aiedma.hdl.layouts import bd_layout, bd_to_payload
 from aiedma.model.bd import BufferDescriptor
 from aiedma.model.bd_fields import KINDS
 from aiedma.model.cycle import ADDRGEN_PREPARE_SLOTS
-from aiedma.model.timing import addrgen_trace
-from aiedma.tb.bulk import BULK_SIMULATORS, addrgen_trace_fast, pack_bds, run_bulk
+from aiedma.model.timing import addrgen_trace, addrgen_trace_fast
+from aiedma.tb.bulk import BULK_SIMULATORS, pack_bds, run_bulk
 from aiedma.tb.stimulus import random_bds, regression_stimulus, stall_pattern
 
 FIELDS = ("i_valid", "i_ready", "o_valid", "o_ready", "address", "zero", "last", "accepted")
