@@ -176,11 +176,17 @@ def test_tables_name_the_machine(tmp_path):
 # --- command line --------------------------------------------------------------------
 
 
-def test_unknown_top_is_a_usage_error(capsys):
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--tops", "aiedma_nosuch"], "argument --tops: unknown top aiedma_nosuch"),
+    (["--parts", "ecp6"], "argument --parts: unknown part ecp6; choose from ecp5, ice40"),
+    (["--freq", "-3"], "argument --freq: -3 is not above 0"),
+    (["--jobs", "0"], "argument --jobs: 0 is not above 0"),
+])
+def test_bad_argument_is_a_usage_error(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
-        fpga.main(["--tops", "aiedma_nosuch"])
+        fpga.main(argv)
     assert exit_.value.code == 2
-    assert "unknown top aiedma_nosuch" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def test_missing_tool_is_one_line(monkeypatch, capsys, tmp_path):
