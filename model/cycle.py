@@ -90,8 +90,9 @@ Consequences (the tests check each, for ``S`` = 1, 2 and 3):
 
 Per-BD values computed in the prepare slots (the RTL's structure, not part of the
 interface): ``start = base_address + iteration_current * iteration_stepsize`` as a
-tree of additions, one level per slot, and each dimension's padded span
-``before + wrap + after``. ``iteration_current`` is *used*, never written back:
+tree of additions, one level per slot, the last slot holding ``start``; each
+dimension's padded span ``before + wrap + after``; and the lowest dimension whose wrap
+is not 1, with its stride. ``iteration_current`` is *used*, never written back:
 advancing it is the BD's owner's job (bd.md "Iteration",
 :meth:`~aiedma.model.bd.BufferDescriptor.next_iteration`).
 
@@ -162,7 +163,7 @@ __all__ = [
     "wrap_addresses",
 ]
 
-ADDRGEN_PREPARE_SLOTS = 3
+ADDRGEN_PREPARE_SLOTS = 4
 """Prepare slots ``P[0] .. P[S-1]`` of the address generator before its running slot
 (``S`` in the rules above). The RTL's pipeline depth: tests derive every latency and
 cycle number from it (through the constants below), never from its value."""
