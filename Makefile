@@ -59,13 +59,13 @@ test: setup lint
 
 sim: setup
 	$(SIM_RUN)
-	$(PY) -m aiedma.model.graph_examples
+	$(PY) -m aiedma.flows.graph_examples
 
 bench: setup
-	$(PY) -m aiedma.tb.bench
+	$(PY) -m aiedma.flows.bench
 
 fpga: $(STAMP)
-	$(PY) -m aiedma.tb.fpga
+	$(PY) -m aiedma.flows.fpga
 
 clean:
 	rm -rf build sim_build .pytest_cache .hypothesis .ruff_cache
@@ -74,4 +74,4 @@ distclean: clean
 	rm -rf $(VENV) *.egg-info
 
 verilog: $(STAMP)
-	$(PY) -m aiedma.tb.verilog_export
+	$(PY) -m aiedma.flows.verilog

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from .model import AiedmaError, BufferDescriptor, PortProgram, format_runs
-from .model.adf_cpp import parse_graph_header, parse_port_program
-from .model.bd_fields import FIELDS, WORDS
-from .model.dtypes import ELEMENT_BITS
-from .model.lower import LoweredProgram, lower
-from .model.tiling import DIRECTIONS, KINDS
+from .model.arch.dtypes import ELEMENT_BITS
+from .model.bd.fields import FIELDS, WORDS
+from .model.bd.lower import LoweredProgram, lower
+from .model.tiling.adf_cpp import parse_graph_header, parse_port_program
+from .model.tiling.parameters import DIRECTIONS, KINDS
 
 __all__ = ["main"]
 
@@ -320,7 +320,7 @@ def _sim(args: argparse.Namespace) -> int:
 
 
 def _verilog(args: argparse.Namespace) -> int:
-    from .tb import verilog_export
+    from .flows import verilog as verilog_export
 
     return verilog_export.main(["--out", str(args.out)])
 

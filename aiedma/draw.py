@@ -7,7 +7,7 @@ writes it (dark = early, yellow = late), with the number itself for small
 buffers; zero padding is grey with a ``Z``; each tile is framed and numbered
 in traversal order; the boundary is a dashed red box; a dot marks a cell the
 walk visits more than once. PNG, SVG, and animated GIF (tile by tile or element
-by element). What is painted comes from :func:`aiedma.model.picture.access_map`.
+by element). What is painted comes from :func:`aiedma.model.tiling.picture.access_map`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from .model.errors import AiedmaError, field_error
-from .model.picture import AccessMap, access_map
-from .model.port import PortProgram
+from .model.tiling.picture import AccessMap, access_map
+from .model.tiling.port import PortProgram
 
 __all__ = ["FORMATS", "draw"]
 

@@ -1,7 +1,7 @@
 """The BD address generator: one BD in, one address beat per cycle out.
 
 It implements bd.md "Address generation", "Zero padding" and the iteration offset
-for one DMA kind, under the cycle contract of :mod:`aiedma.model.cycle` (latency,
+for one DMA kind, under the cycle contract of :mod:`aiedma.model.cycle.contract` (latency,
 ready rule, no bubble at wraps, padding runs or BD boundaries).
 
 The structure is chosen for Fmax (the techniques of style.md): no register-to-register
@@ -50,7 +50,7 @@ enables and ``i.ready``, never a next value:
   padded BD come in the same order, at the same addresses, as without padding.
 
 Addresses wrap modulo ``2**ADDRESS_BITS[kind]`` (**decision** in
-:mod:`aiedma.model.cycle`). Measured (ECP5 LFE5U-85F speed 6, nextpnr seeds 1-4, the
+:mod:`aiedma.model.cycle.contract`). Measured (ECP5 LFE5U-85F speed 6, nextpnr seeds 1-4, the
 memory tile): 196-210 MHz. What limits it is no longer one loop but a spread of paths
 of 4.8-5.2 ns, each the worst on some placement: the address loop itself (adder, one
 LUT), ``ahead[k]`` (a LUT, then the adder), a dimension's counter (borrow, then the
@@ -68,8 +68,8 @@ from amaranth.hdl import Const, Module, Mux, Shape, Signal, Value, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
-from ..model.cycle import ADDRESS_BITS, ADDRGEN_PREPARE_SLOTS
+from ..model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
+from ..model.cycle.contract import ADDRESS_BITS, ADDRGEN_PREPARE_SLOTS
 from .layouts import bd_layout, beat_layout, check_kind
 
 __all__ = ["BDAddressGenerator"]
@@ -90,7 +90,7 @@ class BDAddressGenerator(wiring.Component):
     ``buffer_length`` alone ends a BD), "Zero padding" (memory tile) and the iteration
     offset ``iteration_current * iteration_stepsize`` (the write-back of
     ``iteration_current`` is not this block's job). The cycle contract (latency, ready
-    rule, BD boundaries, BDs of length 0) is stated in :mod:`aiedma.model.cycle`.
+    rule, BD boundaries, BDs of length 0) is stated in :mod:`aiedma.model.cycle.contract`.
 
     Parameters
     ----------
@@ -124,7 +124,7 @@ class BDAddressGenerator(wiring.Component):
         length_shape = unsigned(index["buffer_length"].value_width)
         count_shape = [_count_shape(kind, k) for k in wrapping]
 
-        # --- R's handshake state, and the decisions of model/cycle.py ------------------
+        # --- R's handshake state, and the decisions of model/cycle/contract.py ------------------
         r_valid = Signal()
         r_last = Signal()          # R shows its BD's final beat
         r_more = Signal()          # R shows a beat that is not the final one

@@ -10,7 +10,7 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.cycle import ADDRESS_BITS, DATA_BITS
+from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from .addrgen import BDAddressGenerator
 from .layouts import bd_layout, check_kind, data_beat_layout
 from .mm2s import MM2SDatapath

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from amaranth.back import verilog
 from amaranth.lib import wiring
 
-from ..model.bd_fields import KINDS
+from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
 from .channel import MM2SChannel, S2MMChannel
 from .mm2s import MM2SDatapath

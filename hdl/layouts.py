@@ -1,7 +1,7 @@
 """Payload layouts of the RTL's streams, built from the model's BD field table.
 
 The BD payload has one member per address-generation field (in table order) holding
-the field's *actual* value, as wide as :attr:`~aiedma.model.bd_fields.Field.value_width`
+the field's *actual* value, as wide as :attr:`~aiedma.model.bd.fields.Field.value_width`
 says: a 13-bit minus-one step size is a 14-bit member (1..8192). No width is written
 here by hand, so the RTL cannot drift from the register format.
 """
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 from amaranth.hdl import Shape, signed, unsigned
 from amaranth.lib import data
 
-from ..model.bd_fields import KINDS, Field
-from ..model.cycle import ADDRESS_BITS, DATA_BITS, address_generation_fields
+from ..model.bd.fields import KINDS, Field
+from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS, address_generation_fields
 
 if TYPE_CHECKING:  # the RTL takes only layouts and constants from the model
-    from ..model.bd import BufferDescriptor
+    from ..model.bd.descriptor import BufferDescriptor
 
 __all__ = [
     "bd_layout",
@@ -52,7 +52,7 @@ def bd_layout(kind: str) -> data.StructLayout:
     -------
     amaranth.lib.data.StructLayout
         One member per field of
-        :func:`~aiedma.model.cycle.address_generation_fields`, in table order.
+        :func:`~aiedma.model.cycle.contract.address_generation_fields`, in table order.
     """
     return data.StructLayout({f.name: field_shape(f) for f in address_generation_fields(kind)})
 

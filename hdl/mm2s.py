@@ -3,7 +3,7 @@
 It sits between the address generator and the channel's output stream: it reads a
 BRAM-style port with one cycle of read latency, sends 0 for padding beats without
 enabling the read, and keeps one word per cycle under backpressure. The cycle
-contract (ready rule, latency) is in :mod:`aiedma.model.cycle`.
+contract (ready rule, latency) is in :mod:`aiedma.model.cycle.contract`.
 
 Why a two-word buffer and a ready that looks only at registers: a read issued in
 cycle ``t`` returns in ``t + 1`` whatever ``o.ready`` does then, so the word in flight
@@ -19,7 +19,7 @@ from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.cycle import ADDRESS_BITS, DATA_BITS, MM2S_BUFFER_DEPTH
+from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS, MM2S_BUFFER_DEPTH
 from .layouts import beat_layout, check_kind, data_beat_layout
 
 __all__ = ["MM2SDatapath"]

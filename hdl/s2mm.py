@@ -3,7 +3,7 @@
 A word and its address beat are taken together (a join) and written one cycle later
 from registers, so the write port never sees the input streams' combinational
 paths. The cycle contract and the decisions (zero beats, ``last``) are in
-:mod:`aiedma.model.cycle`.
+:mod:`aiedma.model.cycle.contract`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.cycle import ADDRESS_BITS, DATA_BITS
+from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from .layouts import beat_layout, check_kind, data_beat_layout
 
 __all__ = ["S2MMDatapath"]

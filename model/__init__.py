@@ -8,23 +8,23 @@ the graph API (:mod:`.memory`, :mod:`.locks`, :mod:`.channel`, :mod:`.stream`,
 :mod:`.scheduler`, :mod:`.graph`).
 """
 
-from .adf_cpp import CppSyntaxError, parse_graph_header, parse_port_program, to_cpp
-from .bd import BufferDescriptor, check_chain
-from .channel import DMA, ChannelError
-from .dtypes import ELEMENT_BITS, element_bits, elements_per_word
+from .arch.dtypes import ELEMENT_BITS, element_bits, elements_per_word
+from .bd.descriptor import BufferDescriptor, check_chain
+from .bd.lower import LoweredProgram, LoweringError, lower, word_stream_to_elements
+from .bd.packet import PacketHeader, odd_parity, packet_header, parse_packet_header
+from .bd.task import Task, run_task
 from .errors import AiedmaError, BDError, PacketError, TilingError
-from .graph import Graph, GraphError, GraphResult, Kernel, SharedBuffer
-from .locks import LockError, LockTable
-from .lower import LoweredProgram, LoweringError, lower, word_stream_to_elements
-from .memory import Memory, MemoryAccessError
-from .packet import PacketHeader, odd_parity, packet_header, parse_packet_header
-from .port import PortProgram, load_port_program
-from .runs import format_runs
-from .scheduler import DeadlockError, run_system
-from .stream import PacketMerge, PacketSplit, Stream, StreamError
-from .task import Task, run_task
-from .tiling import TilingParameters, TraversingParameters
-from .walk import ZERO
+from .system.channel import DMA, ChannelError
+from .system.graph import Graph, GraphError, GraphResult, Kernel, SharedBuffer
+from .system.locks import LockError, LockTable
+from .system.memory import Memory, MemoryAccessError
+from .system.scheduler import DeadlockError, run_system
+from .system.stream import PacketMerge, PacketSplit, Stream, StreamError
+from .tiling.adf_cpp import CppSyntaxError, parse_graph_header, parse_port_program, to_cpp
+from .tiling.parameters import TilingParameters, TraversingParameters
+from .tiling.port import PortProgram, load_port_program
+from .tiling.runs import format_runs
+from .tiling.walk import ZERO
 
 __all__ = [
     "DMA",

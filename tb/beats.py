@@ -1,6 +1,6 @@
 """What the RTL must show, computed from the golden model: beats, words, memory.
 
-These turn a model :class:`~aiedma.model.bd.BufferDescriptor` into the payloads the
+These turn a model :class:`~aiedma.model.bd.descriptor.BufferDescriptor` into the payloads the
 RTL streams carry (:mod:`aiedma.hdl.layouts`), so testbenches compare RTL and model
 with ``==`` on plain Python values.
 """
@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..model.bd import BufferDescriptor
-from ..model.cycle import wrap_addresses
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.cycle.contract import wrap_addresses
 
 __all__ = ["expected_beats", "mm2s_words", "s2mm_memory"]
 

@@ -17,8 +17,8 @@ No Python runs per cycle. For each kind, the model writes into
 
 ``tb/bulk_tb.sv`` drives the exported top from these files and compares every cycle,
 stopping at the first mismatch with its cycle. The expected trace comes from
-:func:`~aiedma.model.timing.addrgen_trace_fast`, the event-stepped equivalent of
-:func:`~aiedma.model.timing.addrgen_trace` (the tests check them equal), because the
+:func:`~aiedma.model.cycle.timing.addrgen_trace_fast`, the event-stepped equivalent of
+:func:`~aiedma.model.cycle.timing.addrgen_trace` (the tests check them equal), because the
 per-cycle model loop takes seconds per 250,000 cycles.
 """
 
@@ -39,12 +39,12 @@ import numpy as np
 
 from ..hdl.export import TOPS, export_verilog
 from ..hdl.layouts import bd_layout, bd_to_payload, beat_layout
-from ..model.bd import BufferDescriptor
-from ..model.bd_fields import KINDS
-from ..model.cycle import ADDRESS_BITS
-from ..model.timing import AddrgenTrace, addrgen_trace_fast, held_high_array
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.fields import KINDS
+from ..model.cycle.contract import ADDRESS_BITS
+from ..model.cycle.timing import AddrgenTrace, addrgen_trace_fast, held_high_array
 from .stimulus import READY_MODES, regression_stimulus
-from .verilog_export import ToolMissing, lint_flags, verilator_env
+from .tools import ToolMissing, lint_flags, verilator_env
 
 __all__ = ["BULK_SIMULATORS", "main", "pack_bds", "run_bulk", "write_bulk"]
 

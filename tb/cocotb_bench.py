@@ -24,7 +24,7 @@ The result::
     "mismatch": null | the scoreboard's message,
     "cycles_per_second": simulated cycles / wall time of the drive loop
 
-Sampling follows :mod:`aiedma.model.cycle`: cycle ``t`` ends with rising edge
+Sampling follows :mod:`aiedma.model.cycle.contract`: cycle ``t`` ends with rising edge
 ``t``, cycle 0 is the first cycle after reset. Right after edge ``t - 1`` the
 bench writes the inputs of cycle ``t``, waits for ``ReadOnly`` (every
 combinational path, ``i.ready`` from ``o.ready`` included, has settled, and no
@@ -50,8 +50,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from ..hdl.layouts import bd_layout, bd_to_payload, beat_layout, data_beat_layout
-from ..model.bd import BufferDescriptor
-from ..model.timing import addrgen_trace, held_high, mm2s_trace
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.cycle.timing import addrgen_trace, held_high, mm2s_trace
 from .scoreboard import AddrgenScoreboard, Mismatch, MM2SScoreboard
 
 STIMULUS_ENV = "AIEDMA_STIMULUS"
@@ -112,7 +112,7 @@ async def _reset(dut: Any) -> None:
 
 async def _drive(dut: Any, bd_valid: Any, bd_payload: Any, payloads: list[int], cycles: int,
                  ready, offer, check, prepare=None) -> tuple[str | None, int, float]:
-    """Drive one cycle per loop, as model/cycle.py numbers cycles.
+    """Drive one cycle per loop, as model/cycle/contract.py numbers cycles.
 
     Inputs for cycle ``t`` are set after edge ``t - 1`` (the next BD as ``offer``
     allows, ``o.ready`` from its pattern, then ``prepare``), sampled once settled

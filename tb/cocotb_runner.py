@@ -28,8 +28,7 @@ from unittest import mock
 
 from ..hdl.export import TOPS, export_verilog
 from .cocotb_bench import RESULT_ENV, STIMULUS_ENV
-from .machine import distribution_version
-from .verilog_export import ToolMissing, lint_flags, verilator_env
+from .tools import ToolMissing, distribution_version, lint_flags, verilator_env
 
 __all__ = ["SIMULATORS", "CocotbError", "ToolMissing", "run_cocotb"]
 

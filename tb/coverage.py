@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..model.bd import BufferDescriptor
-from ..model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
-from ..model.timing import AddrgenTrace
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
+from ..model.cycle.timing import AddrgenTrace
 
 __all__ = ["Coverage"]
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.bd import BufferDescriptor
-from ..model.bd_fields import KINDS
-from ..model.cycle import ADDRGEN_LATENCY
-from ..model.lower import lower
-from ..model.tiling import TilingParameters
-from ..model.timing import addrgen_trace
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.fields import KINDS
+from ..model.bd.lower import lower
+from ..model.cycle.contract import ADDRGEN_LATENCY
+from ..model.cycle.timing import addrgen_trace
+from ..model.tiling.parameters import TilingParameters
 from .coverage import Coverage
 from .run import SIMULATORS, check_addrgen, check_mm2s
 from .scoreboard import Mismatch

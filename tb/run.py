@@ -22,9 +22,9 @@ from amaranth.sim import Simulator
 from ..hdl.addrgen import BDAddressGenerator
 from ..hdl.channel import MM2SChannel
 from ..hdl.layouts import bd_to_payload
-from ..model.bd import BufferDescriptor
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.cycle.timing import addrgen_trace, held_high, mm2s_trace
 from ..model.errors import AiedmaError, field_error
-from ..model.timing import addrgen_trace, held_high, mm2s_trace
 from .memory import bram_read_port
 from .scoreboard import AddrgenScoreboard, Mismatch, MM2SScoreboard, RunSummary
 
@@ -161,7 +161,7 @@ def check_mm2s(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
 
 
 def _driver(bd_port, out_port, bds: list, cycles: int, ready, offer, check):
-    """A testbench driving one cycle per loop, as model/cycle.py numbers cycles.
+    """A testbench driving one cycle per loop, as model/cycle/contract.py numbers cycles.
 
     In each cycle it offers the next BD (as ``offer`` allows), sets ``ready`` from
     its pattern, samples the ports at the edge and hands them to ``check``.

@@ -3,7 +3,7 @@
 Simulator-neutral (pure Python): the Amaranth testbench and the cocotb test both
 feed it the values they sample at each rising edge. It compares the input's
 ``ready``, the output's ``valid`` and, while ``valid``, the payload with the
-trace of :mod:`aiedma.model.timing`, and on the first difference raises
+trace of :mod:`aiedma.model.cycle.timing`, and on the first difference raises
 :class:`Mismatch` naming the cycle, the BD, its dimension counters and the seed
 that replays the run.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.bd import BufferDescriptor
-from ..model.timing import beat_counters
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.cycle.timing import beat_counters
 
 __all__ = ["AddrgenScoreboard", "MM2SScoreboard", "Mismatch", "RunSummary"]
 

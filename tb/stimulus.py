@@ -10,10 +10,10 @@ import random
 
 import numpy as np
 
-from ..model.bd import BufferDescriptor
-from ..model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
-from ..model.cycle import ADDRGEN_LATENCY
-from ..model.timing import bd_beats, beat_counters
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
+from ..model.cycle.contract import ADDRGEN_LATENCY
+from ..model.cycle.timing import bd_beats, beat_counters
 
 __all__ = ["OFFER_IDLE", "READY_MODES", "edge_beats", "random_bd", "random_bds",
            "regression_stimulus", "stall_pattern"]
@@ -109,7 +109,7 @@ def regression_stimulus(kind: str, count: int, seed: int, ready: str = "high"
     """The BDs, ``o.ready`` pattern and offer pattern of one random regression.
 
     The one stimulus of the bulk testbench (:func:`~aiedma.tb.bulk.run_bulk`) and
-    of the co-simulation benchmarks (:mod:`aiedma.tb.bench`), so that every
+    of the co-simulation benchmarks (:mod:`aiedma.flows.bench`), so that every
     simulator runs the same regression for the same arguments.
 
     Parameters

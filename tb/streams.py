@@ -7,7 +7,7 @@ is taken" on every cycle it stalls.
 
 Cycle numbers returned by :func:`stream_send` and :func:`stream_receive` count the
 clock edges since the helper was called: called at the start of a testbench they are
-the cycle numbers of :mod:`aiedma.model.cycle` (cycle 0 ends with the first edge).
+the cycle numbers of :mod:`aiedma.model.cycle.contract` (cycle 0 ends with the first edge).
 """
 
 from __future__ import annotations

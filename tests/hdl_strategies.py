@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from aiedma.model.bd import BufferDescriptor
-from aiedma.model.bd_fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
+from aiedma.model.bd.descriptor import BufferDescriptor
+from aiedma.model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
 
 # Padding legality (bd.md): padding around a dimension that never wraps is illegal.
 _NEEDS_WRAP = {

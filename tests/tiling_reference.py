@@ -2,7 +2,7 @@
 
 Deliberately naive (nested Python loops, one element at a time) so that it is
 easy to check by eye against the spec's pseudo-code; the vectorised model is
-compared with it. It shares no code with ``aiedma.model.walk``.
+compared with it. It shares no code with ``aiedma.model.tiling.walk``.
 """
 
 from itertools import product

@@ -1,0 +1,281 @@
+"""Benchmarks of the golden model: ``python -m aiedma.flows.model_bench``.
+
+Figures are printed, never asserted: each is the best of several runs, next to
+a baseline measured in the same run on the same machine, so the ratio means
+something where the absolute rate does not. The functions return the figures
+as dicts, which :mod:`aiedma.flows.bench` (``make bench``) saves with the RTL's.
+
+Three figures, all model-only (this module never imports Amaranth or cocotb):
+
+* the walk rate of :data:`HALO_WALK` against ``np.arange`` of the same length;
+* the address stream rate of :meth:`~.bd.BufferDescriptor.stream` on
+  :data:`PADDED_MEMTILE_BD` and :data:`LONG_SHIM_BD`, against ``np.arange``;
+* the system model's simulated cycles per second on the ping-pong pipeline of
+  :func:`~.graph_examples.pipeline_graph`, with one and with two buffers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.tiling.parameters import TilingParameters
+from .graph_examples import pipeline_graph
+
+__all__ = [
+    "HALO_WALK",
+    "LONG_SHIM_BD",
+    "PADDED_MEMTILE_BD",
+    "QUICK_STREAM_LENGTH",
+    "STREAM_BDS",
+    "SYSTEM_REPEAT",
+    "best_time",
+    "describe_stream",
+    "describe_system",
+    "describe_walk",
+    "main",
+    "stream_bds",
+    "stream_rate",
+    "system_rate",
+    "system_rates",
+    "walk_rate",
+]
+
+HALO_WALK = TilingParameters(
+    buffer_dimension=[128, 64, 32, 16],
+    tiling_dimension=[36, 18, 10, 16],
+    offset=[-2, -1, -1, 0],
+    tile_traversal=[
+        {"dimension": 0, "stride": 32, "wrap": 4},
+        {"dimension": 1, "stride": 16, "wrap": 4},
+        {"dimension": 2, "stride": 8, "wrap": 4},
+    ],
+)
+"""A 4-D memory-tile read of overlapping halo tiles (a convolution's input):
+every tile reaches 2 elements past the buffer in dimension 0 and 1 row / plane
+in dimensions 1 and 2, so the edge tiles carry zero padding. 6.6 M elements."""
+
+PADDED_MEMTILE_BD = BufferDescriptor(
+    "memtile", buffer_length=129_024, valid_bd=1,
+    d0_zero_before=2, d0_wrap=60, d0_zero_after=2,
+    d1_zero_before=1, d1_wrap=30, d1_zero_after=1, d1_stepsize=60,
+    d2_zero_before=1, d2_wrap=61, d2_zero_after=1, d2_stepsize=1800,
+)
+"""A memory-tile read BD padded in all three dimensions (a 60x30x61 block read
+as 64x32x63 words, 15 % zero words). Its 129,024 words are close to the
+longest a memory-tile BD holds: ``buffer_length`` has 17 bits there."""
+
+LONG_SHIM_BD = BufferDescriptor(
+    "shim", buffer_length=1 << 22, valid_bd=1,
+    d0_wrap=256, d1_wrap=128, d1_stepsize=256, d2_stepsize=32_768,
+)
+"""A 3-D shim BD of 4,194,304 words (256 x 128 x 128): the shim's 32-bit
+``buffer_length`` is the only one that reaches millions of words in one BD
+(the shim has no zero padding)."""
+
+STREAM_BDS = {"padded memtile read": PADDED_MEMTILE_BD, "long shim": LONG_SHIM_BD}
+"""The BDs of the stream figure, by the name a report gives them."""
+
+QUICK_STREAM_LENGTH = 1 << 14
+"""The longest ``buffer_length`` of a stream BD in a quick (smoke) run."""
+
+SYSTEM_REPEAT = 3
+"""Timings of a system figure at most: one run lasts a second or so."""
+
+
+def best_time(fn: Callable[[], object], repeat: int) -> float:
+    """Fastest of ``repeat`` wall-clock timings of ``fn()``.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with no argument; its result is discarded.
+    repeat : int
+        Timed calls (at least 1).
+
+    Returns
+    -------
+    float
+        Seconds of the fastest call: the least disturbed by the rest of the machine.
+    """
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _against_arange(name: str, fn: Callable[[], object], n: int, repeat: int) -> dict:
+    """Best time of ``fn`` (``<name>_s``) and of ``np.arange(n)`` (``arange_s``), as rates.
+
+    The baseline is ``np.arange`` of ``n`` int64, what any index stream costs at
+    least; ``rate`` and ``arange_rate`` are ``n`` per second, ``ratio`` the first
+    over the second.
+    """
+    seconds = best_time(fn, repeat)
+    arange = best_time(lambda: np.arange(n, dtype=np.int64), repeat)
+    return {f"{name}_s": seconds, "arange_s": arange, "rate": n / seconds,
+            "arange_rate": n / arange, "ratio": arange / seconds}
+
+
+def walk_rate(tp: TilingParameters = HALO_WALK, repeat: int = 7) -> dict:
+    """Time :meth:`~.tiling.TilingParameters.indices` against ``np.arange`` of its length.
+
+    Parameters
+    ----------
+    tp : TilingParameters
+        Validated as a memory-tile read (the only context with zero padding).
+    repeat : int
+        Timings per figure; the best is kept.
+
+    Returns
+    -------
+    dict
+        ``elements``, ``zero_fraction``, ``repeat``, ``walk_s`` and ``arange_s``
+        (best times), ``rate`` and ``arange_rate`` (indices/s) and ``ratio``
+        (walk rate over ``np.arange`` rate).
+    """
+    tp = tp.validate(kind="memtile", direction="read")
+    n = tp.stream_length()
+    zeros = int(np.count_nonzero(tp.indices() < 0))
+    return ({"elements": n, "zero_fraction": zeros / n, "repeat": repeat}
+            | _against_arange("walk", tp.indices, n, repeat))
+
+
+def stream_rate(bd: BufferDescriptor, repeat: int = 7) -> dict:
+    """Time :meth:`~.bd.BufferDescriptor.stream` against ``np.arange`` of its length.
+
+    Parameters
+    ----------
+    bd : BufferDescriptor
+        Any BD; its ``buffer_length`` words are produced per call.
+    repeat : int
+        Timings per figure; the best is kept.
+
+    Returns
+    -------
+    dict
+        ``kind``, ``words``, ``zero_fraction``, ``repeat``, ``stream_s`` and
+        ``arange_s`` (best times), ``rate`` and ``arange_rate`` (words/s) and
+        ``ratio`` (stream rate over ``np.arange`` rate).
+    """
+    n = bd.buffer_length
+    zeros = int(np.count_nonzero(bd.stream() < 0))
+    return ({"kind": bd.kind, "words": n, "zero_fraction": zeros / n if n else 0.0,
+             "repeat": repeat} | _against_arange("stream", bd.stream, n, repeat))
+
+
+def stream_bds(quick: bool = False) -> dict[str, BufferDescriptor]:
+    """:data:`STREAM_BDS`; with ``quick``, cut to :data:`QUICK_STREAM_LENGTH` words.
+
+    A BD may end mid-pattern, so a shorter ``buffer_length`` is still legal.
+    """
+    if not quick:
+        return dict(STREAM_BDS)
+    return {name: bd.replace(buffer_length=min(bd.buffer_length, QUICK_STREAM_LENGTH))
+            for name, bd in STREAM_BDS.items()}
+
+
+def system_rate(num_buffers: int, iterations: int = 100, size: int = 64,
+                repeat: int = 3) -> dict:
+    """Simulated cycles per second of the system model on the ping-pong pipeline.
+
+    Runs :func:`~.graph_examples.pipeline_graph` (``num_buffers`` copies of a
+    ``size``-word shared buffer) for ``iterations`` iterations; the graph is
+    built and compiled inside the timed call, as ``Graph.run`` does it.
+
+    Returns
+    -------
+    dict
+        ``num_buffers``, ``iterations``, ``size``, ``words`` (into the buffer),
+        ``cycles`` (simulated, from the run's report), ``repeat``, ``wall_s``
+        (best) and ``cycles_per_s``.
+
+    Raises
+    ------
+    AssertionError
+        If the pipeline's output is not ``3 * input + 1``: a wrong run has no rate.
+    """
+    data = np.arange(iterations * size, dtype=np.int32)
+    results = []
+
+    def run() -> None:
+        results.append(pipeline_graph(num_buffers, size).run(iterations, {"in": data}))
+
+    wall = best_time(run, repeat)
+    result = results[-1]
+    if not np.array_equal(result.outputs["out"].ravel(), data * 3 + 1):
+        raise AssertionError(f"pipeline with num_buffers={num_buffers} gave a wrong output")
+    cycles = result.report.cycles
+    return {"num_buffers": num_buffers, "iterations": iterations, "size": size,
+            "words": int(data.size), "cycles": cycles, "repeat": repeat, "wall_s": wall,
+            "cycles_per_s": cycles / wall}
+
+
+def system_rates(iterations: int, repeat: int) -> Iterator[dict]:
+    """:func:`system_rate` with one buffer (the baseline), then two, each as measured.
+
+    Each figure is the best of ``repeat`` timings, at most :data:`SYSTEM_REPEAT`.
+    """
+    for num_buffers in (1, 2):
+        yield system_rate(num_buffers, iterations, repeat=min(repeat, SYSTEM_REPEAT))
+
+
+def _describe_against_arange(r: dict, name: str, call: str, unit: str,
+                             digits: int) -> list[str]:
+    """The time, rate and ratio lines of an :func:`_against_arange` result."""
+    return [f"  {call + ':':12}{r[name + '_s'] * 1e3:8.2f} ms  {r['rate'] / 1e6:8.1f} M {unit}/s",
+            f"  {'np.arange:':12}{r['arange_s'] * 1e3:8.2f} ms  {r['arange_rate'] / 1e6:8.1f} "
+            f"M {unit}/s",
+            f"  ratio {name}/arange rate: {r['ratio']:.{digits}f}"]
+
+
+def describe_walk(r: dict) -> list[str]:
+    """Lines a person reads for a :func:`walk_rate` result."""
+    return [f"4-D halo walk: {r['elements']:,} elements ({r['zero_fraction']:.1%} zero "
+            f"padding), best of {r['repeat']}",
+            *_describe_against_arange(r, "walk", "indices()", "indices", 2)]
+
+
+def describe_stream(r: dict) -> list[str]:
+    """Lines a person reads for a :func:`stream_rate` result."""
+    return [f"{r['kind']} BD stream(): {r['words']:,} words ({r['zero_fraction']:.1%} zero), "
+            f"best of {r['repeat']}",
+            *_describe_against_arange(r, "stream", "stream()", "words", 3)]
+
+
+def describe_system(r: dict) -> list[str]:
+    """Lines a person reads for a :func:`system_rate` result."""
+    return [f"system model, ping-pong pipeline num_buffers={r['num_buffers']}: "
+            f"{r['iterations']} iterations of {r['size']} words, {r['cycles']:,} cycles in "
+            f"{r['wall_s']:.3f} s: {r['cycles_per_s'] / 1e3:.1f} k cycles/s "
+            f"(best of {r['repeat']})"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the model's figures: walk, BD streams and the system model."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="runs per figure (best is kept)")
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    args = parser.parse_args(argv)
+
+    print(f"machine: {platform.machine()}, {platform.python_implementation()} "
+          f"{platform.python_version()}, numpy {np.__version__}")
+    _print(describe_walk(walk_rate(HALO_WALK, args.repeat)))
+    for bd in stream_bds(args.quick).values():
+        _print(describe_stream(stream_rate(bd, args.repeat)))
+    for r in system_rates(5 if args.quick else 100, args.repeat):
+        _print(describe_system(r))
+
+
+def _print(lines: list[str]) -> None:
+    print("\n".join(lines), flush=True)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,448 @@
+"""Buffer descriptors: validated values, bit-exact registers and the address stream.
+
+A :class:`BufferDescriptor` holds the *actual* values of one BD of a kind (``"tile"``,
+``"memtile"``, ``"shim"``) and is immutable. :meth:`~BufferDescriptor.encode` and
+:meth:`~BufferDescriptor.decode` translate to and from the 32-bit register words of
+bd.md "Field layouts" (via the table in :mod:`.bd_fields`), and
+:meth:`~BufferDescriptor.stream` produces the word addresses of one execution
+(bd.md "Address generation", "Zero padding", "Iteration").
+
+Decisions (bd.md is silent):
+
+* **decision**: ``iteration_current`` must be below ``iteration_wrap``. aie-rt treats
+  the current value as an index into the iteration wrap, and what the hardware does
+  with a larger value (count on to the 6-bit limit? wrap at once?) is undocumented.
+  Decoding such words is therefore an error too.
+* **decision**: :meth:`BufferDescriptor.stream` returns plain integer word
+  addresses, never reduced modulo the address width; whether they hit memory is
+  the memory layer's check.
+* **decision**: the BD's own number is not a field, so "memory-tile chains stay in
+  their half" is :func:`check_chain`; it looks at ``next_bd`` only when
+  ``use_next_bd`` is set (otherwise the hardware ignores it).
+* **decision**: integers may be Python ``int`` or NumPy integers (stored as ``int``);
+  ``bool`` and floats are rejected even when they hold a whole number.
+* **decision**: ``stream(iteration_current=...)`` takes the same range as the field
+  (``0 .. iteration_wrap - 1``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import BDError, Hex, field_error
+from .fields import (
+    ADDRESS_DIMENSIONS,
+    BD_COUNT,
+    FIELD_INDEX,
+    FIELDS,
+    HAS_PADDING,
+    KINDS,
+    MEMTILE_BD_HALF,
+    RESERVED,
+    WORDS,
+    Encoding,
+    Field,
+)
+
+__all__ = ["BufferDescriptor", "check_chain", "stream_addresses"]
+
+_WORD_MASK = 0xFFFF_FFFF
+
+# Position of each field in a BD's value tuple, per kind.
+_POSITION: dict[str, dict[str, int]] = {
+    kind: {f.name: i for i, f in enumerate(table)} for kind, table in FIELDS.items()
+}
+
+# Padding legality (aie-rt): padding at a level needs the dimensions it is counted in
+# to wrap. Each entry: the wrap that may not be 0, and the fields it then forbids.
+_PADDING_NEEDS_WRAP: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("d0_wrap", ("d0_zero_after", "d1_zero_before", "d1_zero_after",
+                 "d2_zero_before", "d2_zero_after")),
+    ("d1_wrap", ("d1_zero_after", "d2_zero_before", "d2_zero_after")),
+    ("d2_wrap", ("d2_zero_after",)),
+)
+
+
+def _check_kind(kind: object) -> str:
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise field_error(BDError, "kind", kind, f"must be one of {', '.join(KINDS)}")
+    return kind
+
+
+def _as_int(name: str, value: object) -> int:
+    """``value`` as an int; bool and float are refused, not coerced."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise field_error(BDError, name, value, "must be an integer")
+    return int(value)
+
+
+def _check_range(kind: str, f: Field, value: int) -> None:
+    if f.allows(value):
+        return
+    where = f"a {kind} BD"
+    if f.encoding is Encoding.BURST_LENGTH:
+        rule = f"must be 64, 128 or 256 (bytes) in {where}"
+    elif f.encoding is Encoding.MINUS_ONE and value < 1:
+        rule = f"must be at least 1 (stored minus one; range {f.range_text()} in {where})"
+    else:
+        rule = f"must be in {f.range_text()} in {where} ({f.bits}-bit {f.encoding_text()})"
+    if f.note:
+        rule += f"; {f.note}"
+    raise field_error(BDError, f.name, value, rule)
+
+
+def _unknown_field(kind: str, name: str, value: object) -> BDError:
+    rule = f"not a field of a {kind} BD"
+    if "_zero_" in name and not HAS_PADDING[kind]:
+        rule += " (zero padding exists only on the memory tile)"
+    else:
+        close = difflib.get_close_matches(name, FIELD_INDEX[kind], n=1)
+        if close:
+            rule += f" (did you mean {close[0]}?)"
+    return field_error(BDError, name, value, rule)
+
+
+def _check_rules(kind: str, v: Mapping[str, int]) -> None:
+    """The rules that tie fields together (ranges are checked one by one before)."""
+    if HAS_PADDING[kind]:
+        for wrap, forbidden in _PADDING_NEEDS_WRAP:
+            if v[wrap] == 0:
+                for name in forbidden:
+                    if v[name]:
+                        raise field_error(
+                            BDError, name, v[name],
+                            f"must be 0 when {wrap} is 0 (padding around a dimension "
+                            f"that never wraps is illegal)")
+    if v["enable_packet"] and v["buffer_length"] == 0:
+        raise field_error(BDError, "enable_packet", v["enable_packet"],
+                          "needs buffer_length >= 1 (a packet BD must carry data)")
+    if v["iteration_current"] >= v["iteration_wrap"]:
+        raise field_error(BDError, "iteration_current", v["iteration_current"],
+                          f"must be below iteration_wrap={v['iteration_wrap']} "
+                          f"(it counts 0 .. iteration_wrap - 1)")
+
+
+def _rebuild(kind: str, values: dict[str, int]) -> BufferDescriptor:
+    """Pickle/copy support: frozen objects are rebuilt through the constructor."""
+    return BufferDescriptor(kind, **values)
+
+
+class BufferDescriptor:
+    """One buffer descriptor of a DMA kind, holding actual values; immutable.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+        Core-tile, memory-tile or shim DMA.
+    **fields : int
+        Field values by their bd.md names in snake_case (see ``docs/bd_registers.md``);
+        omitted fields take their default: 1 for step sizes, ``iteration_wrap`` and
+        ``iteration_stepsize``, 64 for ``burst_length``, 0 for everything else
+        (``valid_bd`` included).
+
+    Raises
+    ------
+    BDError
+        For an unknown kind or field, a non-integer, a value outside the field's
+        range for this kind, or a broken cross-field rule (padding legality,
+        ``enable_packet`` with ``buffer_length`` 0, ``iteration_current`` not below
+        ``iteration_wrap``). The message names the field, the value and the rule.
+
+    Examples
+    --------
+    >>> bd = BufferDescriptor("memtile", buffer_length=16, d0_wrap=13,
+    ...                       d0_zero_before=2, d0_zero_after=1, valid_bd=1)
+    >>> bd.stream().tolist()
+    [-1, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, -1]
+    >>> BufferDescriptor.decode("memtile", bd.encode()) == bd
+    True
+    """
+
+    __slots__ = ("_kind", "_values")
+    _kind: str
+    _values: tuple[int, ...]
+
+    def __init__(self, kind: str, **fields: Any) -> None:
+        kind = _check_kind(kind)
+        index = FIELD_INDEX[kind]
+        for name, value in fields.items():
+            if name not in index:
+                raise _unknown_field(kind, name, value)
+        values: dict[str, int] = {}
+        for f in FIELDS[kind]:
+            value = _as_int(f.name, fields[f.name]) if f.name in fields else f.default
+            _check_range(kind, f, value)
+            values[f.name] = value
+        _check_rules(kind, values)
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_values", tuple(values.values()))
+
+    # --- value access --------------------------------------------------------------
+
+    @property
+    def kind(self) -> str:
+        """``"tile"``, ``"memtile"`` or ``"shim"``."""
+        return self._kind
+
+    def __getattr__(self, name: str) -> int:
+        # Only reached when normal lookup fails, i.e. for field names.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        position = _POSITION[self._kind].get(name)
+        if position is not None:
+            return self._values[position]
+        raise AttributeError(f"a {self._kind} BD has no field {name!r}")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"BufferDescriptor is immutable; use replace({name}=...)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("BufferDescriptor is immutable")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *FIELD_INDEX[self._kind]})
+
+    def fields(self, include_defaults: bool = True) -> dict[str, int]:
+        """Field values by name, in register order.
+
+        Parameters
+        ----------
+        include_defaults : bool
+            If false, only the fields whose value differs from the default.
+        """
+        return {
+            f.name: v for f, v in zip(FIELDS[self._kind], self._values, strict=True)
+            if include_defaults or v != f.default
+        }
+
+    def to_dict(self, include_defaults: bool = False) -> dict[str, Any]:
+        """JSON-ready form: ``{"kind": ..., **fields}`` (non-default fields unless asked)."""
+        return {"kind": self._kind, **self.fields(include_defaults)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> BufferDescriptor:
+        """Inverse of :meth:`to_dict` (also reads the BDs of ``tests/data/hardware.json``)."""
+        d = dict(d)
+        if "kind" not in d:
+            raise field_error(BDError, "kind", None, "a BD dictionary needs a kind")
+        return cls(d.pop("kind"), **d)
+
+    def replace(self, **changes: Any) -> BufferDescriptor:
+        """A copy with some fields changed (validated like the constructor)."""
+        return BufferDescriptor(self._kind, **{**self.fields(), **changes})
+
+    # --- identity --------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BufferDescriptor):
+            return NotImplemented
+        return self._kind == other._kind and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash((self._kind, self._values))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v}" for k, v in self.fields(include_defaults=False).items())
+        return f"BufferDescriptor({self._kind!r}{', ' if shown else ''}{shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self._kind, self.fields()))
+
+    # --- registers -------------------------------------------------------------------
+
+    def encode(self) -> list[int]:
+        """The BD's register words (6 for a core tile, 8 otherwise), bit-exact with bd.md.
+
+        Reserved bits are 0. A field split over several slices fills them least
+        significant first.
+        """
+        words = [0] * WORDS[self._kind]
+        for f, value in zip(FIELDS[self._kind], self._values, strict=True):
+            stored = f.to_register(value)
+            for s in f.slices:
+                words[s.word] |= (stored & ((1 << s.width) - 1)) << s.lsb
+                stored >>= s.width
+        return words
+
+    @classmethod
+    def decode(cls, kind: str, words: Sequence[int]) -> BufferDescriptor:
+        """The BD whose register words are ``words``.
+
+        Parameters
+        ----------
+        kind : {"tile", "memtile", "shim"}
+        words : sequence of int
+            Exactly 6 (tile) or 8 words, each ``0 .. 2**32 - 1``.
+
+        Raises
+        ------
+        BDError
+            For a wrong word count, a word that is not a 32-bit unsigned integer, a
+            set reserved bit (the message names the word, the bits and the kind), or
+            decoded values that break a field rule.
+        """
+        kind = _check_kind(kind)
+        words = list(words)
+        if len(words) != WORDS[kind]:
+            raise field_error(BDError, "len(words)", len(words),
+                              f"a {kind} BD has exactly {WORDS[kind]} words")
+        for i, w in enumerate(words):
+            w = _as_int(f"words[{i}]", w)
+            if not 0 <= w <= _WORD_MASK:
+                raise field_error(BDError, f"words[{i}]", w,
+                                  "must be a 32-bit unsigned integer (0..0xFFFFFFFF)")
+            words[i] = w
+            bad = w & RESERVED[kind][i]
+            if bad:
+                bits = ", ".join(str(b) for b in range(31, -1, -1) if bad >> b & 1)
+                raise field_error(BDError, f"words[{i}]", Hex(w),
+                                  f"reserved bit(s) {bits} of word {i} are set; they must "
+                                  f"be 0 in a {kind} BD")
+        values: dict[str, int] = {}
+        for f in FIELDS[kind]:
+            stored, shift = 0, 0
+            for s in f.slices:
+                stored |= (words[s.word] >> s.lsb & ((1 << s.width) - 1)) << shift
+                shift += s.width
+            value = f.from_register(stored)
+            if f.encoding is Encoding.BURST_LENGTH and value < 0:
+                raise field_error(BDError, f.name, stored,
+                                  "encoded value must be 0, 1 or 2 (64, 128, 256 bytes); "
+                                  f"{stored} has no meaning")
+            values[f.name] = value
+        return cls(kind, **values)
+
+    # --- behaviour ---------------------------------------------------------------------
+
+    def next_iteration(self) -> BufferDescriptor:
+        """The BD as the hardware writes it back after a load.
+
+        ``iteration_current`` advances by one and returns to 0 at ``iteration_wrap``
+        (bd.md "Iteration").
+        """
+        current = (self.iteration_current + 1) % self.iteration_wrap
+        return self.replace(iteration_current=current)
+
+    def stream(self, iteration_current: int | None = None) -> np.ndarray:
+        """Word addresses of one execution of the BD, ``-1`` for a zero (padding) word.
+
+        Parameters
+        ----------
+        iteration_current : int, optional
+            The iteration index of this load; defaults to the BD's own
+            ``iteration_current``. The start address is
+            ``base_address + iteration_current * iteration_stepsize``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``buffer_length`` int64 addresses in stream order (bd.md "Address
+            generation" and, on the memory tile, "Zero padding").
+        """
+        if iteration_current is None:
+            current = self.iteration_current
+        else:
+            current = self.replace(iteration_current=iteration_current).iteration_current
+        n = ADDRESS_DIMENSIONS[self._kind]
+        v = self.fields()
+        start = v["base_address"] + current * v["iteration_stepsize"]
+        return stream_addresses(
+            start=start,
+            length=v["buffer_length"],
+            steps=[v[f"d{k}_stepsize"] for k in range(n)],
+            wraps=[v[f"d{k}_wrap"] for k in range(n - 1)],
+            before=[v.get(f"d{k}_zero_before", 0) for k in range(n - 1)],
+            after=[v.get(f"d{k}_zero_after", 0) for k in range(n - 1)],
+        )
+
+
+def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Sequence[int],
+                     before: Sequence[int], after: Sequence[int]) -> np.ndarray:
+    """The address stream of a BD pattern, vectorised over stream positions.
+
+    Parameters
+    ----------
+    start : int
+        Address of the first data word (base plus iteration offset).
+    length : int
+        Stream words to produce (zero words included).
+    steps : sequence of int
+        Actual step of every dimension, outermost last (it has no wrap).
+    wraps : sequence of int
+        Wrap of every dimension but the outermost; 0 = never wraps.
+    before, after : sequence of int
+        Zero padding of every dimension but the outermost, in that dimension's unit
+        (words for D0, padded D0 rows for D1, padded D1 blocks for D2).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 word addresses, -1 for zero words.
+
+    Notes
+    -----
+    Why positions and not a materialised period: a memory-tile period can hold
+    about 10**9 words while a BD is at most 2**17 words long, so the cost must
+    follow ``length``. Each position ``t`` is split, mixed-radix, into a digit per
+    dimension: a padded unit of dimension ``k`` holds ``B[k] + W[k] + A[k]`` units of
+    dimension ``k - 1``; digits in the before/after part are zero words, the others
+    are the counters ``i[k]``. The first dimension with wrap 0 (or the outermost)
+    is the open one: it never wraps, so it takes the whole quotient and the
+    dimensions above it never move. Padding legality guarantees the open
+    dimension has no "after" padding.
+    """
+    t = np.arange(length, dtype=np.int64)
+    open_dim = next((k for k, w in enumerate(wraps) if w == 0), len(steps) - 1)
+    # unit[k]: stream words in one step of dimension k, padding included.
+    unit = [1]
+    for k in range(open_dim):
+        unit.append((before[k] + wraps[k] + after[k]) * unit[k])
+    lead = before[open_dim] * unit[open_dim] if open_dim < len(wraps) else 0
+    rest = t - lead
+    data = rest >= 0
+    count, rest = np.divmod(np.maximum(rest, 0), unit[open_dim])
+    address = start + count * steps[open_dim]
+    for k in range(open_dim - 1, -1, -1):
+        digit, rest = np.divmod(rest, unit[k])
+        i = digit - before[k]
+        data &= (i >= 0) & (i < wraps[k])
+        address += i * steps[k]
+    return np.where(data, address, -1)
+
+
+def check_chain(kind: str, bd_id: int, bd: BufferDescriptor) -> None:
+    """Check a BD in its slot: the BD number exists and a chain stays legal.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+        The DMA the BD is written to (must match ``bd.kind``).
+    bd_id : int
+        The BD's own number (not a field of the BD).
+    bd : BufferDescriptor
+
+    Raises
+    ------
+    BDError
+        If ``bd_id`` is out of range for the kind, or a memory-tile BD with
+        ``use_next_bd`` names a ``next_bd`` in the other half (0-23 serve channels
+        0/2/4, 24-47 channels 1/3/5; a chain stays in its half).
+    """
+    kind = _check_kind(kind)
+    if bd.kind != kind:
+        raise field_error(BDError, "bd.kind", bd.kind, f"must be {kind!r} for a {kind} DMA")
+    bd_id = _as_int("bd_id", bd_id)
+    if not 0 <= bd_id < BD_COUNT[kind]:
+        raise field_error(BDError, "bd_id", bd_id,
+                          f"must be in 0..{BD_COUNT[kind] - 1} for a {kind} DMA")
+    if kind == "memtile" and bd.use_next_bd:
+        half = bd_id // MEMTILE_BD_HALF
+        if bd.next_bd // MEMTILE_BD_HALF != half:
+            lo = half * MEMTILE_BD_HALF
+            raise field_error(BDError, "next_bd", bd.next_bd,
+                              f"a memory-tile chain stays in its half: BD {bd_id} is in "
+                              f"{lo}-{lo + MEMTILE_BD_HALF - 1}, so next_bd must be too")

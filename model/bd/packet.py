@@ -1,0 +1,154 @@
+"""Packet headers of packet-switched AIE-ML streams (bd.md "Packets").
+
+Header layout (32 bits): ``4:0`` packet ID, ``14:12`` packet type, ``20:16`` source
+row, ``27:21`` source column, ``31`` odd parity; every other bit is 0. Bit 31 makes
+the number of ones in the word odd.
+
+Decisions (bd.md is silent):
+
+* **decision**: a row or column of ``-1`` (the programmable-logic convention) is
+  accepted on input and means all ones in the field; parsing returns the field as
+  it is (31 for the row, 127 for the column), because the header cannot tell "-1"
+  from a real tile at that position.
+* **decision**: :func:`odd_parity` takes the low 31 bits only; a set bit 31 on input
+  is an error rather than silently replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import Hex, PacketError, field_error
+
+__all__ = ["PacketHeader", "odd_parity", "packet_header", "parse_packet_header"]
+
+# (name, lsb, bits) of each header field.
+_LAYOUT: tuple[tuple[str, int, int], ...] = (
+    ("packet_id", 0, 5),
+    ("packet_type", 12, 3),
+    ("source_row", 16, 5),
+    ("source_column", 21, 7),
+)
+_PARITY_BIT = 31
+_USED = (1 << _PARITY_BIT) | sum(((1 << bits) - 1) << lsb for _, lsb, bits in _LAYOUT)
+_RESERVED = ~_USED & 0xFFFF_FFFF
+_ALL_ONES_OK = ("source_row", "source_column")
+
+
+def _field_value(name: str, value: object, bits: int) -> int:
+    """Check one header field; ``-1`` for row/column becomes all ones."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise field_error(PacketError, name, value, "must be an integer")
+    value = int(value)
+    top = (1 << bits) - 1
+    if value == -1 and name in _ALL_ONES_OK:
+        return top
+    if not 0 <= value <= top:
+        extra = " (or -1 for all ones)" if name in _ALL_ONES_OK else ""
+        raise field_error(PacketError, name, value, f"must be in 0..{top}{extra}")
+    return value
+
+
+def odd_parity(low31: int) -> int:
+    """The 32-bit word of ``low31`` with bit 31 set so that its number of ones is odd.
+
+    Examples
+    --------
+    >>> hex(odd_parity(0x3)), hex(odd_parity(0x1))
+    ('0x80000003', '0x1')
+    """
+    if isinstance(low31, bool | np.bool_) or not isinstance(low31, int | np.integer):
+        raise field_error(PacketError, "low31", low31, "must be an integer")
+    low31 = int(low31)
+    if not 0 <= low31 < 1 << _PARITY_BIT:
+        raise field_error(PacketError, "low31", low31, "must be in 0..2^31-1 (bit 31 is parity)")
+    even = low31.bit_count() % 2 == 0
+    return low31 | (int(even) << _PARITY_BIT)
+
+
+@dataclass(frozen=True)
+class PacketHeader:
+    """The fields of a packet header.
+
+    Attributes
+    ----------
+    packet_id : int
+        0..31, the ID ``pktsplit`` routes by.
+    packet_type : int
+        0..7.
+    source_row, source_column : int
+        0..31 and 0..127; ``-1`` on input means all ones (programmable logic).
+    """
+
+    packet_id: int
+    packet_type: int = 0
+    source_row: int = 0
+    source_column: int = 0
+
+    def __post_init__(self) -> None:
+        for name, _, bits in _LAYOUT:
+            # Frozen: normalise -1 to all ones through object.__setattr__.
+            object.__setattr__(self, name, _field_value(name, getattr(self, name), bits))
+
+    @property
+    def word(self) -> int:
+        """The 32-bit header word, parity included."""
+        low = 0
+        for name, lsb, _ in _LAYOUT:
+            low |= getattr(self, name) << lsb
+        return odd_parity(low)
+
+
+def packet_header(packet_id: int, packet_type: int, source_row: int, source_column: int) -> int:
+    """The 32-bit packet header word (bd.md "Packets").
+
+    Parameters
+    ----------
+    packet_id : int
+        0..31.
+    packet_type : int
+        0..7.
+    source_row : int
+        0..31, or -1 for all ones.
+    source_column : int
+        0..127, or -1 for all ones.
+
+    Raises
+    ------
+    PacketError
+        If a field is not an integer or out of range.
+
+    Examples
+    --------
+    >>> hex(packet_header(1, 1, 1, 1))
+    '0x80211001'
+    """
+    return PacketHeader(packet_id, packet_type, source_row, source_column).word
+
+
+def parse_packet_header(word: int) -> PacketHeader:
+    """The fields of a header word.
+
+    Raises
+    ------
+    PacketError
+        If ``word`` is not a 32-bit unsigned integer, has a reserved bit set, or
+        has an even number of ones (bad parity).
+    """
+    if isinstance(word, bool | np.bool_) or not isinstance(word, int | np.integer):
+        raise field_error(PacketError, "word", word, "must be an integer")
+    word = int(word)
+    if not 0 <= word <= 0xFFFF_FFFF:
+        raise field_error(PacketError, "word", word, "must be a 32-bit unsigned integer")
+    bad = word & _RESERVED
+    if bad:
+        bits = ", ".join(str(b) for b in range(31, -1, -1) if bad >> b & 1)
+        raise field_error(PacketError, "word", Hex(word),
+                          f"reserved bit(s) {bits} of a packet header must be 0")
+    if word.bit_count() % 2 == 0:
+        raise field_error(PacketError, "word", Hex(word),
+                          "bad parity: a header must have an odd number of ones")
+    values = {name: word >> lsb & ((1 << bits) - 1) for name, lsb, bits in _LAYOUT}
+    return PacketHeader(**values)

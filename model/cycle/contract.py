@@ -1,0 +1,242 @@
+"""The cycle contract of the RTL: latencies, handshake rules and the RTL-facing facts.
+
+This module is the written contract between the Amaranth RTL (``hdl/``) and the cycle
+timing model of ``model/``: everything a timing model needs to predict the RTL cycle
+by cycle is stated here, and the RTL is built to meet it (its tests check every rule
+below on every cycle). It is pure Python; it never imports Amaranth.
+
+Notation
+--------
+Cycle ``t`` is the interval that ends with rising clock edge ``t``. A signal's value
+"in cycle ``t``" is its settled value just before that edge (what the edge samples).
+A stream transfers a payload in cycle ``t`` when ``valid`` and ``ready`` are both high
+in cycle ``t``. Every stream follows the Amaranth ``lib.stream`` rules: ``valid`` never
+waits for ``ready``, and a payload holds (with ``valid`` high) until it is taken. After
+reset every register below is empty and every count is 0; cycle 0 is the first cycle
+after reset.
+
+BD address generator (``hdl.addrgen.BDAddressGenerator``)
+--------------------------------------------------------
+Ports: ``i`` takes one BD per transfer (the fields of :func:`address_generation_fields`,
+actual values); ``o`` gives one beat per transfer: ``address`` (word address modulo
+``2**ADDRESS_BITS[kind]``), ``zero`` (a padding word: ``address`` is then 0) and
+``last`` (the BD's final beat).
+
+State: a chain of ``S = ADDRGEN_PREPARE_SLOTS`` *prepare* slots ``P[0] .. P[S-1]``,
+then the *running* slot ``R``; each holds at most one BD. An accepted BD enters
+``P[0]`` and passes down the chain, at most one slot per cycle, keeping its order with
+the other BDs; the RTL spends these cycles on the BD's per-BD arithmetic (below). ``R``
+executes one BD and has ``R.n >= 1`` beats left to give while it is valid. At most
+``ADDRGEN_BD_SLOTS = S + 1`` BDs are held. With ``S = 1`` the chain is one holding
+slot ``P = P[0]``.
+
+The rules of cycle ``t`` (combinational on the registers and on ``o.ready``)::
+
+    o.valid    = R.valid                   # never depends on o.ready
+    take       = R.valid and o.ready       # a beat is transferred
+    free       = not R.valid or (take and R.n == 1)
+    leave      = P[S-1].valid and (P[S-1].buffer_length == 0 or free)
+    ready[S-1] = not P[S-1].valid or leave
+    ready[s]   = not P[s].valid or ready[s+1]       # s = S-2 .. 0
+    move[s]    = P[s].valid and ready[s+1]          # s = 0 .. S-2
+    i.ready    = ready[0]                  # depends on o.ready (combinationally)
+
+``ready[s]`` says slot ``s`` can take a BD at the edge (it is empty, or its BD passes
+on); ``move[s]`` says ``P[s]`` passes its BD to ``P[s+1]``; ``leave`` says the last
+slot empties. The updates at edge ``t``::
+
+    if leave and P[S-1].buffer_length > 0:  R = (valid, n = P[S-1].buffer_length)
+    elif take and R.n == 1:                 R.valid = 0
+    elif take:                              R.n -= 1
+    for every slot s:
+        come = (i.valid and i.ready) if s == 0 else move[s-1]
+        go   = move[s] if s < S-1 else leave
+        if come:  P[s] = (valid, the BD on i if s == 0 else P[s-1]'s BD)
+        elif go:  P[s].valid = 0
+
+In words: a slot takes a BD when it is empty or passes its own on in the same cycle,
+so a chain of full slots advances as one in the cycle the last slot empties, and
+``i.ready`` follows ``o.ready`` combinationally through all ``S`` slots. The last slot
+empties when the running slot is free (idle, or its last beat is taken in this cycle)
+or when it holds a BD of ``buffer_length`` 0, which is dropped there. A BD loaded
+into ``R`` at edge ``t`` shows its first beat in cycle ``t + 1``.
+
+Consequences (the tests check each, for ``S`` = 1, 2 and 3):
+
+* Idle generator: a BD accepted in cycle ``c`` shows its first beat in cycle
+  ``c + ADDRGEN_LATENCY`` (``= c + S + 1``: one cycle in each prepare slot, then
+  ``R``).
+* Beats within a BD: one per cycle while ``o.ready`` is high, whatever the pattern
+  does (wraps, padding runs, the end of the buffer length mid-pattern).
+* Chain order: with ``i.valid`` held high, BD ``k + 1`` enters every slot at the edge
+  BD ``k`` leaves it, so it is in ``P[S-1]`` in the cycle right after BD ``k`` leaves
+  ``P[S-1]``. (``P[0]`` is refilled at the edge it hands on, since ``i.ready`` is then
+  high; and a slot holding BD ``k`` is ready exactly when BD ``k`` moves on, so BD
+  ``k + 1``, one slot behind, moves with it.)
+* Back to back: with ``i.valid`` and ``o.ready`` held high and every
+  ``buffer_length >= 1`` (length 1 included), the first beat of BD ``k + 1`` comes in
+  the cycle right after the last beat of BD ``k``: no bubble. By the chain order,
+  BD ``k + 1`` waits in ``P[S-1]`` while BD ``k`` runs and is loaded into ``R`` at the
+  edge BD ``k``'s last beat is taken.
+* ``buffer_length`` 0: the BD is accepted (``i.ready`` as above), passes through the
+  prepare slots like any BD, gives no beat and costs exactly one cycle of the last
+  slot. Back to back (``i.valid`` and ``o.ready`` held high), a BD of ``a`` beats
+  followed by ``k`` BDs of length 0 and then a BD of length >= 1 leaves
+  ``max(0, k + 1 - a)`` empty cycles between the two non-empty BDs' beats, whatever
+  ``S``: by the chain order the empty BDs leave ``P[S-1]`` at the ``k`` edges after
+  the one that loads the ``a``-beat BD, and the next BD is loaded at the later of the
+  edge after those and the edge of the ``a``-beat BD's last beat. From idle, ``k``
+  leading BDs of length 0 delay the next BD's first beat by ``k`` cycles.
+
+Per-BD values computed in the prepare slots (the RTL's structure, not part of the
+interface): ``start = base_address + iteration_current * iteration_stepsize`` as a
+tree of additions, one level per slot, the last slot holding ``start``; each
+dimension's padded span ``before + wrap + after``; and the lowest dimension whose wrap
+is not 1, with its stride. ``iteration_current`` is *used*, never written back:
+advancing it is the BD's owner's job (bd.md "Iteration",
+:meth:`~aiedma.model.bd.descriptor.BufferDescriptor.next_iteration`).
+
+MM2S datapath (``hdl.mm2s.MM2SDatapath``)
+----------------------------------------
+Ports: ``beats`` in (from the address generator), ``o`` out (``data`` 32 bits,
+``last``), and a BRAM-style read port: ``mem_addr``/``mem_en`` out, ``mem_data`` in,
+where ``mem_data`` in cycle ``t + 1`` is the word at ``mem_addr`` if ``mem_en`` was high
+in cycle ``t`` (one cycle read latency; nothing is assumed about ``mem_data`` in other
+cycles).
+
+State: ``F`` (in flight: a beat accepted in the previous cycle, its word on
+``mem_data`` now) and a buffer of ``B.count <= MM2S_BUFFER_DEPTH`` (2) words. Cycle ``t``::
+
+    beats.ready = (B.count + F.valid) <= 1      # registers only: no combinational
+                                                # path from o.ready to beats.ready
+    mem_en      = beats.valid and beats.ready and not beats.payload.zero
+    mem_addr    = beats.payload.address
+    o.valid     = B.count > 0 or F.valid
+    o.payload   = oldest of B, else F's word (data 0 if F is a zero beat, last = F's last)
+
+At edge ``t`` the word shown is removed if taken; the in-flight word, if not shown or
+not taken, joins the buffer; a beat accepted in ``t`` becomes ``F``. Words leave in
+the order their beats came. A beat accepted in cycle ``c`` is on ``o`` from cycle
+``c + MM2S_LATENCY`` (= ``c + 1``) when nothing is ahead of it. With ``o.ready`` and
+``beats.valid`` held high the datapath moves one word per cycle; zero beats never
+enable the read port and give ``data`` 0.
+
+S2MM datapath (``hdl.s2mm.S2MMDatapath``)
+----------------------------------------
+Ports: ``i`` in (``data``, ``last``), ``beats`` in, and a write port ``mem_addr``,
+``mem_data``, ``mem_we`` (a word is stored at the edge that ends a cycle with
+``mem_we`` high). Cycle ``t``::
+
+    i.ready = beats.valid;  beats.ready = i.valid        # a word and its address pair up
+    join    = i.valid and beats.valid
+
+A join in cycle ``t`` drives ``mem_we`` (unless the beat is a zero beat), ``mem_addr``,
+``mem_data`` in cycle ``t + S2MM_WRITE_LATENCY`` (= ``t + 1``), so the word is in
+memory after edge ``t + 1``. **decision**: a zero beat (padding exists on MM2S only)
+consumes its data word and writes nothing; a channel clears the padding fields of an
+S2MM BD before the address generator sees it. **decision**: the data stream's
+``last`` does not end a BD (``buffer_length`` alone does); the datapath ignores it.
+
+Addresses
+---------
+**decision**: the RTL computes addresses modulo ``2**ADDRESS_BITS[kind]`` (a hardware
+counter's behaviour); :meth:`~aiedma.model.bd.descriptor.BufferDescriptor.stream` does not wrap,
+so comparisons mask with :func:`wrap_addresses`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bd.fields import ADDRESS_DIMENSIONS, FIELDS, HAS_PADDING, Field
+
+__all__ = [
+    "ADDRESS_BITS",
+    "ADDRGEN_BD_SLOTS",
+    "ADDRGEN_LATENCY",
+    "ADDRGEN_PREPARE_SLOTS",
+    "DATA_BITS",
+    "MM2S_BUFFER_DEPTH",
+    "MM2S_LATENCY",
+    "S2MM_WRITE_LATENCY",
+    "address_generation_fields",
+    "wrap_addresses",
+]
+
+ADDRGEN_PREPARE_SLOTS = 4
+"""Prepare slots ``P[0] .. P[S-1]`` of the address generator before its running slot
+(``S`` in the rules above). The RTL's pipeline depth: tests derive every latency and
+cycle number from it (through the constants below), never from its value."""
+
+ADDRGEN_LATENCY = ADDRGEN_PREPARE_SLOTS + 1
+"""Cycles from a BD accepted on ``i`` (cycle ``c``, idle generator) to its first beat
+valid on ``o`` (cycle ``c + ADDRGEN_LATENCY``): one per prepare slot, one to load ``R``."""
+
+ADDRGEN_BD_SLOTS = ADDRGEN_PREPARE_SLOTS + 1
+"""BDs the address generator holds: one per prepare slot (``P[s]``), one running (``R``)."""
+
+MM2S_LATENCY = 1
+"""Cycles from an address beat accepted (cycle ``c``) to its data word valid on ``o``
+(cycle ``c + MM2S_LATENCY``), with a read port of one cycle latency and nothing ahead."""
+
+MM2S_BUFFER_DEPTH = 2
+"""Words the MM2S datapath buffers so the word returning after a stall is not lost."""
+
+S2MM_WRITE_LATENCY = 1
+"""Cycles from a word/address join (cycle ``t``) to its write cycle (``mem_we`` high)."""
+
+DATA_BITS = 32
+"""Width of a stream word."""
+
+ADDRESS_BITS: dict[str, int] = {"tile": 14, "memtile": 19, "shim": 46}
+"""Word-address width per kind (bd.md "Resources"); generated addresses wrap modulo
+``2**ADDRESS_BITS[kind]``."""
+
+
+def address_generation_fields(kind: str) -> tuple[Field, ...]:
+    """The fields of ``FIELDS[kind]`` the address generator needs, in table order.
+
+    These are ``base_address``, ``buffer_length``, every ``dK_stepsize`` and
+    ``dK_wrap``, the ``dK_zero_before/after`` padding fields where the kind has them,
+    and ``iteration_current``, ``iteration_wrap``, ``iteration_stepsize``.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+
+    Returns
+    -------
+    tuple of Field
+        The selected rows of the BD field table, in the table's order.
+    """
+    n = ADDRESS_DIMENSIONS[kind]
+    names = {"base_address", "buffer_length",
+             "iteration_current", "iteration_wrap", "iteration_stepsize"}
+    names |= {f"d{k}_stepsize" for k in range(n)}
+    names |= {f"d{k}_wrap" for k in range(n - 1)}
+    if HAS_PADDING[kind]:
+        names |= {f"d{k}_zero_{side}" for k in range(n - 1) for side in ("before", "after")}
+    fields = tuple(f for f in FIELDS[kind] if f.name in names)
+    missing = names - {f.name for f in fields}
+    if missing:
+        raise AssertionError(f"{kind} field table lacks {sorted(missing)}")
+    return fields
+
+
+def wrap_addresses(kind: str, stream: np.ndarray) -> np.ndarray:
+    """A model stream as the RTL shows it: addresses modulo ``2**ADDRESS_BITS[kind]``.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    stream : numpy.ndarray
+        Word addresses from :meth:`~aiedma.model.bd.descriptor.BufferDescriptor.stream`,
+        ``-1`` for a zero word.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 addresses reduced modulo the address width; ``-1`` stays ``-1``.
+    """
+    stream = np.asarray(stream, dtype=np.int64)
+    return np.where(stream < 0, -1, stream & ((1 << ADDRESS_BITS[kind]) - 1))

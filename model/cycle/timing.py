@@ -1,0 +1,401 @@
+"""Cycle timing model: what the RTL must show on every cycle.
+
+Written from the rules of :mod:`.cycle` (the contract), never from the RTL: each
+function steps the contract's registers once per cycle and records the signals
+a testbench sees. The address stream itself comes from the BD layer
+(:meth:`~.bd.BufferDescriptor.stream`), so a scoreboard comparing the RTL with
+these traces checks both *what* the RTL produces and *when*.
+
+Patterns
+--------
+``ready`` (the consumer's ``ready``) and ``offer`` (whether the producer offers
+the next BD) are per-cycle sequences of booleans, or None for "always high";
+**decision**: after a pattern ends it is held high, so every run finishes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bd.descriptor import BufferDescriptor
+from ..bd.fields import ADDRESS_DIMENSIONS
+from .contract import ADDRGEN_PREPARE_SLOTS, wrap_addresses
+
+__all__ = [
+    "AddrgenTrace",
+    "MM2STrace",
+    "addrgen_trace",
+    "addrgen_trace_fast",
+    "bd_beats",
+    "beat_counters",
+    "held_high",
+    "held_high_array",
+    "mm2s_trace",
+]
+
+
+def bd_beats(kind: str, bd: BufferDescriptor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One BD's output beats as the RTL shows them: ``(address, zero, last)`` arrays.
+
+    Addresses are modulo the kind's address width and 0 on zero beats; ``last``
+    is set on the final beat only.
+    """
+    stream = wrap_addresses(kind, bd.stream())
+    zero = stream < 0
+    last = np.zeros(stream.size, dtype=bool)
+    if stream.size:
+        last[-1] = True
+    return np.where(zero, 0, stream), zero, last
+
+
+def beat_counters(bd: BufferDescriptor, position: int) -> dict[str, int]:
+    """The dimension counters of beat ``position`` of a BD, for mismatch reports.
+
+    Counters run over each dimension's padded range (``before + wrap + after``);
+    a counter below ``before`` or past ``before + wrap`` is in padding. The first
+    dimension that never wraps (or the outermost) takes the rest of the count.
+    """
+    n = ADDRESS_DIMENSIONS[bd.kind]
+    fields = bd.fields()
+    sizes = []
+    for k in range(n - 1):
+        wrap = fields[f"d{k}_wrap"]
+        if wrap == 0:
+            break
+        sizes.append(fields.get(f"d{k}_zero_before", 0) + wrap + fields.get(f"d{k}_zero_after", 0))
+    counters, rest = {}, position
+    for k, size in enumerate(sizes):
+        rest, counters[f"d{k}"] = divmod(rest, size)
+    counters[f"d{len(sizes)}"] = rest
+    return counters
+
+
+def held_high(pattern: Sequence[bool] | None, cycle: int) -> bool:
+    """A pattern's value in ``cycle``: None is always high, and so is any cycle past its end."""
+    return pattern is None or cycle >= len(pattern) or bool(pattern[cycle])
+
+
+@dataclass(frozen=True)
+class AddrgenTrace:
+    """Per cycle, the address generator's ports (one array entry per cycle).
+
+    Attributes
+    ----------
+    i_valid, i_ready : numpy.ndarray of bool
+        The BD input handshake.
+    o_valid, o_ready : numpy.ndarray of bool
+        The beat output handshake.
+    address : numpy.ndarray of int64
+        The beat's address where ``o_valid`` (0 on zero beats), else 0.
+    zero, last : numpy.ndarray of bool
+        The beat's flags where ``o_valid``, else False.
+    accepted : tuple of int
+        The cycle each BD was accepted in.
+    """
+
+    i_valid: np.ndarray
+    i_ready: np.ndarray
+    o_valid: np.ndarray
+    o_ready: np.ndarray
+    address: np.ndarray
+    zero: np.ndarray
+    last: np.ndarray
+    accepted: tuple[int, ...]
+
+    @property
+    def cycles(self) -> int:
+        return self.o_valid.size
+
+    def transfers(self) -> np.ndarray:
+        """Cycles in which a beat was transferred (``o_valid and o_ready``)."""
+        return np.flatnonzero(self.o_valid & self.o_ready)
+
+
+class _AddrgenRegisters:
+    """The contract's BD slots: prepare slots ``P[0] .. P[S-1]`` pass BDs on, ``R`` runs one.
+
+    Stepped literally from the rules of :mod:`.cycle`, so that a reader can hold each
+    line against the contract; :func:`addrgen_trace_fast` is the
+    event-stepped second implementation the tests compare with this one.
+    """
+
+    def __init__(self, kind: str, bds: Sequence[BufferDescriptor],
+                 prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> None:
+        if prepare_slots < 1:
+            raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
+        self.beats = [bd_beats(kind, bd) for bd in bds]
+        self.next_bd = 0        # index of the next BD to offer
+        self.prepare: list[int | None] = [None] * prepare_slots   # P[s]: BD index
+        self.run: int | None = None      # R: BD index
+        self.position = 0       # beats of R already given
+
+    @property
+    def done(self) -> bool:
+        return (self.next_bd == len(self.beats) and self.run is None
+                and all(slot is None for slot in self.prepare))
+
+    def outputs(self) -> tuple[bool, int, bool, bool]:
+        """``o.valid`` and the payload shown in this cycle."""
+        if self.run is None:
+            return False, 0, False, False
+        address, zero, last = self.beats[self.run]
+        p = self.position
+        return True, int(address[p]), bool(zero[p]), bool(last[p])
+
+    def step(self, offered: bool, o_ready: bool) -> tuple[bool, bool, bool]:
+        """One cycle: returns ``(i.valid, i.ready, beat taken)`` and updates at the edge."""
+        slots, last_slot = self.prepare, len(self.prepare) - 1
+        i_valid = offered and self.next_bd < len(self.beats)
+        remaining = 0 if self.run is None else self.beats[self.run][0].size - self.position
+        take = self.run is not None and o_ready
+        free = self.run is None or (take and remaining == 1)
+        end = slots[last_slot]
+        end_length = None if end is None else self.beats[end][0].size
+        leave = end is not None and (end_length == 0 or free)
+        ready = [False] * len(slots)
+        ready[last_slot] = end is None or leave
+        for s in range(last_slot - 1, -1, -1):
+            ready[s] = slots[s] is None or ready[s + 1]
+        move = [slots[s] is not None and ready[s + 1] for s in range(last_slot)]
+        i_ready = ready[0]
+        if leave and end_length:
+            self.run, self.position = end, 0
+        elif take and remaining == 1:
+            self.run = None
+        elif take:
+            self.position += 1
+        updated = list(slots)
+        for s in range(len(slots)):
+            come = (i_valid and i_ready) if s == 0 else move[s - 1]
+            go = move[s] if s < last_slot else leave
+            if come:
+                updated[s] = self.next_bd if s == 0 else slots[s - 1]
+            elif go:
+                updated[s] = None
+        if i_valid and i_ready:
+            self.next_bd += 1
+        self.prepare = updated
+        return i_valid, i_ready, take
+
+
+def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
+                  ready: Sequence[bool] | None = None,
+                  offer: Sequence[bool] | None = None, *,
+                  prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> AddrgenTrace:
+    """The address generator's ports, cycle by cycle, until every BD is done.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    bds : sequence of BufferDescriptor
+        Offered in order on the input.
+    ready : sequence of bool, optional
+        ``o.ready`` per cycle (default: always high; high after it ends).
+    offer : sequence of bool, optional
+        Whether the next BD is offered (``i.valid``) in each cycle.
+    prepare_slots : int, optional
+        The contract's ``S`` (default: the RTL's
+        :data:`~.cycle.ADDRGEN_PREPARE_SLOTS`); other values let the tests check the
+        contract's consequences for any depth without the RTL.
+
+    Returns
+    -------
+    AddrgenTrace
+        Cycles 0 .. the cycle in which the last BD finished (its last beat
+        taken, or a length-0 BD dropped), inclusive.
+    """
+    regs = _AddrgenRegisters(kind, bds, prepare_slots)
+    rows: list[tuple] = []
+    accepted: list[int] = []
+    cycle = 0
+    while not regs.done:
+        o_valid, address, zero, last = regs.outputs()
+        o_ready = held_high(ready, cycle)
+        i_valid, i_ready, _ = regs.step(held_high(offer, cycle), o_ready)
+        if i_valid and i_ready:
+            accepted.append(cycle)
+        rows.append((i_valid, i_ready, o_valid, o_ready, address, zero, last))
+        cycle += 1
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 7
+    flags = [np.array(c, dtype=bool) for c in columns]
+    return AddrgenTrace(flags[0], flags[1], flags[2], flags[3],
+                        np.array(columns[4], dtype=np.int64), flags[5], flags[6],
+                        tuple(accepted))
+
+
+@dataclass(frozen=True)
+class MM2STrace:
+    """Per cycle, the MM2S output stream (address generator feeding the datapath).
+
+    Attributes
+    ----------
+    o_valid, o_ready : numpy.ndarray of bool
+    data : numpy.ndarray of int64
+        The word shown where ``o_valid``, else 0.
+    last : numpy.ndarray of bool
+    """
+
+    o_valid: np.ndarray
+    o_ready: np.ndarray
+    data: np.ndarray
+    last: np.ndarray
+
+    @property
+    def cycles(self) -> int:
+        return self.o_valid.size
+
+
+def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
+               ready: Sequence[bool] | None = None,
+               offer: Sequence[bool] | None = None, *,
+               prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> MM2STrace:
+    """The MM2S output stream cycle by cycle: address generator -> datapath -> ``o``.
+
+    The datapath's ``beats.ready`` (registers only) is the address generator's
+    ``o.ready``; its read port returns ``memory[address]`` one cycle after the
+    beat is accepted, and a zero beat gives 0 without a read.
+
+    Parameters
+    ----------
+    memory : numpy.ndarray
+        Word-addressed memory image, indexed modulo its size (a small image
+        stands in for a large address space, as the testbenches' BRAM does).
+    prepare_slots : int, optional
+        The address generator's ``S``, as for :func:`addrgen_trace`.
+    """
+    memory = np.asarray(memory)
+    regs = _AddrgenRegisters(kind, bds, prepare_slots)
+    flight: tuple[int, bool] | None = None      # F: the word on mem_data this cycle
+    buffer: deque[tuple[int, bool]] = deque()   # B: words waiting, oldest first
+    rows: list[tuple] = []
+    cycle = 0
+    while not (regs.done and flight is None and not buffer):
+        beats_ready = len(buffer) + (flight is not None) <= 1
+        shown = buffer[0] if buffer else flight
+        o_ready = held_high(ready, cycle)
+        rows.append((shown is not None, o_ready, *(shown or (0, False))))
+        beat = regs.outputs()
+        _, _, accepted = regs.step(held_high(offer, cycle), beats_ready)
+        taken = shown is not None and o_ready
+        if buffer:
+            if taken:
+                buffer.popleft()
+            if flight is not None:
+                buffer.append(flight)
+        elif flight is not None and not taken:
+            buffer.append(flight)
+        flight = None
+        if accepted:
+            _, address, zero, last = beat
+            flight = (0 if zero else int(memory[address % memory.size]), last)
+        cycle += 1
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
+    return MM2STrace(np.array(columns[0], dtype=bool), np.array(columns[1], dtype=bool),
+                     np.array(columns[2], dtype=np.int64), np.array(columns[3], dtype=bool))
+
+
+def held_high_array(pattern: Sequence[bool] | None, length: int) -> np.ndarray:
+    """A pattern as ``length`` booleans, held high past its end (:func:`held_high`)."""
+    out = np.ones(length, dtype=bool)
+    if pattern is not None:
+        given = np.asarray(pattern, dtype=bool)[:length]
+        out[: given.size] = given
+    return out
+
+
+def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
+                       ready: Sequence[bool] | None = None,
+                       offer: Sequence[bool] | None = None,
+                       beats: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+                       *, prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> AddrgenTrace:
+    """:func:`addrgen_trace`, one Python step per BD and slot, not per cycle.
+
+    Same contract (:mod:`aiedma.model.cycle.contract`, ``S = prepare_slots`` prepare slots),
+    stepped by events. BD ``k`` holds slot ``s`` over cycles ``in_s(k) .. out_s(k)`` and
+    enters slot ``s + 1`` in ``out_s(k) + 1``:
+
+    * it is accepted in ``a(k)``, the first offered cycle at or after ``out_0(k - 1)``
+      (at or after 0 for ``k = 0``), and ``in_0(k) = a(k) + 1``;
+    * for ``s < S - 1``, ``out_s(k) = max(in_s(k), out_{s+1}(k - 1))``: a slot holding
+      BD ``k`` is ready once BD ``k - 1`` moves on from the next one;
+    * in the last slot, ``c = out_{S-1}(k)`` is ``in_{S-1}(k)`` for length 0 (dropped)
+      and ``max(in_{S-1}(k), e)`` otherwise, ``e`` the cycle the running BD's last beat
+      is taken; the BD then runs from ``c + 1`` until its ``n``-th ready cycle.
+
+    ``i.ready`` is low in cycles ``in_0(k) .. out_0(k) - 1``. The per-cycle arrays are
+    then filled with NumPy. ``beats`` may pass precomputed
+    :func:`~aiedma.model.cycle.timing.bd_beats`.
+    """
+    if prepare_slots < 1:
+        raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
+    if beats is None:
+        beats = [bd_beats(kind, bd) for bd in bds]
+    count = len(beats)
+    lengths = np.array([b[0].size for b in beats], dtype=np.int64)
+    given = max(len(ready) if ready is not None else 0, len(offer) if offer is not None else 0)
+    # Past the patterns every cycle has an event (a beat, or a BD accepted, moved or
+    # dropped: S + 1 per BD), so the trace ends before this bound.
+    bound = given + int(lengths.sum()) + (prepare_slots + 1) * count + 4
+    ready_arr, offer_arr = held_high_array(ready, bound), held_high_array(offer, bound)
+    ready_count = np.concatenate(([0], np.cumsum(ready_arr)))   # ready cycles before t
+    ready_at = np.flatnonzero(ready_arr)
+    offered = np.where(offer_arr, np.arange(bound), bound)
+    next_offer = np.minimum.accumulate(offered[::-1])[::-1]   # first offer at or after t
+    rc, ra, no = ready_count.tolist(), ready_at.tolist(), next_offer.tolist()
+    accept = [0] * count
+    hand_on = [0] * count   # out_0(k): i.ready is low from a(k) + 1 until then
+    start = [0] * count
+    end = [-1] * count
+    # out[s] is out_s of the BD stepped last; 0 before the first BD, which neither
+    # delays BD 0 (in_s(0) >= 1) nor its acceptance (the first offer at or after 0).
+    out = [0] * prepare_slots
+    last = prepare_slots - 1
+    run_end = -1
+    for k, length in enumerate(lengths.tolist()):
+        a = no[out[0]]
+        accept[k] = a
+        enter = a + 1
+        for s in range(last):   # out[s + 1] still holds BD k - 1's value
+            out[s] = max(enter, out[s + 1])
+            enter = out[s] + 1
+        if length == 0:
+            c = enter
+        else:
+            c = max(enter, run_end)
+            start[k], end[k] = c + 1, ra[rc[c + 1] + length - 1]
+            run_end = end[k]
+        out[last] = c
+        hand_on[k] = out[0]
+    cycles = max(out[last] + 1, run_end + 1) if count else 0
+    if cycles > bound:
+        raise AssertionError("trace bound exceeded")
+    accept_a, hand_on_a = np.array(accept, np.int64), np.array(hand_on, np.int64)
+    time_axis = np.arange(cycles)
+    i_valid = offer_arr[:cycles] & (time_axis <= (accept_a[-1] if count else -1))
+    # i.ready is low while P[0] holds a BD that does not move on: cycles a+1 .. out_0-1.
+    waits = np.zeros(cycles + 1, dtype=np.int64)
+    np.add.at(waits, accept_a + 1, 1)
+    np.add.at(waits, hand_on_a, -1)
+    i_ready = np.cumsum(waits[:cycles]) == 0
+    running = lengths > 0
+    first = np.array(start, np.int64)[running]
+    sizes = np.array(end, np.int64)[running] - first + 1
+    offsets = (np.cumsum(lengths) - lengths)[running]
+    shown = np.repeat(first, sizes)
+    shown += np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    beat = np.repeat(offsets - ready_count[first], sizes) + ready_count[shown]
+    o_valid = np.zeros(cycles, dtype=bool)
+    o_valid[shown] = True
+    address = np.zeros(cycles, dtype=np.int64)
+    zero = np.zeros(cycles, dtype=bool)
+    last = np.zeros(cycles, dtype=bool)
+    if count:
+        address[shown] = np.concatenate([b[0] for b in beats]).astype(np.int64)[beat]
+        zero[shown] = np.concatenate([b[1] for b in beats])[beat]
+        last[shown] = np.concatenate([b[2] for b in beats])[beat]
+    return AddrgenTrace(i_valid, i_ready, o_valid, ready_arr[:cycles].copy(), address, zero,
+                        last, tuple(accept))

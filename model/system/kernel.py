@@ -1,0 +1,244 @@
+"""A graph kernel at cycle level: fill its input buffers from streams, run, drain its outputs.
+
+A :class:`KernelAgent` is the scheduler's view of one ``adf`` kernel with buffer
+ports: it takes words from its input streams until every input buffer is full,
+calls the kernel's Python function on NumPy arrays, then sends every output
+buffer, and does that ``runs`` times. It moves at most one word per cycle.
+
+Decisions (the spec describes the graph, not the core's timing):
+
+* **decision**: the core tile that runs the kernel is not modelled (its DMA, its
+  locks, its compute time); the kernel reads and writes streams directly, and its
+  function takes no cycles. The memory-tile side of a graph is modelled in full.
+* **decision**: a kernel takes input words from whichever input has one (round
+  robin) and sends to whichever output has room, so the order in which its
+  producers deliver cannot deadlock it artificially.
+* **decision**: TLAST is set on the last word of every output buffer (one buffer,
+  one packet); a packet input (fed by ``pktsplit`` or ``pktmerge``) reads, checks
+  and drops the header at the start of every packet (the first word, and the word
+  after every TLAST), whatever the buffer size: packets and runs need not align.
+* **decision**: 16- and 8-bit elements pack 2 and 4 to a 32-bit stream word,
+  little-endian (element ``2k`` in the low half of word ``k``), as the BD layer
+  lowers them (:func:`.lower.word_stream_to_elements`); a kernel sees elements, its
+  buffers hold a whole number of words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bd.packet import parse_packet_header
+from ..errors import AiedmaError, PacketError, field_error
+from .scheduler import Stall
+from .stream import Beat, Stream
+
+__all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
+           "elements_per_word", "from_words", "to_words"]
+
+GRAPH_DTYPES: dict[str, type] = {"int32": np.int32, "uint32": np.uint32, "float": np.float32,
+                                 "int16": np.int16, "uint16": np.uint16,
+                                 "int8": np.int8, "uint8": np.uint8}
+"""Element types a graph moves: 32-bit ones one a word, 16-bit two, 8-bit four."""
+
+
+def elements_per_word(dtype: str) -> int:
+    """Elements of ``dtype`` in one 32-bit word (1, 2 or 4)."""
+    return 4 // np.dtype(GRAPH_DTYPES[dtype]).itemsize
+
+
+class KernelError(AiedmaError):
+    """A kernel function returned something that does not fit its output buffers."""
+
+
+def to_words(values: np.ndarray, dtype: str, what: str) -> np.ndarray:
+    """Elements of ``dtype`` as ``uint32`` words, sub-word elements packed little-endian.
+
+    Values the type cannot hold, and a count that does not fill whole words, are
+    errors naming ``what``.
+    """
+    np_type = np.dtype(GRAPH_DTYPES[dtype]).newbyteorder("<")
+    values = np.asarray(values).ravel()
+    converted = values.astype(np_type)
+    if values.dtype.kind in "iub" and not np.array_equal(converted, values):
+        bad = values[np.flatnonzero(converted != values)[0]]
+        raise field_error(KernelError, what, int(bad), f"does not fit {dtype}")
+    per = elements_per_word(dtype)
+    if values.size % per:
+        raise field_error(KernelError, f"len({what})", values.size,
+                          f"{dtype} packs {per} elements to a 32-bit word: send a whole "
+                          "number of words")
+    return converted.view("<u4").astype(np.uint32)
+
+
+def from_words(words: Sequence[int] | np.ndarray, dtype: str) -> np.ndarray:
+    """``uint32`` words as elements of ``dtype`` (sub-word elements little-endian)."""
+    np_type = GRAPH_DTYPES[dtype]
+    little = np.asarray(words, dtype=np.uint32).astype("<u4")
+    return little.view(np.dtype(np_type).newbyteorder("<")).astype(np_type)
+
+
+@dataclass
+class KernelInput:
+    """An input buffer: its stream, its size in words, whether packets arrive on it."""
+
+    stream: Stream
+    size: int
+    packet: bool = False
+
+
+@dataclass
+class KernelOutput:
+    """An output buffer: its stream and its size in words."""
+
+    stream: Stream
+    size: int
+
+
+class KernelAgent:
+    """One kernel as a scheduler agent.
+
+    Parameters
+    ----------
+    name : str
+    function : callable
+        ``function(*inputs) -> output or tuple of outputs`` (only a tuple means
+        several outputs); NumPy arrays of
+        ``dtype``, one per port, of the ports' sizes.
+    inputs : sequence of KernelInput
+    outputs : sequence of KernelOutput
+    runs : int
+        How many times it runs in the whole simulation.
+    dtype : str
+        A key of :data:`GRAPH_DTYPES`.
+
+    Attributes
+    ----------
+    received : list of list of numpy.ndarray
+        Per run, the input buffers it was called with (for checks and reports).
+    packet_ids : list of list of int
+        Per input, the packet ID of every header it read and dropped.
+    """
+
+    def __init__(self, name: str, function: Callable, inputs: Sequence[KernelInput],
+                 outputs: Sequence[KernelOutput], runs: int, dtype: str = "int32") -> None:
+        self.name, self.function, self.dtype = name, function, dtype
+        self.inputs, self.outputs = tuple(inputs), tuple(outputs)
+        self.runs, self.done = runs, 0
+        self.received: list[list[np.ndarray]] = []
+        self.packet_ids: list[list[int]] = [[] for _ in self.inputs]
+        # Packet state spans runs: a packet may fill several buffers, or a buffer
+        # several packets; a header comes first and after every TLAST.
+        self._at_header = [p.packet for p in self.inputs]
+        self._start_run()
+
+    def _start_run(self) -> None:
+        self._buffers: list[list[int]] = [[] for _ in self.inputs]
+        self._results: list[list[int]] | None = None
+        self._sent = [0] * len(self.outputs)
+        self._next_in = self._next_out = 0
+
+    @property
+    def busy(self) -> bool:
+        """Runs are left."""
+        return self.done < self.runs
+
+    def ports(self) -> tuple[Stream, ...]:
+        """Its input and output streams."""
+        return (*(p.stream for p in self.inputs), *(p.stream for p in self.outputs))
+
+    def commit(self) -> None:
+        """Nothing is deferred."""
+
+    def _call(self) -> None:
+        arrays = [from_words(b, self.dtype) for b in self._buffers]
+        self.received.append(arrays)
+        result = self.function(*arrays)
+        if not self.outputs:
+            result = ()  # a sink kernel: whatever it returns goes nowhere
+        elif not isinstance(result, tuple):
+            result = (result,)  # only a tuple means several outputs; a list is one array
+        if len(result) != len(self.outputs):
+            raise field_error(KernelError, "outputs", len(result),
+                              f"kernel {self.name} has {len(self.outputs)} output(s); its "
+                              "function must return one array each")
+        words = []
+        per = elements_per_word(self.dtype)
+        for k, (array, port) in enumerate(zip(result, self.outputs, strict=True)):
+            n = np.asarray(array).size
+            if n != port.size * per:
+                raise field_error(KernelError, f"{self.name}.out[{k}]", n,
+                                  f"the function returned {n} elements; the output "
+                                  f"buffer holds {port.size * per}")
+            w = to_words(array, self.dtype, f"{self.name}.out[{k}]")
+            words.append(w.tolist())
+        self._results = words
+
+    def step(self, cycle: int) -> Stall | None:
+        """Take or send one word; run the function when the inputs are full."""
+        if not self.busy:
+            return Stall("idle")
+        progress = False
+        if self._results is None:
+            stall = self._take()
+            if stall is not False:
+                return stall
+            self._call()
+            progress = True
+        if self._all_sent():  # a kernel with no output words ends its run here
+            self._end_run()
+            return Stall("idle", progress=True)
+        return self._send(progress)
+
+    def _all_sent(self) -> bool:
+        return all(sent == p.size for sent, p in zip(self._sent, self.outputs, strict=True))
+
+    def _end_run(self) -> None:
+        self.done += 1
+        self._start_run()
+
+    def _take(self) -> Stall | bool | None:
+        """Pop one input word (None), wait (a Stall), or False when every input is full."""
+        n = len(self.inputs)
+        waiting = [k for k in range(n) if len(self._buffers[k]) < self.inputs[k].size]
+        if not waiting:
+            return False
+        for j in range(n):
+            k = (self._next_in + j) % n
+            port = self.inputs[k]
+            if k not in waiting or not port.stream.can_pop():
+                continue
+            beat = port.stream.pop()
+            self._next_in = (k + 1) % n
+            if self._at_header[k]:
+                try:
+                    header = parse_packet_header(beat.data)
+                except PacketError as error:
+                    raise PacketError(f"{error}; received by {self.name}.in[{k}]") from None
+                self.packet_ids[k].append(header.packet_id)
+                self._at_header[k] = False
+                return None
+            self._buffers[k].append(beat.data)
+            if port.packet and beat.last:
+                self._at_header[k] = True
+            return None
+        return Stall("empty", detail=", ".join(self.inputs[k].stream.name for k in waiting))
+
+    def _send(self, progress: bool) -> Stall | None:
+        n = len(self.outputs)
+        for j in range(n):
+            k = (self._next_out + j) % n
+            port = self.outputs[k]
+            if self._sent[k] == port.size or not port.stream.can_push():
+                continue
+            i = self._sent[k]
+            port.stream.push(Beat(self._results[k][i], i == port.size - 1))
+            self._sent[k] += 1
+            self._next_out = (k + 1) % n
+            if self._all_sent():
+                self._end_run()
+            return None
+        full = [p.stream.name for s, p in zip(self._sent, self.outputs, strict=True) if s < p.size]
+        return Stall("backpressure", progress=progress, detail=", ".join(full))

@@ -1,0 +1,245 @@
+"""The cycle-level scheduler: every agent moves at most one word per cycle, until done or stuck.
+
+An *agent* is anything that moves words: a DMA channel (:mod:`.channel`), a stream
+element or end point (:mod:`.stream`), a kernel. Each cycle the scheduler calls
+``step(cycle)`` on every agent in a fixed order, then ``commit()`` on every agent
+and every stream the agents use (:class:`Agent`). ``step`` returns None when a
+word moved, else a :class:`Stall` saying why not.
+
+The run ends when no agent is busy (every task done). If a whole cycle passes in
+which no agent moved a word or changed its state, the next cycle would be the
+same, for ever: that is a deadlock, raised as :class:`DeadlockError` listing every
+busy agent, its BD and what it waits for (the lock's ID, value and wanted value).
+
+Decisions (the spec leaves timing to the model):
+
+* **decision**: two-phase cycles, so the order of agents does not change the result
+  (except which of two channels acquiring the same lock in the same cycle wins: the
+  one stepped first). A word pushed into a stream in cycle ``t`` can be popped in
+  ``t + 1``; space freed in ``t`` can be filled in ``t + 1``; a lock released in
+  ``t`` can be acquired in ``t + 1``.
+* **decision**: every agent gets exactly one entry per cycle, a word or a stall
+  cause, so ``words + sum(stalls) == cycles`` for each agent in the report.
+* **decision**: words still in streams when everything is done are not an error
+  here; the report lists them (``stranded``) and callers that care check it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..errors import AiedmaError, field_error
+from .locks import LockWait
+
+__all__ = [
+    "STALL_CAUSES",
+    "Agent",
+    "DeadlockError",
+    "Stall",
+    "SystemReport",
+    "run_system",
+]
+
+STALL_CAUSES: tuple[str, ...] = ("lock", "empty", "backpressure", "load", "idle")
+"""Why an agent moved no word in a cycle.
+
+``lock``: waiting to acquire a lock; ``empty``: its input stream has no word;
+``backpressure``: its output stream is full; ``load``: it loaded a BD that moves no
+word (``buffer_length`` 0); ``idle``: it has nothing to do.
+"""
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Why an agent moved no word this cycle.
+
+    Attributes
+    ----------
+    cause : str
+        One of :data:`STALL_CAUSES`.
+    bd : int or None
+        The BD the channel is running, if any.
+    lock : LockWait or None
+        The lock it waits on (cause ``"lock"``).
+    progress : bool
+        The agent still changed state (loaded a BD, acquired a lock) though no
+        word moved; the scheduler needs this to tell a stall from a deadlock.
+    detail : str
+        Anything else worth saying (e.g. which stream is empty).
+    """
+
+    cause: str
+    bd: int | None = None
+    lock: LockWait | None = None
+    progress: bool = False
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.cause not in STALL_CAUSES:
+            raise field_error(AiedmaError, "cause", self.cause,
+                              f"must be one of {', '.join(STALL_CAUSES)}")
+
+    def __str__(self) -> str:
+        text = {"lock": "waits on", "empty": "waits for input", "load": "loads a BD",
+                "backpressure": "waits for output space", "idle": "idle"}[self.cause]
+        if self.lock is not None:
+            text += f" {self.lock}"
+        if self.detail:
+            text += f" ({self.detail})"
+        if self.bd is not None:
+            text = f"BD {self.bd}: {text}"
+        return text
+
+
+class Agent(Protocol):
+    """What the scheduler needs of a word-moving component."""
+
+    name: str
+
+    @property
+    def busy(self) -> bool:
+        """True while it has work left (a task, a packet half through, ...)."""
+        ...
+
+    def step(self, cycle: int) -> Stall | None:
+        """Move at most one word; None if one moved, else why not."""
+        ...
+
+    def commit(self) -> None:
+        """End of cycle: make this cycle's deferred effects (lock releases) visible."""
+        ...
+
+    def ports(self) -> Sequence:
+        """The streams it pushes to or pops from (the scheduler commits them)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SystemReport:
+    """What a run did.
+
+    Attributes
+    ----------
+    cycles : int
+        Cycles until every agent was done.
+    words : dict of str to int
+        Words moved per agent.
+    stalls : dict of str to dict of str to int
+        Per agent, cycles without a word by cause (:data:`STALL_CAUSES`).
+    stranded : dict of str to int
+        Words left in streams at the end (streams that ended empty are left out).
+    """
+
+    cycles: int
+    words: dict[str, int]
+    stalls: dict[str, dict[str, int]]
+    stranded: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def stall_totals(self) -> dict[str, int]:
+        """Stall cycles by cause, summed over agents (``idle`` included)."""
+        totals = dict.fromkeys(STALL_CAUSES, 0)
+        for causes in self.stalls.values():
+            for cause, n in causes.items():
+                totals[cause] += n
+        return totals
+
+    def text(self) -> str:
+        """A table a person can read: one line per agent."""
+        width = max([len("agent"), *(len(n) for n in self.words)])
+        head = f"{'agent':<{width}}  {'words':>7}" + "".join(f"  {c:>12}" for c in STALL_CAUSES)
+        lines = [f"{self.cycles} cycles", head]
+        for name, words in self.words.items():
+            stalls = self.stalls[name]
+            lines.append(f"{name:<{width}}  {words:>7}"
+                         + "".join(f"  {stalls.get(c, 0):>12}" for c in STALL_CAUSES))
+        for name, n in self.stranded.items():
+            lines.append(f"stranded: {n} word(s) left in {name}")
+        return "\n".join(lines)
+
+
+class DeadlockError(AiedmaError):
+    """Nothing can move but work is left.
+
+    Attributes
+    ----------
+    cycle : int
+        The first cycle in which nothing moved.
+    waits : dict of str to Stall
+        Every busy agent and why it waits.
+    report : SystemReport
+        The statistics up to the deadlock.
+    """
+
+    def __init__(self, cycle: int, waits: dict[str, Stall], report: SystemReport) -> None:
+        self.cycle, self.waits, self.report = cycle, waits, report
+        lines = [f"{name}: {stall}" for name, stall in waits.items()]
+        super().__init__(f"deadlock at cycle {cycle}: nothing can move and "
+                         f"{len(waits)} agent(s) wait:\n  " + "\n  ".join(lines))
+
+
+def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000) -> SystemReport:
+    """Run agents cycle by cycle until none is busy.
+
+    Parameters
+    ----------
+    agents : iterable of Agent
+        Stepped in this order every cycle.
+    max_cycles : int
+        A guard against runaway runs.
+
+    Returns
+    -------
+    SystemReport
+
+    Raises
+    ------
+    DeadlockError
+        When a cycle passes in which nothing moved or changed while some agent is
+        busy; lists every busy agent and what it waits on.
+    AiedmaError
+        Anything an agent raises (a memory access outside a memory, a lock
+        overflow, a BD with ``valid_bd = 0``, ...), as it is raised.
+    """
+    agents = list(agents)
+    names = [a.name for a in agents]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise field_error(AiedmaError, "agents", twice, "agent names must be unique")
+    streams = list({id(s): s for a in agents for s in a.ports()}.values())
+    words = dict.fromkeys(names, 0)
+    stalls: dict[str, dict[str, int]] = {n: {} for n in names}
+    cycle = 0
+    while any(a.busy for a in agents):
+        if cycle >= max_cycles:
+            raise field_error(AiedmaError, "max_cycles", max_cycles,
+                              "the run did not finish within this many cycles")
+        progress = False
+        waits: dict[str, Stall] = {}
+        for agent in agents:
+            busy = agent.busy
+            stall = agent.step(cycle)
+            if stall is None:
+                words[agent.name] += 1
+                progress = True
+                continue
+            causes = stalls[agent.name]
+            causes[stall.cause] = causes.get(stall.cause, 0) + 1
+            progress |= stall.progress
+            if busy:
+                waits[agent.name] = stall
+        for agent in agents:
+            agent.commit()
+        for stream in streams:
+            stream.commit()
+        cycle += 1
+        if not progress:
+            report = SystemReport(cycle, words, stalls, _stranded(streams))
+            raise DeadlockError(cycle - 1, waits, report)
+    return SystemReport(cycle, words, stalls, _stranded(streams))
+
+
+def _stranded(streams: Sequence) -> dict[str, int]:
+    return {s.name: len(s) for s in streams if len(s)}

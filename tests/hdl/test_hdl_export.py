@@ -1,0 +1,39 @@
+# amaranth: UnusedElaboratable=no
+# (a component whose __init__ refuses its kind still exists for a moment; Amaranth
+# would warn that it was never elaborated)
+"""Verilog export of every top: it converts, names its ports as documented, and
+writes only where the caller says (pytest's tmp_path here, never the repository)."""
+
+from __future__ import annotations
+
+import pytest
+
+from aiedma.hdl.export import TOPS, export_verilog
+from aiedma.model.bd.fields import KINDS
+
+
+def test_every_block_and_kind_is_a_top():
+    blocks = ("addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel")
+    assert set(TOPS) == {f"aiedma_{block}_{kind}" for block in blocks for kind in KINDS}
+
+
+@pytest.mark.parametrize("name", sorted(TOPS))
+def test_verilog_export(name, tmp_path):
+    text = export_verilog(name, TOPS[name]())
+    assert f"module {name}(" in text
+    for port in ("clk", "rst"):
+        assert port in text
+    if "addrgen" in name:
+        assert "i__payload" in text and "o__payload" in text
+    elif "channel" in name:
+        assert "bd__payload" in text and "mem_addr" in text
+    else:
+        assert "mem_addr" in text and "beats__payload" in text
+    (tmp_path / f"{name}.v").write_text(text)
+
+
+@pytest.mark.parametrize("block", ["addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel"])
+def test_every_block_names_a_bad_kind(block):
+    make = TOPS[f"aiedma_{block}_tile"].__defaults__[0]  # the block's class
+    with pytest.raises(ValueError, match=r"^kind='core': must be one of tile, memtile, shim$"):
+        make("core")

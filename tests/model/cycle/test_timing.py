@@ -1,0 +1,145 @@
+"""The cycle timing model against the consequences the contract states (model/cycle/contract.py).
+
+The address generator's contract is checked for several depths of its prepare-slot
+chain (``prepare_slots``, the contract's ``S``), the RTL's among them, so the
+consequences are known to hold before the RTL changes its depth.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aiedma.model import BufferDescriptor
+from aiedma.model.cycle.contract import (
+    ADDRGEN_BD_SLOTS,
+    ADDRGEN_LATENCY,
+    ADDRGEN_PREPARE_SLOTS,
+    MM2S_LATENCY,
+)
+from aiedma.model.cycle.timing import addrgen_trace, bd_beats, mm2s_trace
+
+SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
+"""Prepare-slot depths the contract is checked for: today's, the planned, and the RTL's."""
+
+
+def latency(slots):
+    """The contract's ``ADDRGEN_LATENCY`` for ``slots`` prepare slots: one cycle per
+    slot, one to load the running slot."""
+    return slots + 1
+
+
+def linear(length, base=0, kind="tile"):
+    return BufferDescriptor(kind, base_address=base, buffer_length=length, valid_bd=1)
+
+
+def test_the_constants_follow_the_prepare_slots():
+    assert ADDRGEN_LATENCY == latency(ADDRGEN_PREPARE_SLOTS)
+    assert ADDRGEN_BD_SLOTS == ADDRGEN_PREPARE_SLOTS + 1
+
+
+@pytest.mark.parametrize("call", [addrgen_trace, lambda *a, **k: mm2s_trace(*a, [0], **k)])
+def test_at_least_one_prepare_slot(call):
+    with pytest.raises(ValueError, match="prepare_slots=0: must be at least 1"):
+        call("tile", [linear(1)], prepare_slots=0)
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+def test_first_beat_after_the_named_latency(slots):
+    trace = addrgen_trace("tile", [linear(3)], offer=[False] * 5, prepare_slots=slots)
+    assert trace.accepted == (5,)
+    assert np.flatnonzero(trace.o_valid)[0] == 5 + latency(slots)
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+def test_a_stalled_generator_holds_one_bd_per_slot(slots):
+    """``o.ready`` low: the running slot and every prepare slot fill, then ``i.ready``
+    stays low (``ADDRGEN_BD_SLOTS`` BDs held, for the RTL's depth)."""
+    stall = 40
+    bds = [linear(2, base=10 * i) for i in range(slots + 4)]
+    trace = addrgen_trace("tile", bds, ready=[False] * stall, prepare_slots=slots)
+    held = [c for c in trace.accepted if c < stall]
+    assert held == list(range(slots + 1))
+    assert not trace.i_ready[held[-1] + 1: stall].any()
+    if slots == ADDRGEN_PREPARE_SLOTS:
+        assert len(held) == ADDRGEN_BD_SLOTS
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+@pytest.mark.parametrize("lengths", [[1] * 8, [1, 5, 1, 2, 7], [3, 1, 1, 1, 4]])
+def test_back_to_back_bds_leave_no_bubble(lengths, slots):
+    bds = [linear(n, base=100 * i) for i, n in enumerate(lengths)]
+    trace = addrgen_trace("tile", bds, prepare_slots=slots)
+    beats = np.flatnonzero(trace.o_valid)
+    assert beats[0] == latency(slots)
+    assert np.array_equal(beats, np.arange(beats[0], beats[0] + sum(lengths)))
+    assert trace.last[beats].sum() == len(lengths)
+    expected = np.concatenate([bd_beats("tile", bd)[0] for bd in bds])
+    assert np.array_equal(trace.address[beats], expected)
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+@pytest.mark.parametrize("before", [0, 9])
+@pytest.mark.parametrize(("a", "k"), [(1, 0), (1, 1), (1, 3), (2, 1), (2, 2), (3, 4), (4, 2),
+                                      (5, 5), (2, 6)])
+def test_length_zero_bds_cost_what_the_contract_says(a, k, before, slots):
+    """A BD of a beats, then k BDs of length 0, then one more: max(0, k + 1 - a) gaps,
+    whatever the depth; from idle, and behind a long BD (the next BDs already queued
+    in the chain when the a-beat BD is loaded)."""
+    bds = [linear(a), *[linear(0)] * k, linear(2, base=50)]
+    if before:
+        bds.insert(0, linear(before, base=200))
+    beats = np.flatnonzero(addrgen_trace("tile", bds, prepare_slots=slots).o_valid)
+    gap = beats[before + a] - beats[before + a - 1] - 1
+    assert gap == max(0, k + 1 - a)
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_leading_length_zero_bds_delay_by_one_cycle_each(k, slots):
+    trace = addrgen_trace("tile", [linear(0)] * k + [linear(1)], prepare_slots=slots)
+    assert np.flatnonzero(trace.o_valid)[0] == latency(slots) + k
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+@settings(max_examples=50)
+@given(lengths=st.lists(st.integers(0, 6), min_size=1, max_size=6),
+       ready=st.lists(st.booleans(), max_size=60), offer=st.lists(st.booleans(), max_size=30))
+def test_backpressure_holds_the_payload_and_keeps_the_order(slots, lengths, ready, offer):
+    bds = [linear(n, base=10 * i) for i, n in enumerate(lengths)]
+    trace = addrgen_trace("tile", bds, ready=ready, offer=offer, prepare_slots=slots)
+    for t in range(1, trace.cycles):
+        if trace.o_valid[t - 1] and not trace.o_ready[t - 1]:
+            assert trace.o_valid[t]
+            assert (trace.address[t], trace.last[t]) == (trace.address[t - 1], trace.last[t - 1])
+    taken = trace.transfers()
+    expected = [a for bd in bds for a in bd_beats("tile", bd)[0]]
+    assert trace.address[taken].tolist() == expected
+    handshakes = np.flatnonzero(trace.i_valid & trace.i_ready)
+    assert tuple(handshakes) == trace.accepted and len(handshakes) == len(bds)
+    assert not trace.i_valid[[t for t, o in enumerate(offer[: trace.cycles]) if not o]].any()
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+def test_mm2s_reads_memory_one_cycle_after_the_beat_and_zeros_padding(slots):
+    memory = np.arange(1000, 1016)
+    bd = BufferDescriptor("memtile", buffer_length=16, d0_wrap=13, d0_zero_before=2,
+                          d0_zero_after=1, valid_bd=1)
+    trace = mm2s_trace("memtile", [bd], memory, prepare_slots=slots)
+    words = np.flatnonzero(trace.o_valid & trace.o_ready)
+    assert words[0] == latency(slots) + MM2S_LATENCY
+    assert np.array_equal(words, np.arange(words[0], words[0] + 16))
+    assert trace.data[words].tolist() == [0, 0, *range(1000, 1013), 0]
+    assert trace.last[words].tolist() == [False] * 15 + [True]
+
+
+@pytest.mark.parametrize("slots", SLOTS)
+@settings(max_examples=50)
+@given(ready=st.lists(st.booleans(), max_size=80))
+def test_mm2s_under_backpressure_loses_nothing(slots, ready):
+    memory = np.arange(500, 600)
+    bds = [linear(7, base=3, kind="memtile"), linear(1, base=90, kind="memtile"),
+           linear(5, base=40, kind="memtile")]
+    trace = mm2s_trace("memtile", bds, memory, ready=ready, prepare_slots=slots)
+    words = np.flatnonzero(trace.o_valid & trace.o_ready)
+    assert trace.data[words].tolist() == [*range(503, 510), 590, *range(540, 545)]

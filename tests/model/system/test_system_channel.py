@@ -1,0 +1,455 @@
+"""DMA channels at cycle level: queue, chains, repeat, iteration, locks, TLAST, packets, errors,
+and exact agreement with the untimed run_task over random lowered port programs."""
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from tiling_strategies import tilings
+
+from aiedma.model import BDError, BufferDescriptor, PacketError, PortProgram, Task, run_task
+from aiedma.model.bd.fields import BD_COUNT
+from aiedma.model.bd.lower import LoweringError, lower
+from aiedma.model.bd.packet import packet_header, parse_packet_header
+from aiedma.model.errors import TilingError
+from aiedma.model.system.channel import CHANNELS, DMA, TASK_QUEUE_DEPTH, ChannelError
+from aiedma.model.system.locks import LockError, LockWait
+from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
+from aiedma.model.system.scheduler import Stall, run_system
+from aiedma.model.system.stream import Beat, Stream, StreamSink, StreamSource
+
+OWN = MEMORY_TILE_WINDOWS["own"]
+
+
+def bd(kind="tile", **fields):
+    return BufferDescriptor(kind, valid_bd=1, **fields)
+
+
+def tile_dma(data=None, kind="tile"):
+    """A DMA whose memory holds ``data`` (default 1, 2, 3, ...) from its first word."""
+    dma = DMA(kind, 2, 3) if kind != "shim" else DMA(
+        "shim", 2, 0, memory=shim_space("shim(2,0)", Memory("ddr", 1 << 15)))
+    base = OWN if kind == "memtile" else 0
+    memory, offset = dma.memory.resolve(base)
+    values = np.arange(1, 1001) if data is None else np.asarray(data)
+    memory.load(offset, values)
+    return dma
+
+
+def read_all(dma, tasks, channel=0, expect=None):
+    """Run MM2S ``channel`` over ``tasks`` into a sink; returns the beats and the report."""
+    stream = Stream("out")
+    ch = dma.mm2s[channel].connect(stream)
+    for t in tasks:
+        ch.push(t)
+    sink = StreamSink("sink", stream, expect=expect)
+    report = run_system([ch, sink])
+    return sink.beats, report
+
+
+def write_all(dma, tasks, words, channel=0):
+    stream = Stream("in")
+    ch = dma.s2mm[channel].connect(stream)
+    for t in tasks:
+        ch.push(t)
+    return run_system([StreamSource("source", stream, words), ch])
+
+
+def step(agents, cycle):
+    """One cycle by hand: step every agent, then commit agents and their streams."""
+    results = [a.step(cycle) for a in agents]
+    for a in agents:
+        a.commit()
+    for s in {id(s): s for a in agents for s in a.ports()}.values():
+        s.commit()
+    return results
+
+
+# --- DMA and queue ----------------------------------------------------------------------------
+
+
+def test_each_kind_has_its_channels():
+    for kind, count in CHANNELS.items():
+        dma = tile_dma(kind=kind)
+        assert len(dma.mm2s) == len(dma.s2mm) == count
+        assert dma.channel("s2mm", count - 1).name == f"{dma.name}.s2mm{count - 1}"
+        with pytest.raises(ChannelError, match=rf"^channel={count}: a {kind} DMA has S2MM "
+                                               rf"channels 0..{count - 1}"):
+            dma.channel("s2mm", count)
+    with pytest.raises(ChannelError, match=r"^direction='in': must be one of mm2s, s2mm"):
+        tile_dma().channel("in", 0)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"kind": "core"}, r"^kind='core': must be one of tile, memtile, shim"),
+    ({"kind": "tile", "column": 128}, r"^column=128: must be in 0..127"),
+    ({"kind": "tile", "row": 32}, r"^row=32: must be in 0..31"),
+    ({"kind": "shim"}, r"^memory=None: a shim DMA needs its external memory"),
+])
+def test_dma_arguments_are_checked(args, message):
+    with pytest.raises(ChannelError, match=message):
+        DMA(**args)
+
+
+def test_write_bd_checks_the_slot():
+    dma = tile_dma(kind="memtile")
+    with pytest.raises(BDError, match=r"^bd_id=48: must be in 0..47"):
+        dma.write_bd(48, bd("memtile", buffer_length=1))
+    with pytest.raises(BDError, match=r"^next_bd=24: a memory-tile chain stays in its half"):
+        dma.write_bd(3, bd("memtile", buffer_length=1, use_next_bd=1, next_bd=24))
+    with pytest.raises(BDError, match=r"^bd.kind='tile': must be 'memtile'"):
+        dma.write_bd(3, bd("tile", buffer_length=1))
+
+
+def test_the_queue_holds_four_tasks_and_a_fifth_push_is_an_error():
+    dma = tile_dma()
+    ch = dma.mm2s[0]
+    for _ in range(TASK_QUEUE_DEPTH):
+        ch.push(Task(0))
+    with pytest.raises(ChannelError, match=r"^task_queue=4: channel tile\(2,3\)\.mm2s0 already "
+                                           r"holds 4 pending tasks \(depth 4\); a fifth push is "
+                                           r"an overflow"):
+        ch.push(Task(0))
+    assert len(ch.queue) == 4, "nothing was dropped or added"
+
+
+def test_a_running_task_has_left_the_queue():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=3))
+    stream = Stream("out", depth=8)
+    ch = dma.mm2s[0].connect(stream)
+    for _ in range(4):
+        ch.push(Task(0))
+    step([ch], 0)  # the first task starts
+    ch.push(Task(0))
+    assert len(ch.queue) == 4
+
+
+@pytest.mark.parametrize(("kind", "channel", "start", "message"), [
+    ("tile", 0, 16, r"^start_bd=16: a tile DMA has BDs 0..15; channel tile\(2,3\)\.mm2s0"),
+    ("memtile", 0, 24, r"^start_bd=24: channel memtile\(2,3\)\.mm2s0 runs BDs 0-23"),
+    ("memtile", 3, 5, r"^start_bd=5: channel memtile\(2,3\)\.mm2s3 runs BDs 24-47"),
+])
+def test_start_bd_must_exist_and_stay_in_the_channels_half(kind, channel, start, message):
+    with pytest.raises(ChannelError, match=message):
+        tile_dma(kind=kind).mm2s[channel].push(Task(start))
+
+
+# --- tasks: chains, repeat, iteration, tokens -------------------------------------------------
+
+
+def test_a_chain_runs_in_order_and_repeats():
+    dma = tile_dma()
+    dma.write_bd(2, bd(base_address=10, buffer_length=2, use_next_bd=1, next_bd=7))
+    dma.write_bd(7, bd(base_address=50, buffer_length=1))
+    beats, report = read_all(dma, [Task(2, repeat_count=2)])
+    assert [b.data for b in beats] == [11, 12, 51, 11, 12, 51]
+    assert report.cycles == 7, "one word per cycle, no bubble at BD or pass boundaries"
+    assert report.words[dma.mm2s[0].name] == 6
+
+
+def test_queued_tasks_follow_without_a_bubble():
+    dma = tile_dma()
+    dma.write_bd(0, bd(base_address=0, buffer_length=3))
+    dma.write_bd(1, bd(base_address=100, buffer_length=2))
+    beats, report = read_all(dma, [Task(0), Task(1), Task(0)])
+    assert [b.data for b in beats] == [1, 2, 3, 101, 102, 1, 2, 3]
+    assert report.stalls[dma.mm2s[0].name] == {"idle": 1}  # the sink's last cycle
+
+
+def test_iteration_offsets_every_load_and_is_written_back():
+    dma = tile_dma()
+    dma.write_bd(0, bd(base_address=100, buffer_length=2, iteration_wrap=3, iteration_stepsize=10))
+    beats, _ = read_all(dma, [Task(0, repeat_count=4)])
+    assert [b.data - 1 for b in beats] == [100, 101, 110, 111, 120, 121, 100, 101]
+    assert dma.bds[0].iteration_current == 1
+    beats, _ = read_all(dma, [Task(0)])  # the next task goes on from there
+    assert [b.data - 1 for b in beats] == [110, 111]
+
+
+def test_completion_tokens_only_when_asked():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=2))
+    read_all(dma, [Task(0, enable_token_issue=True), Task(0), Task(0, 2, True)])
+    ch = dma.mm2s[0]
+    assert [d.cycle for d in ch.done] == [1, 3, 7]
+    assert ch.tokens == [1, 7]
+
+
+def test_a_zero_length_bd_costs_one_load_cycle():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=2, use_next_bd=1, next_bd=1))
+    dma.write_bd(1, bd(buffer_length=0, use_next_bd=1, next_bd=2))
+    dma.write_bd(2, bd(base_address=5, buffer_length=1))
+    beats, report = read_all(dma, [Task(0)])
+    assert [b.data for b in beats] == [1, 2, 6]
+    assert report.stalls[dma.mm2s[0].name]["load"] == 1
+
+
+# --- locks ------------------------------------------------------------------------------------
+
+
+def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=3, lock_acq_enable=1, lock_acq_id=4, lock_acq_value=-1,
+                       lock_rel_id=5, lock_rel_value=2))
+    locks, _ = dma.locks.route(0)
+    stream = Stream("out", depth=8)
+    ch = dma.mm2s[0].connect(stream)
+    ch.push(Task(0))
+    (stall,) = step([ch], 0)
+    assert stall == Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1), progress=True)
+    assert str(stall) == f"BD 0: waits on lock 4 ({locks.name} lock 4) = 0, wants >= 1"
+    assert step([ch], 1) == [Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1))]
+    assert len(stream) == 0, "no word before the acquire"
+    locks.set(4, 1)
+    assert step([ch], 2) == [None] and locks[4] == 0 and len(stream) == 1
+    assert step([ch], 3) == [None] and locks[5] == 0
+    # The last word moves in cycle 4; the release is seen from the end of that cycle.
+    assert ch.step(4) is None and locks[5] == 0
+    ch.commit()
+    assert locks[5] == 2
+
+
+def test_acquire_equal_waits_for_the_value_and_keeps_it():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=1, lock_acq_enable=1, lock_acq_id=1, lock_acq_value=2))
+    locks, _ = dma.locks.route(0)
+    locks.set(1, 3)
+    ch = dma.mm2s[0].connect(Stream("out"))
+    ch.push(Task(0))
+    assert step([ch], 0)[0].lock.wanted == "== 2"
+    locks.set(1, 2)
+    assert step([ch], 1) == [None] and locks[1] == 2
+
+
+def test_a_release_overflow_names_the_channel_and_bd():
+    dma = tile_dma()
+    dma.write_bd(6, bd(buffer_length=1, lock_rel_id=2, lock_rel_value=10))
+    dma.locks.route(2)[0].set(2, 60)
+    with pytest.raises(LockError, match=r"^lock_rel_value=10: lock 2 of tile\(2,3\) locks is 60; "
+                                        r"60 \+ 10 = 70 overflows 0..63; channel "
+                                        r"tile\(2,3\)\.mm2s0, BD 6$"):
+        read_all(dma, [Task(6)])
+
+
+def test_memory_tile_bds_reach_the_neighbours_locks():
+    from aiedma.model.system.locks import LockTable, lock_space
+    own, east = LockTable("own", 64), LockTable("east", 64)
+    dma = DMA("memtile", 0, 1, locks=lock_space("memtile", "m", own, east=east))
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=1, lock_acq_enable=1,
+                       lock_acq_id=129, lock_acq_value=-1, lock_rel_id=70, lock_rel_value=1))
+    east.set(1, 1)
+    read_all(dma, [Task(0)])
+    assert east[1] == 0 and own[6] == 1
+
+
+# --- TLAST and packets ------------------------------------------------------------------------
+
+
+def test_tlast_on_the_last_word_of_each_bd_unless_suppressed():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=2, use_next_bd=1, next_bd=1))
+    dma.write_bd(1, bd(buffer_length=3, tlast_suppress=1, use_next_bd=1, next_bd=2))
+    dma.write_bd(2, bd(buffer_length=1))
+    beats, _ = read_all(dma, [Task(0)])
+    assert [b.last for b in beats] == [False, True, False, False, False, True]
+
+
+def test_packet_header_before_each_bd_not_counted_in_buffer_length():
+    dma = tile_dma()  # tile(2,3): column 2, row 3
+    dma.write_bd(0, bd(buffer_length=2, enable_packet=1, packet_id=9, packet_type=5,
+                       use_next_bd=1, next_bd=1))
+    dma.write_bd(1, bd(base_address=10, buffer_length=1, enable_packet=1, packet_id=4))
+    beats, report = read_all(dma, [Task(0)])
+    first, second = packet_header(9, 5, 3, 2), packet_header(4, 0, 3, 2)
+    assert [b.data for b in beats] == [first, 1, 2, second, 11]
+    assert [b.last for b in beats] == [False, False, True, False, True]
+    for word in (first, second):
+        assert word.bit_count() % 2 == 1, "odd parity"
+        header = parse_packet_header(word)
+        assert (header.source_row, header.source_column) == (3, 2)
+    assert report.words[dma.mm2s[0].name] == 5
+
+
+def test_s2mm_reads_and_drops_the_header_of_a_packet_bd():
+    dma = tile_dma(np.zeros(8, dtype=np.int64))
+    dma.write_bd(0, bd(base_address=2, buffer_length=2, enable_packet=1, packet_id=1))
+    write_all(dma, [Task(0, repeat_count=2)],
+              [Beat(packet_header(1, 0, 0, 0)), Beat(7), Beat(8, True),
+               Beat(packet_header(1, 0, 0, 0)), Beat(9), Beat(10, True)])
+    assert dma.memory.resolve(0)[0].dump(0, 5).tolist() == [0, 0, 9, 10, 0]
+
+
+def test_s2mm_refuses_a_header_with_bad_parity():
+    dma = tile_dma()
+    dma.write_bd(1, bd(buffer_length=1, enable_packet=1))
+    bad = packet_header(1, 0, 0, 0) ^ (1 << 31)
+    with pytest.raises(PacketError, match=r"^word=0x80000001: bad parity: a header must have an "
+                                          r"odd number of ones; received by channel "
+                                          r"tile\(2,3\)\.s2mm0, BD 1$"):
+        write_all(dma, [Task(1)], [bad, 5])
+
+
+# --- errors at load ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("table", "task", "error", "message"), [
+    ({0: BufferDescriptor("tile", buffer_length=1)}, Task(0), ChannelError,
+     r"^valid_bd=0: a BD loaded by a task must have valid_bd = 1; channel tile\(2,3\)\.mm2s0, "
+     r"BD 0$"),
+    ({0: bd(buffer_length=1, use_next_bd=1, next_bd=3),
+      3: BufferDescriptor("tile", buffer_length=1)}, Task(0), ChannelError,
+     r"^valid_bd=0: .*; channel tile\(2,3\)\.mm2s0, BD 3$"),
+    ({}, Task(5), ChannelError, r"^bd_id=5: no such BD in the table of tile\(2,3\); channel "
+                                r"tile\(2,3\)\.mm2s0, BD 5$"),
+    ({0: bd(buffer_length=1, use_next_bd=1, next_bd=1), 1: bd(buffer_length=1, use_next_bd=1)},
+     Task(0), ChannelError, r"^next_bd=0: the chain loops back to a BD it already ran"),
+])
+def test_load_errors_name_the_channel_and_bd(table, task, error, message):
+    dma = tile_dma()
+    dma.bds.update(table)
+    with pytest.raises(error, match=message):
+        read_all(dma, [task])
+
+
+def test_a_chain_edited_across_the_half_is_caught_at_load():
+    dma = tile_dma(kind="memtile")
+    dma.bds[0] = bd("memtile", base_address=OWN, buffer_length=1, use_next_bd=1, next_bd=30)
+    with pytest.raises(ChannelError, match=r"^next_bd=30: a memory-tile chain stays in its half.*"
+                                           r"; channel memtile\(2,3\)\.mm2s0, BD 0$"):
+        read_all(dma, [Task(0)])
+
+
+def test_s2mm_refuses_a_bd_with_padding():
+    dma = tile_dma(kind="memtile")
+    dma.write_bd(24, bd("memtile", base_address=OWN, buffer_length=4, d0_wrap=2,
+                        d0_zero_after=2))
+    with pytest.raises(ChannelError, match=r"^d0_zero_after=2: S2MM cannot pad \(zero padding is "
+                                           r"memory-tile MM2S only\); channel "
+                                           r"memtile\(2,3\)\.s2mm1, BD 24$"):
+        write_all(dma, [Task(24)], range(4), channel=1)
+
+
+def test_memory_tile_mm2s_sends_zeros_for_padding():
+    # bd.md's hardware-checked case: D0 wrap 13, pad 2/1, length 16 over memory 1..13.
+    dma = tile_dma(kind="memtile")
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=16, d0_wrap=13,
+                       d0_zero_before=2, d0_zero_after=1))
+    beats, _ = read_all(dma, [Task(0)])
+    assert [b.data for b in beats] == [0, 0, *range(1, 14), 0]
+
+
+def test_a_channel_without_a_stream_is_an_error():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=1))
+    dma.mm2s[1].push(Task(0))
+    with pytest.raises(ChannelError, match=r"^stream=None: channel tile\(2,3\)\.mm2s1 has no "
+                                           r"stream connected"):
+        run_system([dma.mm2s[1]])
+
+
+def test_stall_causes():
+    dma = tile_dma()
+    dma.write_bd(0, bd(buffer_length=4))
+    out = Stream("out", depth=1)
+    ch = dma.mm2s[0].connect(out)
+    assert ch.step(0) == Stall("idle")
+    ch.push(Task(0))
+    assert ch.step(1) is None
+    assert ch.step(2) == Stall("backpressure", 0, detail="out")
+    inbound = Stream("in")
+    s2mm = dma.s2mm[0].connect(inbound)
+    s2mm.push(Task(0))
+    assert s2mm.step(0) == Stall("empty", 0, progress=True, detail="in")
+
+
+# --- agreement with run_task ------------------------------------------------------------------
+
+
+@st.composite
+def lowered_programs(draw, kind, direction):
+    """A legal port program lowered for ``kind`` / ``direction``, or None, and a run count."""
+    inside = direction == "write" or kind != "memtile"  # only memory-tile reads may pad
+    entries = draw(st.lists(tilings(max_elements=96, inside=inside), min_size=1, max_size=3))
+    # One port addresses one buffer: later entries of another shape read it whole.
+    shape = list(entries[0].buffer_dimension)
+    entries = [e.to_dict() if list(e.buffer_dimension) == shape else {"buffer_dimension": shape}
+               for e in entries]
+    if direction == "read":
+        for e in entries:
+            e["packet_port_id"] = draw(st.sampled_from([-1, -1, 0, 5]))
+    base = {"memtile": OWN, "tile": 64, "shim": 8}[kind] + draw(st.sampled_from([0, 3]))
+    first_bd = draw(st.sampled_from([0, 2])) + (24 if kind == "memtile" else 0)
+    try:
+        program = PortProgram(entries).validate(kind, direction)
+        lowered = lower(program, kind, direction, base_address=base, first_bd=first_bd)
+    except (TilingError, LoweringError):  # illegal for the kind, or over the BD budget
+        lowered = None
+    return lowered, draw(st.integers(1, 2))
+
+
+CONTEXTS = [(k, d) for k in ("memtile", "tile", "shim") for d in ("read", "write")]
+
+
+@pytest.mark.parametrize(("kind", "direction"), CONTEXTS)
+@settings(max_examples=30)
+@given(data=st.data())
+def test_a_channel_agrees_with_run_task(kind, direction, data):
+    """Same BDs and task (run ``runs`` times): the same words in the same order, TLAST at the
+    end of every pass, one header per packet BD load, and the same BD table afterwards."""
+    lowered, runs = data.draw(lowered_programs(kind, direction))
+    event("lowered" if lowered else "not legal for the kind")
+    if lowered is None:
+        return
+    dma = tile_dma(np.zeros(1), kind=kind)
+    memory, start = dma.memory.resolve(lowered.base_address)
+    for b in lowered.bds:
+        dma.write_bd(b.bd_id, b.bd)
+    table, words = lowered.table(), []
+    for _ in range(runs):
+        w, table = run_task(kind, table, lowered.task)
+        words.append(w)
+    words = np.concatenate(words)
+    if words.max(initial=0) - lowered.base_address + start >= memory.size:
+        event("larger than memory")
+        return  # a buffer larger than the tile's memory: the memory tests cover that error
+    event(f"{len(lowered.bds)} BD(s)" if len(lowered.bds) < 3 else "3+ BDs")
+    index = 1 if kind == "memtile" else 0  # a memory-tile channel runs its BD half
+    if direction == "read":
+        memory.data[start:] = np.arange(1, memory.size - start + 1)
+        expected = np.where(words < 0, 0, words - lowered.base_address + 1)
+        beats, _ = read_all(dma, [lowered.task] * runs, channel=index)
+        headers = {packet_header(b.bd.packet_id, 0, dma.row, dma.column)
+                   for b in lowered.bds if b.bd.enable_packet}
+        data_words = [b.data for b in beats if b.data not in headers]
+        np.testing.assert_array_equal(data_words, expected)
+        loads = runs * lowered.task.repeat_count
+        packet_bds = sum(lowered.table()[i].enable_packet for i in _chain(lowered))
+        assert len(beats) - len(data_words) == loads * packet_bds
+        assert beats[-1].last
+        # lower() keeps TLAST on the chain's last BD and on every packet BD.
+        chain = [lowered.table()[i] for i in _chain(lowered)]
+        tlasts = sum(not bd.tlast_suppress for bd in chain)
+        assert tlasts == 1 + sum(bd.enable_packet for bd in chain[:-1])
+        assert sum(b.last for b in beats) == loads * tlasts
+    else:
+        write_all(dma, [lowered.task] * runs, range(1, words.size + 1), channel=index)
+        expected = np.zeros(memory.size, dtype=np.int64)
+        for k, address in enumerate(words - lowered.base_address + start):
+            expected[address] = k + 1  # overlapping writes keep the last value
+        np.testing.assert_array_equal(memory.data, expected)
+    assert dma.bds == table, "iteration write-back agrees"
+
+
+def _chain(lowered):
+    table, bd_id, chain = lowered.table(), lowered.task.start_bd, []
+    while True:
+        chain.append(bd_id)
+        if not table[bd_id].use_next_bd:
+            return chain
+        bd_id = table[bd_id].next_bd
+
+
+def test_bd_budget_is_the_kinds():
+    assert BD_COUNT == {"tile": 16, "memtile": 48, "shim": 16}
