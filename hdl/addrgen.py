@@ -1,10 +1,10 @@
 """The BD address generator: one BD in, one address beat per cycle out.
 
-It implements bd.md "Address generation", "Zero padding" and the iteration offset
+It implements docs/bd.md "Address generation", "Zero padding" and the iteration offset
 for one DMA kind, under the cycle contract of :mod:`aiedma.model.cycle.contract` (latency,
 ready rule, no bubble at wraps, padding runs or BD boundaries).
 
-The structure is chosen for Fmax (the techniques of style.md): no register-to-register
+The structure is chosen for Fmax (the techniques of docs/style.md): no register-to-register
 path holds more than one adder, and every path holds at most one carry chain and one
 LUT, or two to three LUTs. o.ready (combinational, by the contract) reaches only clock
 enables and ``i.ready``, never a next value:
@@ -85,7 +85,7 @@ if ADDRGEN_PREPARE_SLOTS != _SLOTS:
 class BDAddressGenerator(wiring.Component):
     """Generates the word addresses of BDs, one beat per cycle, for one DMA kind.
 
-    Implements bd.md "Address generation" (3 dimensions on tile and shim, 4 on the
+    Implements docs/bd.md "Address generation" (3 dimensions on tile and shim, 4 on the
     memory tile; wrap 0 never wraps; the outermost dimension is unbounded;
     ``buffer_length`` alone ends a BD), "Zero padding" (memory tile) and the iteration
     offset ``iteration_current * iteration_stepsize`` (the write-back of

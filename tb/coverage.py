@@ -1,6 +1,6 @@
 """Functional coverage of address-generator runs: which corners the stimulus reached.
 
-Bins (style.md): dimensions in use, wrap sizes {0, 1, 2, max} per dimension,
+Bins (docs/style.md): dimensions in use, wrap sizes {0, 1, 2, max} per dimension,
 simultaneous wraps, padding {0, 1, max} before and after per dimension (memory
 tile), a stall on a wrap cycle, and a BD offered during a last beat. Bins are
 counted from the BDs and the cycle trace of each run; since the scoreboard has

@@ -1,6 +1,6 @@
 """Stream helpers for Amaranth async testbenches: put, get, send, receive, record.
 
-One set of helpers for every test (style.md): payloads are plain Python values
+One set of helpers for every test (docs/style.md): payloads are plain Python values
 (``dict`` for a struct layout, ``int`` otherwise), transfers are sampled right at
 the clock edge, and the consumer checks the stream rule "a payload holds until it
 is taken" on every cycle it stalls.

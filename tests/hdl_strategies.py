@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
 
-# Padding legality (bd.md): padding around a dimension that never wraps is illegal.
+# Padding legality (docs/bd.md): padding around a dimension that never wraps is illegal.
 _NEEDS_WRAP = {
     "d0_wrap": ("d0_zero_after", "d1_zero_before", "d1_zero_after",
                 "d2_zero_before", "d2_zero_after"),

@@ -1,4 +1,4 @@
-"""A per-element reference of the tiling walk, written straight from tiling.md.
+"""A per-element reference of the tiling walk, written straight from docs/tiling.md.
 
 Deliberately naive (nested Python loops, one element at a time) so that it is
 easy to check by eye against the spec's pseudo-code; the vectorised model is

@@ -3,11 +3,11 @@
 A :class:`BufferDescriptor` holds the *actual* values of one BD of a kind (``"tile"``,
 ``"memtile"``, ``"shim"``) and is immutable. :meth:`~BufferDescriptor.encode` and
 :meth:`~BufferDescriptor.decode` translate to and from the 32-bit register words of
-bd.md "Field layouts" (via the table in :mod:`.bd_fields`), and
+docs/bd.md "Field layouts" (via the table in :mod:`.bd_fields`), and
 :meth:`~BufferDescriptor.stream` produces the word addresses of one execution
-(bd.md "Address generation", "Zero padding", "Iteration").
+(docs/bd.md "Address generation", "Zero padding", "Iteration").
 
-Decisions (bd.md is silent):
+Decisions (docs/bd.md is silent):
 
 * **decision**: ``iteration_current`` must be below ``iteration_wrap``. aie-rt treats
   the current value as an index into the iteration wrap, and what the hardware does
@@ -139,7 +139,7 @@ class BufferDescriptor:
     kind : {"tile", "memtile", "shim"}
         Core-tile, memory-tile or shim DMA.
     **fields : int
-        Field values by their bd.md names in snake_case (see ``docs/bd_registers.md``);
+        Field values by their docs/bd.md names in snake_case (see ``docs/bd_registers.md``);
         omitted fields take their default: 1 for step sizes, ``iteration_wrap`` and
         ``iteration_stepsize``, 64 for ``burst_length``, 0 for everything else
         (``valid_bd`` included).
@@ -255,7 +255,7 @@ class BufferDescriptor:
     # --- registers -------------------------------------------------------------------
 
     def encode(self) -> list[int]:
-        """The BD's register words (6 for a core tile, 8 otherwise), bit-exact with bd.md.
+        """The BD's register words (6 for a core tile, 8 otherwise), bit-exact with docs/bd.md.
 
         Reserved bits are 0. A field split over several slices fills them least
         significant first.
@@ -322,7 +322,7 @@ class BufferDescriptor:
         """The BD as the hardware writes it back after a load.
 
         ``iteration_current`` advances by one and returns to 0 at ``iteration_wrap``
-        (bd.md "Iteration").
+        (docs/bd.md "Iteration").
         """
         current = (self.iteration_current + 1) % self.iteration_wrap
         return self.replace(iteration_current=current)
@@ -340,7 +340,7 @@ class BufferDescriptor:
         Returns
         -------
         numpy.ndarray
-            ``buffer_length`` int64 addresses in stream order (bd.md "Address
+            ``buffer_length`` int64 addresses in stream order (docs/bd.md "Address
             generation" and, on the memory tile, "Zero padding").
         """
         if iteration_current is None:

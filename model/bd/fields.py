@@ -5,12 +5,12 @@ it, the Amaranth RTL builds its payload layouts from it (name, width of the actu
 value, signedness), and ``docs/bd_registers.md`` is rendered from it
 (``python -m aiedma.model.bd.fields``), so the register format cannot drift.
 
-The layouts are those of bd.md "Field layouts"; the per-kind resources are those of
-bd.md "Resources". A field is a name, one or more register slices and an encoding;
+The layouts are those of docs/bd.md "Field layouts"; the per-kind resources are those of
+docs/bd.md "Resources". A field is a name, one or more register slices and an encoding;
 its range of *actual* values and its default follow from the slices and the
 encoding. Reserved bits are every bit no slice covers, computed, never hand-written.
 
-Decisions (bd.md is silent):
+Decisions (docs/bd.md is silent):
 
 * **decision**: a field split over several slices (the shim ``base_address``) lists
   its slices least significant first: ``w1[31:2]`` holds word-address bits 29:0 and
@@ -22,7 +22,7 @@ Decisions (bd.md is silent):
 * **decision**: two fields are narrower than their registers because the hardware
   has fewer resources than the bits can name: memory-tile lock IDs are 0..191
   (west, own, east; 8-bit fields) and memory-tile ``next_bd`` is 0..47 (6-bit field).
-* **decision**: an encoded ``burst_length`` of 3 has no meaning in bd.md; it is not
+* **decision**: an encoded ``burst_length`` of 3 has no meaning in docs/bd.md; it is not
   a value of the field, so decoding it is an error.
 """
 
@@ -60,7 +60,7 @@ KINDS: tuple[Kind, ...] = ("tile", "memtile", "shim")
 
 KIND_TITLES: dict[str, str] = {"tile": "Core tile", "memtile": "Memory tile", "shim": "Shim"}
 
-# --- Resources (bd.md "Resources") ---------------------------------------------------
+# --- Resources (docs/bd.md "Resources") ---------------------------------------------------
 
 BD_COUNT: dict[str, int] = {"tile": 16, "memtile": 48, "shim": 16}
 """Buffer descriptors per DMA."""
@@ -131,7 +131,7 @@ class Field:
     Parameters
     ----------
     name : str
-        The bd.md name in snake_case, e.g. ``"d0_stepsize"``.
+        The docs/bd.md name in snake_case, e.g. ``"d0_stepsize"``.
     slices : tuple of Slice
         The register bits, least significant slice first.
     encoding : Encoding

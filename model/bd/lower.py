@@ -25,7 +25,7 @@ How (all in 32-bit words; sub-word dimension 0 is packed first):
    reason is kept, and if the result exceeds the BD budget the error says which
    limit forced it, by how much, and how many BDs the program would need.
 
-Decisions (bd.md / AMD silent):
+Decisions (docs/bd.md / AMD silent):
 
 * **decision**: on MM2S, ``tlast_suppress`` is set on every BD but the chain's
   last, so TLAST marks the end of each pass of the port program; a packet BD
@@ -92,7 +92,7 @@ class Level:
     """One dimension of a BD pattern: ``wrap`` data units ``step`` words apart, padded.
 
     ``before`` / ``after`` count zero units of this level (words at D0, padded
-    rows at D1, padded blocks at D2), as in bd.md "Zero padding".
+    rows at D1, padded blocks at D2), as in docs/bd.md "Zero padding".
     """
 
     wrap: int

@@ -1,10 +1,10 @@
-"""Packet headers of packet-switched AIE-ML streams (bd.md "Packets").
+"""Packet headers of packet-switched AIE-ML streams (docs/bd.md "Packets").
 
 Header layout (32 bits): ``4:0`` packet ID, ``14:12`` packet type, ``20:16`` source
 row, ``27:21`` source column, ``31`` odd parity; every other bit is 0. Bit 31 makes
 the number of ones in the word odd.
 
-Decisions (bd.md is silent):
+Decisions (docs/bd.md is silent):
 
 * **decision**: a row or column of ``-1`` (the programmable-logic convention) is
   accepted on input and means all ones in the field; parsing returns the field as
@@ -102,7 +102,7 @@ class PacketHeader:
 
 
 def packet_header(packet_id: int, packet_type: int, source_row: int, source_column: int) -> int:
-    """The 32-bit packet header word (bd.md "Packets").
+    """The 32-bit packet header word (docs/bd.md "Packets").
 
     Parameters
     ----------

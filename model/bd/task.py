@@ -1,6 +1,6 @@
 """DMA tasks: a start BD and a repeat count, and the word stream a task produces.
 
-This is the untimed behaviour of bd.md "Channels, tasks, chaining" and
+This is the untimed behaviour of docs/bd.md "Channels, tasks, chaining" and
 "Iteration": a task runs its chain (``use_next_bd`` / ``next_bd``) once per
 pass, ``repeat_count`` passes; every load of a BD uses its ``iteration_current``
 and writes it back advanced. The cycle-level channel (queues, locks, timing)

@@ -93,7 +93,7 @@ interface): ``start = base_address + iteration_current * iteration_stepsize`` as
 tree of additions, one level per slot, the last slot holding ``start``; each
 dimension's padded span ``before + wrap + after``; and the lowest dimension whose wrap
 is not 1, with its stride. ``iteration_current`` is *used*, never written back:
-advancing it is the BD's owner's job (bd.md "Iteration",
+advancing it is the BD's owner's job (docs/bd.md "Iteration",
 :meth:`~aiedma.model.bd.descriptor.BufferDescriptor.next_iteration`).
 
 MM2S datapath (``hdl.mm2s.MM2SDatapath``)
@@ -189,7 +189,7 @@ DATA_BITS = 32
 """Width of a stream word."""
 
 ADDRESS_BITS: dict[str, int] = {"tile": 14, "memtile": 19, "shim": 46}
-"""Word-address width per kind (bd.md "Resources"); generated addresses wrap modulo
+"""Word-address width per kind (docs/bd.md "Resources"); generated addresses wrap modulo
 ``2**ADDRESS_BITS[kind]``."""
 
 

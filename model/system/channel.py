@@ -17,7 +17,7 @@ load), moving at most one word per cycle:
   BD is a packet header, which it checks and drops;
 * a task with ``enable_token_issue`` records a completion token when it ends.
 
-Decisions (bd.md is silent on timing and on these points):
+Decisions (docs/bd.md is silent on timing and on these points):
 
 * **decision**: a BD load, its lock acquire and its first word (or header) share a
   cycle, so chained BDs, repeats and queued tasks follow with no bubble (the

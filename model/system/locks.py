@@ -1,4 +1,4 @@
-"""AIE-ML semaphore locks and the lock IDs a DMA's BDs name (bd.md "Locks").
+"""AIE-ML semaphore locks and the lock IDs a DMA's BDs name (docs/bd.md "Locks").
 
 A :class:`LockTable` is one tile's locks, each holding 0..63. The rules:
 
@@ -11,7 +11,7 @@ A :class:`LockSpace` routes the lock ID of a BD to a table: core tile and shim
 IDs 0-15 are their own; memory-tile IDs 0-63 are the west neighbour's, 64-127
 its own and 128-191 the east neighbour's (:func:`lock_space`).
 
-Decisions (bd.md is silent):
+Decisions (docs/bd.md is silent):
 
 * **decision**: an acquire with ``V = -64`` waits for a value of 64, which a lock
   can never hold; it is an error at once rather than a silent deadlock.
@@ -43,7 +43,7 @@ LOCK_VALUE_MAX = 63
 """Lock state is 6-bit unsigned: 0..63."""
 
 LOCKS_PER_TILE: dict[str, int] = {"tile": 16, "memtile": 64, "shim": 16}
-"""Locks of one tile of each kind (bd.md "Resources")."""
+"""Locks of one tile of each kind (docs/bd.md "Resources")."""
 
 _BD_VALUE_MIN, _BD_VALUE_MAX = -64, 63  # 7-bit two's complement in the BD
 

@@ -1,4 +1,4 @@
-"""Word-addressed memories and the address spaces DMAs see them through (bd.md "Resources").
+"""Word-addressed memories and the address spaces DMAs see them through (docs/bd.md "Resources").
 
 A :class:`Memory` is an array of 32-bit words with bounds-checked access. An
 :class:`AddressSpace` is what one DMA addresses: windows that route a word
@@ -7,14 +7,14 @@ address to ``(memory, offset)``.
 * Core tile: 64 KB data memory, 16K words at 0 (:func:`core_tile_space`).
 * Memory tile: 512 KB (128K words) of its own; the 19-bit word address reaches the
   west neighbour at words 0x00000-0x1FFFF, itself at 0x20000-0x3FFFF and the east
-  neighbour at 0x40000-0x5FFFF (bd.md gives the windows in bytes: 0x00000-0x7FFFF,
+  neighbour at 0x40000-0x5FFFF (docs/bd.md gives the windows in bytes: 0x00000-0x7FFFF,
   0x80000-0xFFFFF, 0x100000-0x17FFFF). Neighbours are separate :class:`Memory`
   objects, shared by reference with the neighbours' own spaces
   (:func:`memory_tile_space`).
 * Shim: external memory, a word array of the size the user gives, at a word
   address the user gives (:func:`shim_space`).
 
-Decisions (bd.md is silent):
+Decisions (docs/bd.md is silent):
 
 * **decision**: words are stored as ``uint32``. A write takes ``-2**31 .. 2**32 - 1``
   (signed values are stored in two's complement, as an ``int32`` buffer holds them);

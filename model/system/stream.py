@@ -4,7 +4,7 @@ A :class:`Stream` carries :class:`Beat` words (32-bit ``data`` and ``last``, the
 TLAST flag) under valid/ready rules: a producer pushes only when there is room,
 a consumer pops only what is there, and nothing is dropped or invented.
 
-Packet switching (bd.md "Packets"): a packet is a header word followed by data
+Packet switching (docs/bd.md "Packets"): a packet is a header word followed by data
 words up to the one with TLAST. :class:`PacketSplit` routes each packet by its
 header's packet ID; :class:`PacketMerge` interleaves whole packets from its
 inputs and tags each with its input's packet ID. Headers are checked with

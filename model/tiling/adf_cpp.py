@@ -73,7 +73,7 @@ Decisions (a header is more than this grammar; what we do with the rest):
   order; we are lenient), each at most once. A traversal field left out takes the
   C++ default member initialiser of ``traversing_parameters`` (0), so a missing
   ``.wrap`` fails with the model's "a loop needs at least 1 tile". ``.order`` is
-  the old spelling of ``.dimension`` (spec tiling.md).
+  the old spelling of ``.dimension`` (docs/tiling.md).
 * **decision**: ``{}`` assigned to a port is an empty list (an error: a port program
   needs an entry), not an all-default tiling.
 * **decision**: accesses are resolved when the whole text is read, so their order

@@ -1,11 +1,11 @@
 """adf ``tiling_parameters`` and ``traversing_parameters``: the stream they make.
 
-The field names, defaults and the walk are those of spec tiling.md (AMD's graph
+The field names, defaults and the walk are those of docs/tiling.md (AMD's graph
 API). Objects are immutable and checked on construction for everything that
 does not depend on where they are used; :meth:`TilingParameters.validate`
 checks the rest for a tile kind, a direction and an element type.
 
-Decisions (where AMD is silent; see tiling.md):
+Decisions (where AMD is silent; see docs/tiling.md):
 
 * ``repetition`` runs the whole traversal that many times back to back.
 * ``phase`` is carried, never changes the stream.

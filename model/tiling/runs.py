@@ -1,4 +1,4 @@
-"""Run-length text of a stream, as tiling.md writes it: ``Z x16, 0..95, Z x16``."""
+"""Run-length text of a stream, as docs/tiling.md writes it: ``Z x16, 0..95, Z x16``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The vectorised tiling walk: loop nest in, linear element indices out.
 
 This module knows nothing about adf names or validation; :mod:`.tiling` hands
-it resolved, checked numbers. The walk of tiling.md is a loop nest
+it resolved, checked numbers. The walk of docs/tiling.md is a loop nest
 
     repetition > traversal loops (outermost first) > tile dimensions (N-1 .. 0)
 

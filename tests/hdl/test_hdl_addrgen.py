@@ -80,7 +80,7 @@ def test_bd_to_payload_holds_actual_values():
 
 
 def test_one_bd_with_put_and_get():
-    """The plainest use: put one BD, get its beats one by one (bd.md's tile example)."""
+    """The plainest use: put one BD, get its beats one by one (docs/bd.md's tile example)."""
     bd = BufferDescriptor("tile", buffer_length=14, d0_wrap=2, d1_stepsize=8, d1_wrap=3,
                           d2_stepsize=100)
     dut = BDAddressGenerator("tile")
@@ -109,7 +109,7 @@ def _hardware_cases():
 
 @pytest.mark.parametrize("case", list(_hardware_cases()))
 def test_hardware_vectors(case):
-    """bd.md's hardware-checked streams, one beat per cycle."""
+    """docs/bd.md's hardware-checked streams, one beat per cycle."""
     bd = BufferDescriptor.from_dict(case["bd"])
     result = check_addrgen(bd.kind, [bd])
     assert [-1 if zero else address for address, zero, _ in result.beats] == case["stream"]

@@ -159,7 +159,7 @@ def run_channel(bds: list[BufferDescriptor], memory: np.ndarray, *, seed: int | 
 
 
 def test_bd_md_padding_example():
-    """bd.md: 32-bit, D0 wrap 13 step 1, pad 2/1, length 16 over memory 1..13."""
+    """docs/bd.md: 32-bit, D0 wrap 13 step 1, pad 2/1, length 16 over memory 1..13."""
     bd = BufferDescriptor("memtile", buffer_length=16, d0_wrap=13, d0_zero_before=2,
                           d0_zero_after=1, valid_bd=1)
     memory = np.zeros(MEMORY_WORDS, dtype=np.uint64)

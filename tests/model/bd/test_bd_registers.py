@@ -1,6 +1,6 @@
 """BD register layer: the field table, bit-exact encode/decode and validation.
 
-Expected register words are derived by hand from bd.md "Field layouts" (bit
+Expected register words are derived by hand from docs/bd.md "Field layouts" (bit
 positions written out in the comments), never from the table under test.
 """
 
@@ -135,7 +135,7 @@ def test_doc_entry_point_prints_the_table() -> None:
     assert out == render_markdown()
 
 
-# --- bit-exact encode, by hand from bd.md --------------------------------------------
+# --- bit-exact encode, by hand from docs/bd.md --------------------------------------------
 
 # (kind, fields, {word index: expected word}); unlisted words are 0. Default BDs
 # encode to all zeros: minus-one fields at their default 1 store 0.
@@ -275,7 +275,7 @@ def valid_bds(draw: st.DrawFn, kind: str) -> BufferDescriptor:
             v[f.name] = draw(st.sampled_from([64, 128, 256]))
         else:
             v[f.name] = draw(st.integers(f.minimum, f.maximum))
-    # bd.md legality of padding, written out again here rather than imported.
+    # docs/bd.md legality of padding, written out again here rather than imported.
     if kind == "memtile":
         if v["d0_wrap"] == 0:
             for name in ("d0_zero_after", "d1_zero_before", "d1_zero_after",

@@ -1,4 +1,4 @@
-"""BD address streams: hardware vectors and a per-word reference from bd.md's pseudo-code."""
+"""BD address streams: hardware vectors and a per-word reference from docs/bd.md's pseudo-code."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from aiedma.model.errors import BDError
 
 HARDWARE = load("hardware.json")
 
-# --- the reference: bd.md's pseudo-code, one word at a time ---------------------------
+# --- the reference: docs/bd.md's pseudo-code, one word at a time ---------------------------
 
 ZERO, DATA = "zero", "data"
 
 
 def _data_addresses(start: int, steps: list[int], wraps: list[int]) -> Iterator[int]:
-    """bd.md "Address generation": counters and ripple, literally."""
+    """docs/bd.md "Address generation": counters and ripple, literally."""
     n = len(steps)
     i = [0] * n
     while True:
@@ -42,7 +42,7 @@ def _loop(wrap: int) -> Iterator[int]:
 
 
 def _memtile_order(wraps: list[int], before: list[int], after: list[int]) -> Iterator[str]:
-    """bd.md "Zero padding" stream order, literally (ZERO / DATA tokens)."""
+    """docs/bd.md "Zero padding" stream order, literally (ZERO / DATA tokens)."""
     (w0, w1, w2), (b0, b1, b2), (a0, a1, a2) = wraps, before, after
     row = b0 + w0 + a0
     block = (b1 + w1 + a1) * row
@@ -91,7 +91,7 @@ def test_hardware_streams(case: dict) -> None:
 
 
 def test_memtile_2d_padding_structure() -> None:
-    """bd.md's description of the 64x64 case, checked independently of the vector."""
+    """docs/bd.md's description of the 64x64 case, checked independently of the vector."""
     bd = BufferDescriptor.from_dict(HARDWARE["memtile_padding"][0]["bd"])
     rows = bd.stream().reshape(64, 16)
     for r in (0, 1, 63):
@@ -213,7 +213,7 @@ def small_bds(draw: st.DrawFn, kind: str) -> BufferDescriptor:
         v[f"d{k}_wrap"] = draw(st.integers(0, 4))
     period = 1
     if kind == "memtile":
-        # Draw padding, then drop what bd.md's legality rules forbid.
+        # Draw padding, then drop what docs/bd.md's legality rules forbid.
         for k in range(3):
             for side in ("before", "after"):
                 v[f"d{k}_zero_{side}"] = draw(st.integers(0, 2))

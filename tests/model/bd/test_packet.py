@@ -1,4 +1,4 @@
-"""Packet headers and odd parity (bd.md "Packets")."""
+"""Packet headers and odd parity (docs/bd.md "Packets")."""
 
 from __future__ import annotations
 

@@ -332,7 +332,7 @@ def test_s2mm_refuses_a_bd_with_padding():
 
 
 def test_memory_tile_mm2s_sends_zeros_for_padding():
-    # bd.md's hardware-checked case: D0 wrap 13, pad 2/1, length 16 over memory 1..13.
+    # docs/bd.md's hardware-checked case: D0 wrap 13, pad 2/1, length 16 over memory 1..13.
     dma = tile_dma(kind="memtile")
     dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=16, d0_wrap=13,
                        d0_zero_before=2, d0_zero_after=1))

@@ -1,4 +1,4 @@
-"""The graph API: the tiling.md tutorial graph, ping-pong, a deadlock on purpose, packet split
+"""The graph API: the docs/tiling.md tutorial graph, ping-pong, a deadlock on purpose, packet split
 and merge, borrowed neighbour channels, sub-word element types, and the compile checks with
 their messages."""
 
@@ -29,7 +29,7 @@ from aiedma.model.system.scheduler import DeadlockError, run_system
 from aiedma.model.system.stream import Beat, Stream, StreamSink, StreamSource
 from aiedma.model.tiling.parameters import TilingParameters
 
-# tiling.md "Worked examples" 1-4, as printed there: k1 and k2 write the 10x6 buffer in these
+# docs/tiling.md "Worked examples" 1-4, as printed there: k1 and k2 write the 10x6 buffer in these
 # orders, k3 and k4 must receive exactly these elements.
 R3, R4 = TUTORIAL_READS
 EX1 = [0, 1, 2, 10, 11, 12, 3, 4, 5, 13, 14, 15, 20, 21, 22, 30, 31, 32, 23, 24, 25, 33, 34, 35,

@@ -26,7 +26,7 @@ from aiedma.model.system.stream import Stream, StreamSink, StreamSource
 def test_sizes_follow_bd_md():
     assert CORE_TILE_WORDS == 16 * 1024  # 64 KB, 14-bit word address
     assert MEMORY_TILE_WORDS == 128 * 1024  # 512 KB
-    # bd.md gives the windows in bytes: 0x00000, 0x80000, 0x100000.
+    # docs/bd.md gives the windows in bytes: 0x00000, 0x80000, 0x100000.
     assert {k: v * 4 for k, v in MEMORY_TILE_WINDOWS.items()} == {
         "west": 0x00000, "own": 0x80000, "east": 0x100000}
 

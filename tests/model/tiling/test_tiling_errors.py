@@ -1,4 +1,4 @@
-"""Every rule of tiling.md's validation: the error names the field, the value and the rule."""
+"""Every rule of docs/tiling.md's validation: the error names the field, the value and the rule."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The worked examples of tiling.md, and what they say about whole buffers."""
+"""The worked examples of docs/tiling.md, and what they say about whole buffers."""
 
 import numpy as np
 import pytest
