@@ -6,11 +6,14 @@ with this module as its cocotb test module, naming two files in the environment:
 
 The stimulus::
 
-    {"block": "addrgen" | "mm2s_channel", "kind": ...,
+    {"block": "addrgen" | "mm2s_channel" | "s2mm_channel", "kind": ...,
      "bds": [BufferDescriptor.to_dict(include_defaults=True), ...],
      "ready": [bool, ...] | null, "offer": [bool, ...] | null,
      "seed": int | null, "memory": [int, ...] | null,
+     "words": [int, ...] (s2mm_channel),
      "expected_bds": [...] | null | absent}
+
+For ``s2mm_channel`` the ``ready`` pattern is the data producer's ``i.valid``.
 
 ``expected_bds`` (default: ``bds``) are the BDs the model trace is computed
 from while ``bds`` are driven: a test gives different ones to prove that a
@@ -19,7 +22,8 @@ wrong expectation is reported.
 The result::
 
     {"beats": [[address, zero, last], ...]}  (addrgen) or
-    {"words": [[data, last], ...]}           (mm2s_channel), and
+    {"words": [[data, last], ...]}           (mm2s_channel) or
+    {"writes": [[address, data], ...], "memory": [...]}  (s2mm_channel), and
     "summary": {"bds", "words", "cycles", "bubbles"},
     "mismatch": null | the scoreboard's message,
     "cycles_per_second": simulated cycles / wall time of the drive loop
@@ -51,8 +55,8 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from ..hdl.layouts import bd_layout, bd_to_payload, beat_layout, data_beat_layout
 from ..model.bd.descriptor import BufferDescriptor
-from ..model.cycle.timing import addrgen_trace, held_high, mm2s_trace
-from .scoreboard import AddrgenScoreboard, Mismatch, MM2SScoreboard
+from ..model.cycle.timing import addrgen_trace, held_high, mm2s_trace, s2mm_trace
+from .scoreboard import AddrgenScoreboard, Mismatch, MM2SScoreboard, S2MMScoreboard
 
 STIMULUS_ENV = "AIEDMA_STIMULUS"
 """Environment variable naming the stimulus JSON file."""
@@ -206,6 +210,54 @@ async def _mm2s_channel(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
                    cycles, elapsed)
 
 
+async def _s2mm_channel(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
+                        expected: list[BufferDescriptor]) -> dict:
+    """BDs on ``bd``, words on ``i`` (``ready`` in the stimulus is their valid pattern),
+    the write port into a copy of the stimulus memory."""
+    kind, seed = stimulus["kind"], stimulus.get("seed")
+    valid, offer = stimulus.get("ready"), stimulus.get("offer")
+    words = [int(w) for w in stimulus["words"]]
+    memory = np.array(stimulus["memory"], dtype=np.int64)
+    trace = s2mm_trace(kind, expected, words, valid, offer)
+    board = S2MMScoreboard(kind, expected, trace, seed)
+    layout = bd_layout(kind)
+    word_layout = data_beat_layout()
+    payloads = [layout.const(bd_to_payload(bd)).as_bits() for bd in bds]
+    word_bits = [word_layout.const({"data": w, "last": 0}).as_bits() for w in words]
+    bd_valid, bd_payload = _Input(dut.bd__valid), _Input(dut.bd__payload)
+    i_valid, i_payload = _Input(dut.i__valid), _Input(dut.i__payload)
+    await _reset(dut)
+    bds_taken = words_taken = 0
+    mismatch, cycle = None, -1
+    start = time.perf_counter()
+    try:
+        for cycle in range(trace.cycles + TAIL_CYCLES):
+            offered = bds_taken < len(payloads) and held_high(offer, cycle)
+            bd_valid.set(int(offered))
+            if offered:
+                bd_payload.set(payloads[bds_taken])
+            sending = words_taken < len(words) and held_high(valid, cycle)
+            i_valid.set(int(sending))
+            if sending:
+                i_payload.set(word_bits[words_taken])
+            await ReadOnly()
+            bd_ready, i_ready, we = _bit(dut.bd__ready), _bit(dut.i__ready), _bit(dut.mem_we)
+            address = dut.mem_addr.value.to_unsigned() if we else 0
+            data = dut.mem_data.value.to_unsigned() if we else 0
+            if we:  # the write lands at this edge
+                memory[address % memory.size] = data
+            board.check(cycle, bd_ready, i_ready, we, address, data)
+            bds_taken += offered and bd_ready
+            words_taken += sending and i_ready
+            await RisingEdge(dut.clk)
+    except Mismatch as error:
+        mismatch = str(error)
+    result = _result("writes", [list(w) for w in board.writes], board.summary(), mismatch,
+                     cycle + 1, time.perf_counter() - start)
+    result["memory"] = memory.tolist()
+    return result
+
+
 def _result(key: str, items: list, summary: Any, mismatch: str | None, simulated: int,
             elapsed: float) -> dict:
     return {key: items,
@@ -215,7 +267,7 @@ def _result(key: str, items: list, summary: Any, mismatch: str | None, simulated
             "cycles_per_second": simulated / elapsed if elapsed > 0 else 0.0}
 
 
-_BLOCKS = {"addrgen": _addrgen, "mm2s_channel": _mm2s_channel}
+_BLOCKS = {"addrgen": _addrgen, "mm2s_channel": _mm2s_channel, "s2mm_channel": _s2mm_channel}
 
 
 @cocotb.test()

@@ -30,7 +30,7 @@ from ..model.tiling.parameters import TilingParameters
 from .coverage import Coverage
 from .run import SIMULATORS, check_addrgen, check_mm2s
 from .scoreboard import Mismatch
-from .stimulus import random_bds, stall_pattern
+from .stimulus import random_bds, random_pattern, stall_pattern
 
 __all__ = ["main"]
 
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
              waves=waves("back_to_back"))
         mixed = random_bds(kind, args.bds, seed + 1, allow_empty=True)
         ready = stall_pattern(mixed, rng)
-        offer = [rng.random() > 0.05 for _ in range(len(ready))]
+        offer = random_pattern(rng, len(ready), 0.05)
         _run(rows, coverage, kind, "backpressure", mixed, args.sim, ready=ready, offer=offer,
              seed=seed + 1, waves=waves("backpressure"))
         if kind == "memtile":

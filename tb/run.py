@@ -1,8 +1,10 @@
 """Run the RTL on your own BDs, checked against the golden model on every cycle.
 
-``run_addrgen`` and ``run_mm2s`` are the public entry points (also used by the
-tests and by ``make sim``); ``check_addrgen`` / ``check_mm2s`` return the run's
-figures as well. Every run is compared cycle by cycle with the timing model by
+One harness per block: ``run_addrgen`` (the BD address generator), ``run_mm2s``
+(an MM2S channel: generator and read datapath) and ``run_s2mm`` (an S2MM channel:
+generator and write datapath) are the public entry points (also used by the tests
+and by ``make sim``); ``check_addrgen`` / ``check_mm2s`` / ``check_s2mm`` return
+the run's figures as well. Every run is compared cycle by cycle with the timing model by
 the one scoreboard, whichever simulator runs it:
 
 * ``"amaranth"``: Amaranth's simulator, in process (the default; pip only);
@@ -20,20 +22,25 @@ import numpy as np
 from amaranth.sim import Simulator
 
 from ..hdl.addrgen import BDAddressGenerator
-from ..hdl.channel import MM2SChannel
+from ..hdl.channel import MM2SChannel, S2MMChannel
 from ..hdl.layouts import bd_to_payload
 from ..model.bd.descriptor import BufferDescriptor
-from ..model.cycle.timing import addrgen_trace, held_high, mm2s_trace
+from ..model.cycle.timing import addrgen_trace, held_high, mm2s_trace, s2mm_trace
 from ..model.errors import AiedmaError, field_error
-from .memory import bram_read_port
-from .scoreboard import AddrgenScoreboard, Mismatch, MM2SScoreboard, RunSummary
+from .beats import expected_beats, s2mm_memory
+from .memory import bram_read_port, bram_write_port
+from .scoreboard import AddrgenScoreboard, Mismatch, MM2SScoreboard, RunSummary, S2MMScoreboard
 
-__all__ = ["SIMULATORS", "RunResult", "check_addrgen", "check_mm2s", "run_addrgen", "run_mm2s"]
+__all__ = ["S2MM_MEMORY_WORDS", "SIMULATORS", "RunResult", "check_addrgen", "check_mm2s",
+           "check_s2mm", "run_addrgen", "run_mm2s", "run_s2mm"]
 
 SIMULATORS = ("amaranth", "verilator", "icarus")
 
 # Cycles run past the model's last one, to check the RTL then stays quiet.
 _TAIL = 2
+
+S2MM_MEMORY_WORDS = 4096
+"""Words of the memory an S2MM run writes when none is given (indexed modulo its size)."""
 
 
 @dataclass(frozen=True)
@@ -43,16 +50,20 @@ class RunResult:
     Attributes
     ----------
     beats : list of tuple
-        ``(address, zero, last)`` per address beat, or ``(data, last)`` per MM2S word.
+        ``(address, zero, last)`` per address beat, ``(data, last)`` per MM2S word,
+        or ``(address, data)`` per S2MM write.
     summary : RunSummary
         BDs, words, cycles and bubbles with ready high.
     cycles_per_second : float
         Simulated cycles per second of wall time (driving and checking included).
+    memory : numpy.ndarray or None
+        The memory after an S2MM run's writes (None for the other blocks).
     """
 
     beats: list[tuple]
     summary: RunSummary
     cycles_per_second: float
+    memory: np.ndarray | None = None
 
 
 def _check_inputs(kind: str, bds: Sequence[BufferDescriptor], simulator: str) -> list:
@@ -160,6 +171,104 @@ def check_mm2s(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
     return RunResult(board.words, board.summary(), (trace.cycles + _TAIL) / elapsed)
 
 
+def check_s2mm(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
+               memory: np.ndarray | None = None, valid: Sequence[bool] | None = None,
+               simulator: str = "amaranth", *, offer: Sequence[bool] | None = None,
+               seed: int | None = None, waves: str | Path | None = None) -> RunResult:
+    """Run BDs and data words through the S2MM channel (address generator + datapath).
+
+    The write port stores into a copy of ``memory`` (indexed modulo its size); every
+    cycle of the BD input's and the data input's ``ready`` and of the write port is
+    checked against the model, and the memory afterwards against the model's.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    bds : sequence of BufferDescriptor
+        Without zero padding (padding exists on MM2S only).
+    words : sequence of int
+        The data stream, one 32-bit word per beat of ``bds``.
+    memory : numpy.ndarray, optional
+        The memory before the writes (default: :data:`S2MM_MEMORY_WORDS` zero words).
+    valid : sequence of bool, optional
+        Whether the producer offers the next word in each cycle; None: always.
+    simulator, offer, seed, waves
+        As :func:`check_addrgen`.
+
+    Raises
+    ------
+    AiedmaError
+        A BD with padding, or not one word per beat.
+    Mismatch
+        At the first cycle where the RTL differs from the model.
+    """
+    bds = _check_inputs(kind, bds, simulator)
+    for i, bd in enumerate(bds):
+        padded = [name for name in bd.fields() if "_zero_" in name and getattr(bd, name)]
+        if padded:
+            raise field_error(AiedmaError, f"bds[{i}].{padded[0]}", getattr(bd, padded[0]),
+                              "zero padding exists on MM2S only; an S2MM BD has none")
+    beats = sum(bd.buffer_length for bd in bds)
+    words = [int(w) for w in words]
+    if len(words) != beats:
+        raise field_error(AiedmaError, "len(words)", len(words),
+                          f"the BDs take {beats} words, one per beat")
+    if any(not 0 <= w < 1 << 32 for w in words):
+        bad = next(w for w in words if not 0 <= w < 1 << 32)
+        raise field_error(AiedmaError, "words", bad, "a stream word is 32 bits unsigned")
+    memory = (np.zeros(S2MM_MEMORY_WORDS, dtype=np.int64) if memory is None
+              else np.array(memory, dtype=np.int64))
+    want = s2mm_memory(expected_beats(bds), words, memory)
+    trace = s2mm_trace(kind, bds, words, valid, offer)
+    if simulator != "amaranth":
+        stimulus = _stimulus("s2mm_channel", kind, bds, valid, offer, seed, memory)
+        stimulus["words"] = words
+        result = _cocotb(f"aiedma_s2mm_channel_{kind}", simulator, stimulus, waves is not None)
+        written = np.array(result["memory"], dtype=np.int64)
+        run = RunResult([tuple(w) for w in result["writes"]], RunSummary(**result["summary"]),
+                        result["cycles_per_second"], written)
+    else:
+        board = S2MMScoreboard(kind, bds, trace, seed)
+        dut = S2MMChannel(kind)
+        written = memory.copy()
+        bench = _s2mm_driver(dut, bds, words, trace.cycles + _TAIL, valid, offer, board)
+        elapsed = _simulate(dut, bench, waves, bram_write_port(dut, written))
+        run = RunResult(board.writes, board.summary(), (trace.cycles + _TAIL) / elapsed,
+                        written)
+    if not np.array_equal(run.memory, want):
+        address = int(np.flatnonzero(run.memory != want)[0])
+        raise Mismatch(f"{kind} S2MM channel: memory word {address} is "
+                       f"0x{int(run.memory[address]):08X} after the run, model "
+                       f"0x{int(want[address]):08X}"
+                       + (f"; replay with seed={seed}" if seed is not None else ""))
+    return run
+
+
+def _s2mm_driver(dut: S2MMChannel, bds: list, words: list[int], cycles: int, valid, offer,
+                 board: S2MMScoreboard):
+    """The S2MM testbench: BDs on ``bd`` and words on ``i``, one cycle per loop."""
+    payloads = [bd_to_payload(bd) for bd in bds]
+
+    async def bench(ctx) -> None:
+        bds_taken = words_taken = 0
+        for cycle in range(cycles):
+            offered = bds_taken < len(payloads) and held_high(offer, cycle)
+            ctx.set(dut.bd.valid, offered)
+            if offered:
+                ctx.set(dut.bd.payload, payloads[bds_taken])
+            sending = words_taken < len(words) and held_high(valid, cycle)
+            ctx.set(dut.i.valid, sending)
+            if sending:
+                ctx.set(dut.i.payload, {"data": words[words_taken], "last": 0})
+            _, _, bd_ready, i_ready, we, address, data = await ctx.tick().sample(
+                dut.bd.ready, dut.i.ready, dut.mem_we, dut.mem_addr, dut.mem_data)
+            board.check(cycle, bool(bd_ready), bool(i_ready), bool(we), int(address), int(data))
+            bds_taken += offered and bool(bd_ready)
+            words_taken += sending and bool(i_ready)
+
+    return bench
+
+
 def _driver(bd_port, out_port, bds: list, cycles: int, ready, offer, check):
     """A testbench driving one cycle per loop, as model/cycle/contract.py numbers cycles.
 
@@ -230,3 +339,21 @@ def run_mm2s(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
     Checked against the golden model on every cycle; see :func:`check_mm2s`.
     """
     return check_mm2s(kind, bds, memory, ready, simulator).beats
+
+
+def run_s2mm(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
+             memory: np.ndarray | None = None, valid: Sequence[bool] | None = None,
+             simulator: str = "amaranth") -> np.ndarray:
+    """The memory after the S2MM channel RTL wrote ``words`` as ``bds`` direct.
+
+    Checked against the golden model on every cycle; see :func:`check_s2mm`.
+
+    Examples
+    --------
+    >>> from aiedma.model import BufferDescriptor
+    >>> bd = BufferDescriptor("tile", buffer_length=4, d0_wrap=2, d1_stepsize=8,
+    ...                       valid_bd=1)
+    >>> run_s2mm("tile", [bd], [11, 12, 13, 14], memory=[0] * 12).tolist()
+    [11, 12, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0]
+    """
+    return check_s2mm(kind, bds, words, memory, valid, simulator).memory

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.bd.descriptor import BufferDescriptor
+from ..model.cycle.contract import S2MM_WRITE_LATENCY
 from ..model.cycle.timing import beat_counters
 
-__all__ = ["AddrgenScoreboard", "MM2SScoreboard", "Mismatch", "RunSummary"]
+__all__ = ["AddrgenScoreboard", "MM2SScoreboard", "Mismatch", "RunSummary", "S2MMScoreboard"]
 
 
 class Mismatch(AssertionError):
@@ -176,3 +177,78 @@ class MM2SScoreboard(_Scoreboard):
     def _show(payload: tuple) -> str:
         data, last = payload
         return f"(0x{data:08X}, {last})"
+
+
+class S2MMScoreboard(_Scoreboard):
+    """Checks an S2MM channel, cycle by cycle, against the model trace.
+
+    Every cycle: the BD input's ``ready``, the data input's ``ready`` and the write
+    port's ``mem_we``; in a write cycle, ``mem_addr`` and ``mem_data``. Parameters as
+    :class:`AddrgenScoreboard`, with an :class:`~aiedma.model.cycle.timing.S2MMTrace`.
+    """
+
+    block = "S2MM channel"
+
+    def __init__(self, kind: str, bds: Sequence[BufferDescriptor], trace,
+                 seed: int | None = None) -> None:
+        super().__init__(kind, bds, trace, seed)
+        self._joined = 0  # data words taken so far (by the model's count)
+
+    @property
+    def writes(self) -> list[tuple[int, int]]:
+        """The ``(address, data)`` writes the RTL made, in order."""
+        return self._taken
+
+    def check(self, cycle: int, bd_ready: bool, i_ready: bool, we: bool, address: int,
+              data: int) -> None:
+        """Compare the values sampled at the edge that ends ``cycle`` (raises Mismatch)."""
+        t = self.trace
+        self._valid.append(bool(we))
+        if cycle >= t.cycles:
+            if we:
+                self._fail(cycle, "mem_we is high after the model's last write", None)
+            return
+        # The word this cycle joins, if any: it names the BD and counters of a failure.
+        word = self._joined if t.i_valid[cycle] and t.i_ready[cycle] else None
+        if bool(bd_ready) != bool(t.bd_ready[cycle]):
+            self._fail(cycle, f"bd.ready={int(bd_ready)}, model {int(t.bd_ready[cycle])}", None)
+        if bool(i_ready) != bool(t.i_ready[cycle]):
+            self._fail(cycle, f"i.ready={int(i_ready)}, model {int(t.i_ready[cycle])}", word)
+        if word is not None:
+            self._joined += 1
+        if bool(we) != bool(t.we[cycle]):
+            self._fail(cycle, f"mem_we={int(we)}, model {int(t.we[cycle])}",
+                       self._write_word(cycle))
+        if we:
+            got, want = (int(address), int(data)), (int(t.address[cycle]), int(t.data[cycle]))
+            if got != want:
+                self._fail(cycle, f"write (address, data) = {self._show(got)}, model "
+                           f"{self._show(want)}", self._write_word(cycle))
+            self._taken.append(got)
+
+    def _write_word(self, cycle: int) -> int | None:
+        """The word whose write the model makes (or would make) in ``cycle``."""
+        joined = cycle - S2MM_WRITE_LATENCY
+        return self.trace.joins.index(joined) if joined in self.trace.joins else None
+
+    @staticmethod
+    def _show(payload: tuple) -> str:
+        address, data = payload
+        return f"({address}, 0x{data:08X})"
+
+    def summary(self) -> RunSummary:
+        """Figures of the run: BDs, words taken, cycles, and bubbles.
+
+        A bubble is a cycle between the first and the last join in which a word was
+        offered but no beat was ready for it.
+        """
+        t = self.trace
+        cycles = min(len(self._valid), t.cycles)
+        offered, joined = t.i_valid[:cycles], t.i_valid[:cycles] & t.i_ready[:cycles]
+        shown = np.flatnonzero(joined)
+        bubbles = 0
+        if shown.size:
+            span = slice(shown[0], shown[-1] + 1)
+            bubbles = int(np.count_nonzero(offered[span] & ~t.i_ready[:cycles][span]))
+        return RunSummary(bds=len(self.bds), words=int(np.count_nonzero(joined)),
+                          cycles=cycles, bubbles=bubbles)

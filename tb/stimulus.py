@@ -1,7 +1,14 @@
-"""Random legal BDs per kind, and backpressure biased towards wrap and padding edges.
+"""Random legal BDs per kind, and the handshake patterns every bench drives them with.
 
 Plain ``random.Random`` (seeded, replayable) rather than hypothesis, so that a
 regression of thousands of BDs is cheap to generate and a seed names a run.
+
+A *pattern* is a sequence of bools indexed by cycle, held high after it ends
+(:func:`aiedma.model.cycle.timing.held_high`): a ``ready`` pattern says when a
+consumer takes, an ``offer`` pattern when a producer offers. The model's traces,
+the scoreboard runners, the stream helpers of :mod:`.streams` and the cocotb
+benches all read patterns in this one form; :func:`random_pattern`,
+:func:`ready_and_offer` and :func:`stall_pattern` make them.
 """
 
 from __future__ import annotations
@@ -16,12 +23,40 @@ from ..model.cycle.contract import ADDRGEN_LATENCY
 from ..model.cycle.timing import bd_beats, beat_counters
 
 __all__ = ["OFFER_IDLE", "READY_MODES", "edge_beats", "random_bd", "random_bds",
-           "regression_stimulus", "stall_pattern"]
+           "random_pattern", "ready_and_offer", "regression_stimulus", "stall_pattern"]
 
 READY_MODES = ("high", "stall")
 """The ready patterns of :func:`regression_stimulus`."""
 OFFER_IDLE = 0.05
 """Fraction of cycles the producer idles (offers no BD) in a ``"stall"`` regression."""
+
+
+def random_pattern(rng: random.Random | np.random.Generator, cycles: int,
+                   low: float) -> list[bool]:
+    """A pattern of ``cycles`` cycles, each low with probability ``low``.
+
+    Parameters
+    ----------
+    rng : random.Random or numpy.random.Generator
+        Seeded by the caller; the pattern is a function of its state.
+    cycles : int
+        Length of the pattern (it is held high afterwards).
+    low : float
+        Probability that a cycle stalls (``ready``) or idles (``offer``).
+    """
+    if isinstance(rng, np.random.Generator):
+        return (rng.random(cycles) >= low).tolist()
+    return [rng.random() >= low for _ in range(cycles)]
+
+
+def ready_and_offer(seed: int, cycles: int, *, stall: float = 0.4,
+                    idle: float = 0.3) -> tuple[list[bool], list[bool]]:
+    """Seeded backpressure (``ready``) and an idle producer (``offer``), per cycle.
+
+    The ready pattern is drawn first, from ``random.Random(seed)``, then the offer.
+    """
+    rng = random.Random(seed)
+    return random_pattern(rng, cycles, stall), random_pattern(rng, cycles, idle)
 
 
 def _pick(rng: random.Random, maximum: int, low: int = 1) -> int:
@@ -148,5 +183,5 @@ def regression_stimulus(kind: str, count: int, seed: int, ready: str = "high"
         return random_bds(kind, count, seed), None, None
     bds = random_bds(kind, count, seed, allow_empty=True)
     pattern = stall_pattern(bds, random.Random(seed))
-    offer = (np.random.default_rng(seed).random(len(pattern)) > OFFER_IDLE).tolist()
+    offer = random_pattern(np.random.default_rng(seed), len(pattern), OFFER_IDLE)
     return bds, pattern, offer

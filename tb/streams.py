@@ -12,19 +12,19 @@ the cycle numbers of :mod:`aiedma.model.cycle.contract` (cycle 0 ends with the f
 
 from __future__ import annotations
 
-import random
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from amaranth.hdl import ValueLike
 from amaranth.lib import data, stream
 from amaranth.sim import SimulatorContext
 
+from ..model.cycle.timing import held_high
+
 __all__ = [
     "TIMEOUT",
     "StreamRuleError",
     "StreamTimeout",
-    "coin",
     "record",
     "stream_get",
     "stream_put",
@@ -73,23 +73,24 @@ async def stream_get(ctx: SimulatorContext, s: stream.Interface) -> Any:
 
 
 async def stream_send(ctx: SimulatorContext, s: stream.Interface, payloads: Iterable[Any], *,
-                      pause: Callable[[], bool] | None = None,
+                      offer: Sequence[bool] | None = None,
                       timeout: int = TIMEOUT) -> list[int]:
     """Sends ``payloads`` in order; returns the cycle in which each one was taken.
 
     Parameters
     ----------
-    pause : callable, optional
-        Asked before offering each payload, once per cycle: while it returns true,
-        ``valid`` stays low for that cycle (an idle producer). Once a payload is
-        offered it is held until taken, as the stream rules demand.
+    offer : sequence of bool, optional
+        Per cycle (:mod:`.stimulus` patterns; held high past its end): a payload is
+        first offered only in a cycle where it is high, so low cycles idle the
+        producer. Once offered, a payload is held until taken, as the stream rules
+        demand. Default: offer at once.
     timeout : int
         Cycles a payload may wait for ``ready`` before :class:`StreamTimeout`.
     """
     cycle = 0
     taken: list[int] = []
     for payload in payloads:
-        while pause is not None and pause():
+        while not held_high(offer, cycle):
             ctx.set(s.valid, 0)
             await ctx.tick()
             cycle += 1
@@ -111,15 +112,15 @@ async def stream_send(ctx: SimulatorContext, s: stream.Interface, payloads: Iter
 
 
 async def stream_receive(ctx: SimulatorContext, s: stream.Interface, count: int, *,
-                         ready: Callable[[], bool] | None = None,
+                         ready: Sequence[bool] | None = None,
                          timeout: int = TIMEOUT) -> list[tuple[int, Any]]:
     """Takes ``count`` payloads; returns ``(cycle, payload)`` of each transfer.
 
     Parameters
     ----------
-    ready : callable, optional
-        Asked once per cycle for the value of ``ready`` (backpressure); default:
-        always ready.
+    ready : sequence of bool, optional
+        ``ready`` per cycle (backpressure; :mod:`.stimulus` patterns, held high past
+        its end); default: always ready.
     timeout : int
         Cycles to wait for the next transfer before :class:`StreamTimeout`.
 
@@ -134,7 +135,7 @@ async def stream_receive(ctx: SimulatorContext, s: stream.Interface, count: int,
     got: list[tuple[int, Any]] = []
     waiting: Any = None
     while len(got) < count:
-        r = 1 if ready is None else int(bool(ready()))
+        r = int(held_high(ready, cycle))
         ctx.set(s.ready, r)
         _, _, valid, payload = await ctx.tick().sample(s.valid, s.payload)
         payload = to_python(payload)
@@ -152,14 +153,6 @@ async def stream_receive(ctx: SimulatorContext, s: stream.Interface, count: int,
                                 f"({len(got)} of {count} received)")
     ctx.set(s.ready, 0)
     return got
-
-
-def coin(rng: random.Random, p: float) -> Callable[[], bool]:
-    """A per-cycle pattern for ``ready=`` or ``pause=``: true with probability ``p``.
-
-    Drawn from ``rng``, so a seeded ``random.Random`` makes a run reproducible.
-    """
-    return lambda: rng.random() < p
 
 
 def record(log: list[list[Any]], *exprs: ValueLike) -> Callable[[SimulatorContext],

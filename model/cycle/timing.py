@@ -23,11 +23,12 @@ import numpy as np
 
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import ADDRESS_DIMENSIONS
-from .contract import ADDRGEN_PREPARE_SLOTS, wrap_addresses
+from .contract import ADDRGEN_PREPARE_SLOTS, S2MM_WRITE_LATENCY, wrap_addresses
 
 __all__ = [
     "AddrgenTrace",
     "MM2STrace",
+    "S2MMTrace",
     "addrgen_trace",
     "addrgen_trace_fast",
     "bd_beats",
@@ -35,6 +36,7 @@ __all__ = [
     "held_high",
     "held_high_array",
     "mm2s_trace",
+    "s2mm_trace",
 ]
 
 
@@ -296,6 +298,92 @@ def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
     columns = list(zip(*rows, strict=True)) if rows else [()] * 4
     return MM2STrace(np.array(columns[0], dtype=bool), np.array(columns[1], dtype=bool),
                      np.array(columns[2], dtype=np.int64), np.array(columns[3], dtype=bool))
+
+
+@dataclass(frozen=True)
+class S2MMTrace:
+    """Per cycle, an S2MM channel's ports (address generator feeding the datapath).
+
+    Attributes
+    ----------
+    bd_valid, bd_ready : numpy.ndarray of bool
+        The BD input handshake (the address generator's ``i``).
+    i_valid, i_ready : numpy.ndarray of bool
+        The data stream handshake; ``i.ready`` is the address generator's ``o.valid``.
+    we : numpy.ndarray of bool
+        The write port's ``mem_we``.
+    address, data : numpy.ndarray of int64
+        ``mem_addr`` and ``mem_data`` where ``we``, else 0.
+    joins : tuple of int
+        Per data word taken, the cycle it joined its beat (its write, unless the beat
+        is a zero beat, comes ``S2MM_WRITE_LATENCY`` cycles later).
+    """
+
+    bd_valid: np.ndarray
+    bd_ready: np.ndarray
+    i_valid: np.ndarray
+    i_ready: np.ndarray
+    we: np.ndarray
+    address: np.ndarray
+    data: np.ndarray
+    joins: tuple[int, ...]
+
+    @property
+    def cycles(self) -> int:
+        return self.we.size
+
+
+def s2mm_trace(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
+               valid: Sequence[bool] | None = None,
+               offer: Sequence[bool] | None = None, *,
+               prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> S2MMTrace:
+    """An S2MM channel cycle by cycle: BDs and data words in, memory writes out.
+
+    The datapath pairs a word with a beat (``i.ready = beats.valid``,
+    ``beats.ready = i.valid``) and writes ``S2MM_WRITE_LATENCY`` cycles after the
+    join; a zero beat takes its word and writes nothing (:mod:`.contract`).
+
+    Parameters
+    ----------
+    words : sequence of int
+        The data words, one per beat of ``bds`` (zero beats included).
+    valid : sequence of bool, optional
+        Whether the producer offers the next word (``i.valid``) in each cycle.
+    offer : sequence of bool, optional
+        Whether the next BD is offered in each cycle.
+    prepare_slots : int, optional
+        The address generator's ``S``, as for :func:`addrgen_trace`.
+
+    Raises
+    ------
+    ValueError
+        If ``words`` does not hold one word per beat (the channel would hang or
+        leave words behind).
+    """
+    beats = sum(bd.buffer_length for bd in bds)
+    if len(words) != beats:
+        raise ValueError(f"len(words)={len(words)}: the BDs take {beats} words, one per beat")
+    regs = _AddrgenRegisters(kind, bds, prepare_slots)
+    pending: deque[tuple[int, int, int]] = deque()  # (write cycle, address, word)
+    rows: list[tuple] = []
+    joins: list[int] = []
+    cycle = 0
+    while not (regs.done and not pending):
+        i_ready, address, zero, _ = regs.outputs()
+        i_valid = len(joins) < len(words) and held_high(valid, cycle)
+        if i_valid and i_ready:
+            if not zero:
+                pending.append((cycle + S2MM_WRITE_LATENCY, address, int(words[len(joins)])))
+            joins.append(cycle)
+        write = pending.popleft() if pending and pending[0][0] == cycle else None
+        bd_valid, bd_ready, _ = regs.step(held_high(offer, cycle), i_valid)
+        rows.append((bd_valid, bd_ready, i_valid, i_ready, write is not None,
+                     *(write[1:] if write else (0, 0))))
+        cycle += 1
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 7
+    flags = [np.array(c, dtype=bool) for c in columns[:5]]
+    return S2MMTrace(*flags, np.array(columns[5], dtype=np.int64),
+                     np.array(columns[6], dtype=np.int64), tuple(joins))
 
 
 def held_high_array(pattern: Sequence[bool] | None, length: int) -> np.ndarray:

@@ -9,8 +9,6 @@ has the properties the contract promises (latency, no bubble, length-0 costs).
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from amaranth.hdl import unsigned
 from amaranth.sim import Simulator
@@ -25,17 +23,10 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import FIELDS, HAS_PADDING, KINDS
 from aiedma.model.cycle.contract import ADDRESS_BITS, ADDRGEN_LATENCY, address_generation_fields
 from aiedma.tb.run import check_addrgen
+from aiedma.tb.stimulus import ready_and_offer
 from aiedma.tb.streams import stream_get, stream_put
 
 HARDWARE = load("hardware.json")
-
-
-def random_patterns(seed: int, cycles: int, stall: float = 0.5, idle: float = 0.3):
-    """Seeded backpressure (``ready``) and an idle producer (``offer``), per cycle."""
-    rng = random.Random(seed)
-    ready = [rng.random() >= stall for _ in range(cycles)]
-    offer = [rng.random() >= idle for _ in range(cycles)]
-    return ready, offer
 
 
 def assert_one_word_per_cycle(result) -> None:
@@ -121,7 +112,7 @@ def test_corners(kind):
     """Maximal steps, wraps, padding and iteration, address wrap-around, wraps of 1."""
     bds = corners(kind)
     held = check_addrgen(kind, bds)
-    ready, offer = random_patterns(1, 4 * held.summary.cycles)
+    ready, offer = ready_and_offer(1, 4 * held.summary.cycles, stall=0.5)
     assert check_addrgen(kind, bds, ready, offer=offer, seed=1).beats == held.beats
 
 
@@ -175,5 +166,5 @@ def test_backpressure_keeps_beats_and_handshake(kind, data):
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
     stall = data.draw(st.sampled_from([0.2, 0.5, 0.8]), label="stall")
     held = check_addrgen(kind, bds)
-    ready, offer = random_patterns(seed, 8 * held.summary.cycles + 8, stall=stall)
+    ready, offer = ready_and_offer(seed, 8 * held.summary.cycles + 8, stall=stall)
     assert check_addrgen(kind, bds, ready, offer=offer, seed=seed).beats == held.beats

@@ -8,22 +8,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from amaranth.hdl import Elaboratable, Module
-from amaranth.lib import wiring
 from amaranth.sim import Simulator
 from hdl_strategies import chains, corners
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aiedma.hdl.addrgen import BDAddressGenerator
-from aiedma.hdl.layouts import bd_to_payload
 from aiedma.hdl.mm2s import MM2SDatapath
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, MM2S_BUFFER_DEPTH, MM2S_LATENCY
 from aiedma.tb.beats import expected_beats, mm2s_words
 from aiedma.tb.memory import bram_read_port
-from aiedma.tb.streams import coin, record, stream_receive, stream_send
+from aiedma.tb.run import check_mm2s
+from aiedma.tb.stimulus import ready_and_offer
+from aiedma.tb.streams import record, stream_receive, stream_send
 
 MEMORY_WORDS = 512
 
@@ -50,22 +48,20 @@ class MM2SReference:
         return ready, o_valid
 
 
-def _rng_pair(seed: int | None, stall: float, idle: float):
-    if seed is None:
-        return None, None
-    rng = random.Random(seed)
-    return coin(rng, 1 - stall), coin(rng, idle)
+def drive_datapath(kind: str, beats: list[dict[str, int]], memory: np.ndarray, *,
+                   seed: int | None = None, stall: float = 0.5, idle: float = 0.3):
+    """The datapath alone, fed random beats (not a BD's): its own ready/latency rules.
 
-
-def run_mm2s(kind: str, beats: list[dict[str, int]], memory: np.ndarray, *,
-             seed: int | None = None, stall: float = 0.5, idle: float = 0.3):
+    BDs through the whole channel go through the public harness, :func:`check_mm2s`.
+    """
     dut = MM2SDatapath(kind)
-    ready, pause = _rng_pair(seed, stall, idle)
+    ready, offer = (None, None) if seed is None else ready_and_offer(
+        seed, 4 * len(beats) + 20, stall=stall, idle=idle)
     out: dict[str, Any] = {}
     log: list[list[int]] = []
 
     async def producer(ctx):
-        out["taken"] = await stream_send(ctx, dut.beats, beats, pause=pause)
+        out["taken"] = await stream_send(ctx, dut.beats, beats, offer=offer)
 
     async def consumer(ctx):
         out["got"] = await stream_receive(ctx, dut.o, len(beats), ready=ready)
@@ -81,7 +77,7 @@ def run_mm2s(kind: str, beats: list[dict[str, int]], memory: np.ndarray, *,
     return out["taken"], out["got"], log
 
 
-def check_mm2s(beats, memory, got, log) -> None:
+def check_datapath(beats, memory, got, log) -> None:
     want = mm2s_words(beats, memory)
     assert [w for _, w in got] == want
     ref = MM2SReference()
@@ -100,8 +96,8 @@ def random_beats(kind: str, seed: int, count: int) -> list[dict[str, int]]:
 def test_one_word_per_cycle_with_ready_high(kind):
     memory = memory_image(1)
     beats = random_beats(kind, 1, 60)
-    taken, got, log = run_mm2s(kind, beats, memory)
-    check_mm2s(beats, memory, got, log)
+    taken, got, log = drive_datapath(kind, beats, memory)
+    check_datapath(beats, memory, got, log)
     assert taken == list(range(len(beats)))
     assert [c for c, _ in got] == [t + MM2S_LATENCY for t in taken]
 
@@ -113,49 +109,11 @@ def test_one_word_per_cycle_with_ready_high(kind):
 def test_backpressure(kind, seed, stall, idle):
     memory = memory_image(seed)
     beats = random_beats(kind, seed, 80)
-    _, got, log = run_mm2s(kind, beats, memory, seed=seed, stall=stall, idle=idle)
-    check_mm2s(beats, memory, got, log)
+    _, got, log = drive_datapath(kind, beats, memory, seed=seed, stall=stall, idle=idle)
+    check_datapath(beats, memory, got, log)
 
 
-# --- the address generator feeding MM2S ---------------------------------------------------
-
-
-class ReadChannel(Elaboratable):
-    """Address generator -> MM2S datapath, the core of an MM2S channel."""
-
-    def __init__(self, kind: str) -> None:
-        self.addrgen = BDAddressGenerator(kind)
-        self.mm2s = MM2SDatapath(kind)
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.addrgen = self.addrgen
-        m.submodules.mm2s = self.mm2s
-        wiring.connect(m, self.addrgen.o, self.mm2s.beats)
-        return m
-
-
-def run_channel(bds: list[BufferDescriptor], memory: np.ndarray, *, seed: int | None = None,
-                stall: float = 0.5):
-    top = ReadChannel(bds[0].kind)
-    count = len(expected_beats(bds))
-    ready, pause = _rng_pair(seed, stall, 0.3)
-    out: dict[str, Any] = {}
-
-    async def producer(ctx):
-        out["taken"] = await stream_send(ctx, top.addrgen.i, [bd_to_payload(b) for b in bds],
-                                         pause=pause)
-
-    async def consumer(ctx):
-        out["got"] = await stream_receive(ctx, top.mm2s.o, count, ready=ready)
-
-    sim = Simulator(top)
-    sim.add_clock(1e-6)
-    sim.add_process(bram_read_port(top.mm2s, memory, seed=seed or 0))
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    sim.run()
-    return out["taken"], out["got"]
+# --- the channel: the address generator feeding MM2S, through the public harness ---------
 
 
 def test_bd_md_padding_example():
@@ -164,34 +122,34 @@ def test_bd_md_padding_example():
                           d0_zero_after=1, valid_bd=1)
     memory = np.zeros(MEMORY_WORDS, dtype=np.uint64)
     memory[:13] = np.arange(1, 14)
-    taken, got = run_channel([bd], memory)
-    assert [w["data"] for _, w in got] == [0, 0, *range(1, 14), 0]
-    assert [w["last"] for _, w in got] == [0] * 15 + [1]
-    first = taken[0] + ADDRGEN_LATENCY + MM2S_LATENCY
-    assert [c for c, _ in got] == list(range(first, first + 16))
+    result = check_mm2s("memtile", [bd], memory)
+    assert result.beats == [(w, i == 15) for i, w in enumerate([0, 0, *range(1, 14), 0])]
+    assert result.summary.cycles == ADDRGEN_LATENCY + MM2S_LATENCY + 16
+    assert result.summary.bubbles == 0
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=20)
 @given(data=st.data())
 def test_channel_chains(kind, data):
-    """Random BD chains through generator and datapath: ready held high (no bubble
-    after the first word, for BDs of length >= 1), then under backpressure."""
+    """Random BD chains through generator and datapath, every cycle checked against the
+    model: ready held high (no bubble after the first word, for BDs of length >= 1),
+    then under backpressure and an idle BD producer."""
     memory = memory_image(7)
     bds = data.draw(chains(kind, min_length=1, max_size=3), label="bds")
-    want = mm2s_words(expected_beats(bds), memory)
-    taken, got = run_channel(bds, memory)
-    assert [w for _, w in got] == want
-    first = taken[0] + ADDRGEN_LATENCY + MM2S_LATENCY
-    assert [c for c, _ in got] == list(range(first, first + len(want)))
+    want = [(w["data"], bool(w["last"])) for w in mm2s_words(expected_beats(bds), memory)]
+    held = check_mm2s(kind, bds, memory)
+    assert held.beats == want
+    assert held.summary.bubbles == 0
+    assert held.summary.cycles == ADDRGEN_LATENCY + MM2S_LATENCY + len(want)
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-    _, got = run_channel(bds, memory, seed=seed)
-    assert [w for _, w in got] == want
+    ready, offer = ready_and_offer(seed, 3 * len(want) + 20)
+    assert check_mm2s(kind, bds, memory, ready, offer=offer, seed=seed).beats == want
 
 
 def test_channel_corners():
     memory = memory_image(3)
     bds = corners("memtile")
-    want = mm2s_words(expected_beats(bds), memory)
-    _, got = run_channel(bds, memory, seed=5)
-    assert [w for _, w in got] == want
+    want = [(w["data"], bool(w["last"])) for w in mm2s_words(expected_beats(bds), memory)]
+    ready, offer = ready_and_offer(5, 3 * len(want))
+    assert check_mm2s("memtile", bds, memory, ready, offer=offer, seed=5).beats == want

@@ -21,7 +21,7 @@ from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_PREPARE_SLOTS
 from aiedma.model.cycle.timing import addrgen_trace, addrgen_trace_fast
 from aiedma.tb.bulk import BULK_SIMULATORS, pack_bds, run_bulk
-from aiedma.tb.stimulus import random_bds, regression_stimulus, stall_pattern
+from aiedma.tb.stimulus import random_bds, random_pattern, regression_stimulus, stall_pattern
 
 FIELDS = ("i_valid", "i_ready", "o_valid", "o_ready", "address", "zero", "last", "accepted")
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
@@ -62,9 +62,9 @@ def test_fast_trace_equals_model(kind, slots):
         rng = random.Random(seed)
         bds = random_bds(kind, rng.randint(0, 40), seed, allow_empty=seed % 2 == 0)
         ready = (stall_pattern(bds, rng) if seed % 3 == 0
-                 else [rng.random() > 0.4 for _ in range(rng.randint(0, 400))]
+                 else random_pattern(rng, rng.randint(0, 400), 0.4)
                  if seed % 3 == 1 else None)
-        offer = [rng.random() > 0.3 for _ in range(rng.randint(0, 600))] if seed % 4 else None
+        offer = random_pattern(rng, rng.randint(0, 600), 0.3) if seed % 4 else None
         want = addrgen_trace(kind, bds, ready, offer, prepare_slots=slots)
         got = addrgen_trace_fast(kind, bds, ready, offer, prepare_slots=slots)
         assert_same_trace(got, want, f"{kind} slots {slots} seed {seed}")

@@ -23,9 +23,11 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY
 from aiedma.tb import cocotb_runner, tools
-from aiedma.tb.beats import expected_beats, mm2s_words
+from aiedma.tb.beats import expected_beats, mm2s_words, s2mm_memory
 from aiedma.tb.cocotb_bench import unpacker
 from aiedma.tb.cocotb_runner import run_cocotb
+from aiedma.tb.run import check_s2mm
+from aiedma.tb.stimulus import ready_and_offer
 
 SIMULATORS = ("verilator", "icarus")
 BUILD = REPO / "build"
@@ -38,13 +40,6 @@ def stimulus(block: str, kind: str, bds: list[BufferDescriptor], *, ready=None, 
             "ready": ready, "offer": offer, "seed": seed, "memory": memory,
             "expected_bds": None if expected_bds is None
             else [bd.to_dict(include_defaults=True) for bd in expected_bds]}
-
-
-def patterns(seed: int, cycles: int, *, stall: float = 0.4, idle: float = 0.3):
-    """Seeded random ``ready`` (backpressure) and ``offer`` (idle input) patterns."""
-    rng = random.Random(seed)
-    return ([rng.random() >= stall for _ in range(cycles)],
-            [rng.random() >= idle for _ in range(cycles)])
 
 
 def model_beats(bds: list[BufferDescriptor]) -> list[list]:
@@ -74,7 +69,7 @@ def test_addrgen_ready_high(simulator, kind):
 def test_addrgen_backpressure_and_idle_input(simulator, kind):
     seed = 1000 + KINDS.index(kind)
     bds = corners(kind)[::-1]  # another order: other BD boundaries than above
-    ready, offer = patterns(seed, 3 * sum(bd.buffer_length for bd in bds))
+    ready, offer = ready_and_offer(seed, 3 * sum(bd.buffer_length for bd in bds))
     result = run(f"aiedma_addrgen_{kind}", simulator,
                  stimulus("addrgen", kind, bds, ready=ready, offer=offer, seed=seed))
     assert result["mismatch"] is None
@@ -88,7 +83,7 @@ def test_mm2s_channel_memtile_padding(simulator):
     seed = 7
     bds = [bd for bd in corners("memtile") if bd.buffer_length]
     memory = np.random.default_rng(seed).integers(1, 2**32, 4096).tolist()  # no 0 word
-    ready, _ = patterns(seed, 2 * sum(bd.buffer_length for bd in bds), stall=0.3)
+    ready, _ = ready_and_offer(seed, 2 * sum(bd.buffer_length for bd in bds), stall=0.3)
     result = run("aiedma_mm2s_channel_memtile", simulator,
                  stimulus("mm2s_channel", "memtile", bds, ready=ready, seed=seed,
                           memory=memory))
@@ -96,6 +91,22 @@ def test_mm2s_channel_memtile_padding(simulator):
     want = mm2s_words(expected_beats(bds), memory)
     assert result["words"] == [[w["data"], bool(w["last"])] for w in want]
     assert any(w["data"] == 0 for w in want), "the BDs should pad"
+
+
+@pytest.mark.parametrize("simulator", SIMULATORS)
+def test_s2mm_channel_through_the_public_harness(simulator):
+    """BDs and words in, memory writes out, with an idle word producer and gaps
+    between BDs: the same harness as on Amaranth, every cycle checked."""
+    seed = 11
+    bds = [bd.replace(**{n: 0 for n in bd.fields() if "_zero_" in n})
+           for bd in corners("shim")]
+    words = np.random.default_rng(seed).integers(0, 2**32, sum(bd.buffer_length
+                                                               for bd in bds)).tolist()
+    valid, offer = ready_and_offer(seed, 3 * len(words))
+    memory = np.zeros(256, dtype=np.int64)
+    result = check_s2mm("shim", bds, words, memory, valid, simulator, offer=offer, seed=seed)
+    assert np.array_equal(result.memory, s2mm_memory(expected_beats(bds), words, memory))
+    assert result.summary.words == len(words)
 
 
 @pytest.mark.parametrize("simulator", SIMULATORS)

@@ -13,7 +13,7 @@ from aiedma.tb import regress
 from aiedma.tb.coverage import Coverage
 from aiedma.tb.run import check_addrgen, check_mm2s, run_addrgen, run_mm2s
 from aiedma.tb.scoreboard import Mismatch
-from aiedma.tb.stimulus import random_bds, stall_pattern
+from aiedma.tb.stimulus import random_bds, random_pattern, stall_pattern
 
 NPU_1D = BufferDescriptor("memtile", buffer_length=16, d0_wrap=13, d0_zero_before=2,
                           d0_zero_after=1, valid_bd=1)
@@ -35,7 +35,7 @@ def test_backpressure_and_idle_producer_keep_the_beats():
     bds = random_bds("memtile", 30, seed=5, allow_empty=True)
     rng = random.Random(5)
     ready = stall_pattern(bds, rng)
-    offer = [rng.random() > 0.3 for _ in ready]
+    offer = random_pattern(rng, len(ready), 0.3)
     held = run_addrgen("memtile", bds)
     assert check_addrgen("memtile", bds, ready, offer=offer, seed=5).beats == held
 
