@@ -39,8 +39,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from ..arch.directions import CHANNEL_NAMES, check_direction
+from ..arch.kinds import DMA_KINDS, check_kind
 from ..bd.descriptor import BufferDescriptor, check_chain
-from ..bd.fields import BD_COUNT, MEMTILE_BD_HALF
+from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task
 from ..errors import AiedmaError, PacketError, field_error
@@ -59,11 +61,12 @@ __all__ = [
     "TaskDone",
 ]
 
-CHANNELS: dict[str, int] = {"tile": 2, "memtile": 6, "shim": 2}
-"""Channels of each direction (MM2S and S2MM) per DMA kind."""
+CHANNELS: dict[str, int] = {name: k.channels for name, k in DMA_KINDS.items()}
+"""Channels of each direction (MM2S and S2MM) per DMA kind (from :mod:`..arch.kinds`)."""
 
-DIRECTIONS: tuple[str, ...] = ("mm2s", "s2mm")
-"""MM2S reads memory into a stream; S2MM writes a stream into memory."""
+DIRECTIONS: tuple[str, ...] = CHANNEL_NAMES
+"""MM2S reads memory into a stream; S2MM writes a stream into memory
+(from :mod:`..arch.directions`)."""
 
 TASK_QUEUE_DEPTH = 4
 """Pending tasks a channel's queue holds."""
@@ -117,8 +120,7 @@ class DMA:
     def __init__(self, kind: str, column: int = 0, row: int = 0, *,
                  memory: AddressSpace | None = None, locks: LockSpace | None = None,
                  name: str | None = None) -> None:
-        if kind not in CHANNELS:
-            raise field_error(ChannelError, "kind", kind, f"must be one of {', '.join(CHANNELS)}")
+        check_kind(kind, ChannelError)
         if not 0 <= column < _COLUMNS:
             raise field_error(ChannelError, "column", column, f"must be in 0..{_COLUMNS - 1}")
         if not 0 <= row < _ROWS:
@@ -154,9 +156,7 @@ class DMA:
         ChannelError
             For an unknown direction or an index past the kind's channel count.
         """
-        if direction not in DIRECTIONS:
-            raise field_error(ChannelError, "direction", direction,
-                              f"must be one of {', '.join(DIRECTIONS)}")
+        check_direction(direction, "channel", ChannelError)
         if not 0 <= index < CHANNELS[self.kind]:
             raise field_error(ChannelError, "channel", index,
                               f"a {self.kind} DMA has {direction.upper()} channels "
@@ -239,13 +239,9 @@ class Channel:
         if task.start_bd >= count:
             raise field_error(ChannelError, "start_bd", task.start_bd,
                               f"a {self.dma.kind} DMA has BDs 0..{count - 1}; channel {self.name}")
-        if self.dma.kind == "memtile":
-            half = self.index % 2
-            if task.start_bd // MEMTILE_BD_HALF != half:
-                lo = half * MEMTILE_BD_HALF
-                raise field_error(ChannelError, "start_bd", task.start_bd,
-                                  f"channel {self.name} runs BDs {lo}-{lo + MEMTILE_BD_HALF - 1}"
-                                  " (0-23 serve channels 0/2/4, 24-47 channels 1/3/5)")
+        dma = DMA_KINDS[self.dma.kind]
+        dma.check_bd_in_half(ChannelError, "start_bd", task.start_bd,
+                             dma.channel_bds(self.index), f"channel {self.name} runs BDs")
         self.queue.append(task)
 
     @property

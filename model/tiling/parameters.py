@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from ..arch.directions import ACCESS_NAMES, check_direction
 from ..arch.dtypes import WORD_BITS, element_bits
+from ..arch.kinds import DMA_KINDS, KINDS, check_kind
 from ..errors import TilingError, field_error
 from .walk import walk_axes, walk_coordinates, walk_indices
 
@@ -41,16 +43,12 @@ __all__ = [
 MAX_DIMENSIONS = 4
 """A shared buffer has 1 to 4 dimensions."""
 
-PADDED_DIMENSIONS = 3
+PADDED_DIMENSIONS = max(k.padded_dimensions for k in DMA_KINDS.values())
 """Only dimensions 0, 1 and 2 can be zero-padded (memory-tile read)."""
 
-KINDS = ("memtile", "tile", "shim")
-"""DMA kinds: memory tile, core tile, shim (external memory)."""
-
-DIRECTIONS = ("read", "write")
-"""``read`` = MM2S (memory to stream), ``write`` = S2MM (stream to memory)."""
-
-_KIND_NAMES = {"memtile": "memory-tile", "tile": "core-tile", "shim": "shim"}
+DIRECTIONS = ACCESS_NAMES
+"""``read`` = MM2S (memory to stream), ``write`` = S2MM (stream to memory);
+from :mod:`..arch.directions`."""
 
 
 def _integer(name: str, value: Any) -> int:
@@ -425,8 +423,8 @@ class TilingParameters:
 
         Parameters
         ----------
-        kind : {"memtile", "tile", "shim"}
-            The DMA that runs it: memory tile, core tile or shim.
+        kind : {"tile", "memtile", "shim"}
+            The DMA that runs it: core tile, memory tile or shim.
         direction : {"read", "write"}
             ``read`` is MM2S (memory to stream), ``write`` is S2MM.
         dtype : str
@@ -437,10 +435,8 @@ class TilingParameters:
         TilingError
             Naming the field, the value and the rule.
         """
-        if kind not in KINDS:
-            raise field_error(TilingError, "kind", kind, f"must be one of {', '.join(KINDS)}")
-        if direction not in DIRECTIONS:
-            raise field_error(TilingError, "direction", direction, "must be 'read' or 'write'")
+        check_kind(kind, TilingError)
+        check_direction(direction, "access", TilingError)
         bits = element_bits(dtype)
         s = self.shape()
         for d in self.padded_dimensions():
@@ -460,14 +456,20 @@ class TilingParameters:
             f"{fields_}: the walk reaches positions {lo}..{hi} of dimension {d}, "
             f"outside the boundary [0, {s['boundary'][d]})"
         )
-        if direction == "write":
-            raise TilingError(f"{where}; a write cannot leave the boundary (the hardware has no "
-                              f"write padding)")
-        if kind != "memtile":
-            raise TilingError(f"{where}; zero padding exists only on a memory-tile read, "
-                              f"not on a {_KIND_NAMES[kind]} read")
-        if d >= PADDED_DIMENSIONS:
-            raise TilingError(f"{where}; only dimensions 0, 1 and 2 can be zero-padded")
+        way = check_direction(direction, "access", TilingError)
+        padders = [k for k in DMA_KINDS.values() if k.pads(way)]
+        if not padders:
+            raise TilingError(f"{where}; a {way.access} cannot leave the boundary (the hardware "
+                              f"has no {way.access} padding)")
+        dma = DMA_KINDS[kind]
+        if not dma.pads(way):
+            where_pads = " or ".join(f"{k.adjective} {way.access}" for k in padders)
+            raise TilingError(f"{where}; zero padding exists only on a {where_pads}, "
+                              f"not on a {dma.adjective} {way.access}")
+        if d >= dma.padded_dimensions:
+            dims = ", ".join(str(k) for k in range(dma.padded_dimensions - 1))
+            raise TilingError(f"{where}; only dimensions {dims} and "
+                              f"{dma.padded_dimensions - 1} can be zero-padded")
 
     def _check_word_alignment(self, dtype: str, per_word: int, s: dict) -> None:
         rule = (f"with {dtype} ({per_word} per 32-bit word) dimension-0 sizes, offsets and "
