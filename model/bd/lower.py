@@ -651,7 +651,7 @@ def lower(program: PortProgram | TilingParameters | Iterable, kind: str, directi
     ----------
     program : PortProgram, TilingParameters or list of them / dicts
         The entries of one port, run in order.
-    kind : {"memtile", "tile", "shim"}
+    kind : {"tile", "memtile", "shim"}
     direction : {"read", "write"}
         ``read`` is MM2S, ``write`` is S2MM.
     dtype : str

@@ -71,7 +71,8 @@ DIRECTIONS: tuple[str, ...] = CHANNEL_NAMES
 TASK_QUEUE_DEPTH = 4
 """Pending tasks a channel's queue holds."""
 
-_PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(3) for side in ("before", "after"))
+_PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].padded_dimensions)
+                        for side in ("before", "after"))
 _ROWS, _COLUMNS = 32, 128  # packet header source_row / source_column widths
 
 
@@ -280,7 +281,7 @@ class Channel:
         if not bd.valid_bd:
             raise field_error(ChannelError, "valid_bd", 0,
                               f"a BD loaded by a task must have valid_bd = 1; {where}")
-        if not self.is_mm2s:
+        if not DMA_KINDS[self.dma.kind].pads(check_direction(self.direction, "channel")):
             padded = [f for f in _PADDING_FIELDS if bd.fields().get(f)]
             if padded:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),

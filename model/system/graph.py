@@ -218,7 +218,8 @@ class SharedBuffer(_Node):
         for what, n in (("n_in", n_in), ("n_out", n_out)):
             if not 1 <= n <= limit:
                 raise field_error(GraphError, f"{label} {what}", n,
-                                  f"must be in 1..{limit} (6 own + 4 west + 4 east ports)")
+                                  f"must be in 1..{limit} ({CHANNELS['memtile']} own + "
+                                  f"{BORROWED_CHANNELS} west + {BORROWED_CHANNELS} east ports)")
         if dtype not in GRAPH_DTYPES:
             raise field_error(GraphError, f"{label} dtype", dtype,
                               f"the graph model moves 32-, 16- and 8-bit elements: "
