@@ -32,8 +32,7 @@ import enum
 from dataclasses import dataclass
 from typing import Literal
 
-from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
-from ..arch.kinds import KINDS as _KINDS
+from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS, KINDS
 
 __all__ = [
     "ADDRESS_DIMENSIONS",
@@ -60,10 +59,8 @@ __all__ = [
 Kind = Literal["tile", "memtile", "shim"]
 
 # --- Resources: read from the one description of the kinds (model/arch/kinds.py) ---
-# These names are kept because many modules import them; each is a view of DMA_KINDS.
-
-KINDS: tuple[Kind, ...] = _KINDS  # type: ignore[assignment]
-"""The three DMA kinds: core tile, memory tile, shim."""
+# These names are kept because many modules import them from here; each is a view of
+# DMA_KINDS (KINDS and BD_REGISTER_STRIDE are the arch module's own objects).
 
 KIND_TITLES: dict[str, str] = {name: k.title for name, k in DMA_KINDS.items()}
 

@@ -723,16 +723,15 @@ class _Compiler:
                               f"more than a memory tile has: {own} own + {BORROWED_CHANNELS} "
                               f"west + {BORROWED_CHANNELS} east = {limit} (at {port.name})")
         self.used[way] += 1
-        locks = LOCKS_PER_TILE["memtile"]
+        # Which DMA runs the port, and the window (addresses, lock IDs) it sees the buffers in.
         if n < own:
-            dma, index, window, lock_base = self.mem, n, MEMORY_TILE_WINDOWS["own"], locks
+            dma, index, seen_as = self.mem, n, "own"
         elif n < own + BORROWED_CHANNELS:
-            dma, index = self.neighbour("west"), n - own
-            window, lock_base = MEMORY_TILE_WINDOWS["east"], 2 * locks
+            dma, index, seen_as = self.neighbour("west"), n - own, "east"
         else:
-            dma, index = self.neighbour("east"), n - own - BORROWED_CHANNELS
-            window, lock_base = MEMORY_TILE_WINDOWS["west"], 0
-        s = _Slot(dma, dma.channel(way.channel, index), window, lock_base)
+            dma, index, seen_as = self.neighbour("east"), n - own - BORROWED_CHANNELS, "west"
+        s = _Slot(dma, dma.channel(way.channel, index), MEMORY_TILE_WINDOWS[seen_as],
+                  _MEMTILE_KIND.lock_window(seen_as).start)
         self.slots.append(s)
         return s
 
