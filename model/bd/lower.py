@@ -157,7 +157,8 @@ class _Limits:
     @classmethod
     def of(cls, kind: str) -> _Limits:
         f = FIELD_INDEX[kind]
-        pad = tuple(f[f"d{k}_zero_before"].maximum for k in range(3)) if HAS_PADDING[kind] else ()
+        pad = tuple(f[f"d{k}_zero_before"].maximum
+                    for k in range(DMA_KINDS[kind].padded_dimensions))
         budget = len(DMA_KINDS[kind].channel_bds(0))  # a channel runs its half of the table
         return cls(kind, ADDRESS_DIMENSIONS[kind], f["d0_stepsize"].maximum, f["d0_wrap"].maximum,
                    f["buffer_length"].maximum, pad, f["iteration_wrap"].maximum,

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..arch.directions import CHANNEL_NAMES, check_direction
+from ..arch.directions import CHANNEL_NAMES, READ, WRITE, check_direction
 from ..arch.kinds import DMA_KINDS, check_kind
 from ..bd.descriptor import BufferDescriptor, check_chain
 from ..bd.fields import BD_COUNT
@@ -138,8 +138,8 @@ class DMA:
                                                           LOCKS_PER_TILE[kind]))
         self.memory, self.locks = memory, locks
         self.bds: dict[int, BufferDescriptor] = {}
-        self.mm2s = tuple(Channel(self, "mm2s", i) for i in range(CHANNELS[kind]))
-        self.s2mm = tuple(Channel(self, "s2mm", i) for i in range(CHANNELS[kind]))
+        self.mm2s = tuple(Channel(self, READ.channel, i) for i in range(CHANNELS[kind]))
+        self.s2mm = tuple(Channel(self, WRITE.channel, i) for i in range(CHANNELS[kind]))
 
     def __repr__(self) -> str:
         return f"DMA({self.name!r})"
@@ -188,6 +188,7 @@ class Channel:
 
     def __init__(self, dma: DMA, direction: str, index: int) -> None:
         self.dma, self.direction, self.index = dma, direction, index
+        self._way = check_direction(direction, "channel", ChannelError)
         self.name = f"{dma.name}.{direction}{index}"
         self.stream: Stream | None = None
         self.queue: deque[Task] = deque()
@@ -210,7 +211,7 @@ class Channel:
     @property
     def is_mm2s(self) -> bool:
         """True for MM2S (memory to stream)."""
-        return self.direction == "mm2s"
+        return self._way is READ
 
     @property
     def tokens(self) -> list[int]:
@@ -281,7 +282,7 @@ class Channel:
         if not bd.valid_bd:
             raise field_error(ChannelError, "valid_bd", 0,
                               f"a BD loaded by a task must have valid_bd = 1; {where}")
-        if not DMA_KINDS[self.dma.kind].pads(check_direction(self.direction, "channel")):
+        if not DMA_KINDS[self.dma.kind].pads(self._way):
             padded = [f for f in _PADDING_FIELDS if bd.fields().get(f)]
             if padded:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),
