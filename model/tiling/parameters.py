@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..arch.directions import ACCESS_NAMES, check_direction
+from ..arch.directions import ACCESS_NAMES, WRITE, Direction, check_direction
 from ..arch.dtypes import WORD_BITS, element_bits
-from ..arch.kinds import DMA_KINDS, KINDS, check_kind
+from ..arch.kinds import DMA_KINDS, KINDS, DmaKind, check_kind
 from ..errors import TilingError, field_error
 from .walk import walk_axes, walk_coordinates, walk_indices
 
@@ -435,17 +435,17 @@ class TilingParameters:
         TilingError
             Naming the field, the value and the rule.
         """
-        check_kind(kind, TilingError)
-        check_direction(direction, "access", TilingError)
+        dma = DMA_KINDS[check_kind(kind, TilingError)]
+        way = check_direction(direction, "access", TilingError)
         bits = element_bits(dtype)
         s = self.shape()
         for d in self.padded_dimensions():
-            self._refuse_padding(d, kind, direction, s)
+            self._refuse_padding(d, dma, way, s)
         if bits < WORD_BITS:
             self._check_word_alignment(dtype, WORD_BITS // bits, s)
         return self
 
-    def _refuse_padding(self, d: int, kind: str, direction: str, s: dict) -> None:
+    def _refuse_padding(self, d: int, dma: DmaKind, way: Direction, s: dict) -> None:
         lo, hi = self.extents()[d]
         loops = [f"stride {t.stride} wrap {t.wrap}"
                  for t in self.tile_traversal if t.dimension == d]
@@ -456,20 +456,14 @@ class TilingParameters:
             f"{fields_}: the walk reaches positions {lo}..{hi} of dimension {d}, "
             f"outside the boundary [0, {s['boundary'][d]})"
         )
-        way = check_direction(direction, "access", TilingError)
-        padders = [k for k in DMA_KINDS.values() if k.pads(way)]
-        if not padders:
-            raise TilingError(f"{where}; a {way.access} cannot leave the boundary (the hardware "
-                              f"has no {way.access} padding)")
-        dma = DMA_KINDS[kind]
+        if way is WRITE:
+            raise TilingError(f"{where}; a write cannot leave the boundary (the hardware has no "
+                              f"write padding)")
         if not dma.pads(way):
-            where_pads = " or ".join(f"{k.adjective} {way.access}" for k in padders)
-            raise TilingError(f"{where}; zero padding exists only on a {where_pads}, "
-                              f"not on a {dma.adjective} {way.access}")
+            raise TilingError(f"{where}; zero padding exists only on a memory-tile read, "
+                              f"not on a {dma.adjective} read")
         if d >= dma.padded_dimensions:
-            dims = ", ".join(str(k) for k in range(dma.padded_dimensions - 1))
-            raise TilingError(f"{where}; only dimensions {dims} and "
-                              f"{dma.padded_dimensions - 1} can be zero-padded")
+            raise TilingError(f"{where}; only dimensions 0, 1 and 2 can be zero-padded")
 
     def _check_word_alignment(self, dtype: str, per_word: int, s: dict) -> None:
         rule = (f"with {dtype} ({per_word} per 32-bit word) dimension-0 sizes, offsets and "
