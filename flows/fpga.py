@@ -37,6 +37,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..hdl.export import TOPS, export_verilog
+from ..model.arch.kinds import KINDS
 from ..tb.tools import ToolMissing
 from .machine import machine_line, tool_output
 from .pin_harness import PinHarness, port_bits
@@ -61,7 +62,7 @@ __all__ = [
 DEFAULT_OUT = Path("build") / "fpga"
 DEFAULT_TOPS: tuple[str, ...] = tuple(
     f"aiedma_{block}_{kind}" for block in ("addrgen", "mm2s", "s2mm")
-    for kind in ("tile", "memtile", "shim"))
+    for kind in KINDS)
 """The address generator, the MM2S and the S2MM datapath of each DMA kind."""
 
 # Generous: the largest channel top takes minutes, not hours; a hang must still end.

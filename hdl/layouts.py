@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 from amaranth.hdl import Shape, signed, unsigned
 from amaranth.lib import data
 
-from ..model.bd.fields import KINDS, Field
+# The model's one kind check (an AiedmaError, a ValueError), named here too because the
+# RTL blocks import it from this module.
+from ..model.arch.kinds import check_kind
+from ..model.bd.fields import Field
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS, address_generation_fields
 
 if TYPE_CHECKING:  # the RTL takes only layouts and constants from the model
@@ -27,13 +30,6 @@ __all__ = [
     "data_beat_layout",
     "field_shape",
 ]
-
-
-def check_kind(kind: str) -> str:
-    """``kind`` if it is a DMA kind, else a ValueError naming it and the kinds there are."""
-    if kind not in KINDS:
-        raise ValueError(f"kind={kind!r}: must be one of {', '.join(KINDS)}")
-    return kind
 
 
 def field_shape(field: Field) -> Shape:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..model.bd.descriptor import BufferDescriptor
-from ..model.cycle.contract import wrap_addresses
+from ..model.cycle.timing import bd_beats
 
 __all__ = ["expected_beats", "mm2s_words", "s2mm_memory"]
 
@@ -20,15 +20,17 @@ __all__ = ["expected_beats", "mm2s_words", "s2mm_memory"]
 def expected_beats(bds: Iterable[BufferDescriptor]) -> list[dict[str, int]]:
     """The address beats of a chain of BDs (each with its own ``iteration_current``).
 
-    A zero word has ``zero`` 1 and ``address`` 0; ``last`` marks each BD's final beat;
-    addresses are reduced modulo the kind's address width.
+    The beats are :func:`~aiedma.model.cycle.timing.bd_beats`, the one statement of a
+    BD's beats as the RTL shows them, as payload dicts: a zero word has ``zero`` 1 and
+    ``address`` 0; ``last`` marks each BD's final beat; addresses are reduced modulo
+    the kind's address width.
     """
     beats: list[dict[str, int]] = []
     for bd in bds:
-        stream = wrap_addresses(bd.kind, bd.stream())
-        for j, a in enumerate(stream.tolist()):
-            beats.append({"address": max(a, 0), "zero": int(a < 0),
-                          "last": int(j == len(stream) - 1)})
+        address, zero, last = bd_beats(bd.kind, bd)
+        beats += [{"address": a, "zero": z, "last": t} for a, z, t in
+                  zip(address.tolist(), zero.astype(int).tolist(), last.astype(int).tolist(),
+                      strict=True)]
     return beats
 
 

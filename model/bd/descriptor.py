@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arch.kinds import DMA_KINDS, check_kind
 from ..errors import BDError, Hex, field_error
 from .fields import (
     ADDRESS_DIMENSIONS,
@@ -40,8 +41,6 @@ from .fields import (
     FIELD_INDEX,
     FIELDS,
     HAS_PADDING,
-    KINDS,
-    MEMTILE_BD_HALF,
     RESERVED,
     WORDS,
     Encoding,
@@ -65,12 +64,6 @@ _PADDING_NEEDS_WRAP: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("d1_wrap", ("d1_zero_after", "d2_zero_before", "d2_zero_after")),
     ("d2_wrap", ("d2_zero_after",)),
 )
-
-
-def _check_kind(kind: object) -> str:
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise field_error(BDError, "kind", kind, f"must be one of {', '.join(KINDS)}")
-    return kind
 
 
 def _as_int(name: str, value: object) -> int:
@@ -167,7 +160,7 @@ class BufferDescriptor:
     _values: tuple[int, ...]
 
     def __init__(self, kind: str, **fields: Any) -> None:
-        kind = _check_kind(kind)
+        kind = check_kind(kind, BDError)
         index = FIELD_INDEX[kind]
         for name, value in fields.items():
             if name not in index:
@@ -285,7 +278,7 @@ class BufferDescriptor:
             set reserved bit (the message names the word, the bits and the kind), or
             decoded values that break a field rule.
         """
-        kind = _check_kind(kind)
+        kind = check_kind(kind, BDError)
         words = list(words)
         if len(words) != WORDS[kind]:
             raise field_error(BDError, "len(words)", len(words),
@@ -432,17 +425,14 @@ def check_chain(kind: str, bd_id: int, bd: BufferDescriptor) -> None:
         ``use_next_bd`` names a ``next_bd`` in the other half (0-23 serve channels
         0/2/4, 24-47 channels 1/3/5; a chain stays in its half).
     """
-    kind = _check_kind(kind)
+    kind = check_kind(kind, BDError)
     if bd.kind != kind:
         raise field_error(BDError, "bd.kind", bd.kind, f"must be {kind!r} for a {kind} DMA")
     bd_id = _as_int("bd_id", bd_id)
     if not 0 <= bd_id < BD_COUNT[kind]:
         raise field_error(BDError, "bd_id", bd_id,
                           f"must be in 0..{BD_COUNT[kind] - 1} for a {kind} DMA")
-    if kind == "memtile" and bd.use_next_bd:
-        half = bd_id // MEMTILE_BD_HALF
-        if bd.next_bd // MEMTILE_BD_HALF != half:
-            lo = half * MEMTILE_BD_HALF
-            raise field_error(BDError, "next_bd", bd.next_bd,
-                              f"a memory-tile chain stays in its half: BD {bd_id} is in "
-                              f"{lo}-{lo + MEMTILE_BD_HALF - 1}, so next_bd must be too")
+    if bd.use_next_bd:
+        dma = DMA_KINDS[kind]
+        dma.check_bd_in_half(BDError, "next_bd", bd.next_bd, dma.bd_half(bd_id),
+                             f"a {dma.adjective} chain stays in its half: BD {bd_id} is in")

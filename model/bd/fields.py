@@ -32,6 +32,8 @@ import enum
 from dataclasses import dataclass
 from typing import Literal
 
+from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS, KINDS
+
 __all__ = [
     "ADDRESS_DIMENSIONS",
     "BD_COUNT",
@@ -55,31 +57,34 @@ __all__ = [
 ]
 
 Kind = Literal["tile", "memtile", "shim"]
-KINDS: tuple[Kind, ...] = ("tile", "memtile", "shim")
-"""The three DMA kinds: core tile, memory tile, shim."""
 
-KIND_TITLES: dict[str, str] = {"tile": "Core tile", "memtile": "Memory tile", "shim": "Shim"}
+# --- Resources: read from the one description of the kinds (model/arch/kinds.py) ---
+# These names are kept because many modules import them from here; each is a view of
+# DMA_KINDS (KINDS and BD_REGISTER_STRIDE are the arch module's own objects).
 
-# --- Resources (docs/bd.md "Resources") ---------------------------------------------------
+KIND_TITLES: dict[str, str] = {name: k.title for name, k in DMA_KINDS.items()}
 
-BD_COUNT: dict[str, int] = {"tile": 16, "memtile": 48, "shim": 16}
+BD_COUNT: dict[str, int] = {name: k.bd_count for name, k in DMA_KINDS.items()}
 """Buffer descriptors per DMA."""
 
-MEMTILE_BD_HALF = 24
-"""Memory-tile BDs 0-23 serve channels 0/2/4, BDs 24-47 channels 1/3/5."""
+MEMTILE_BD_HALF = len(DMA_KINDS["memtile"].bd_half(0))
+"""Memory-tile BDs 0-23 serve channels 0/2/4, BDs 24-47 channels 1/3/5
+(the rule itself: :meth:`~aiedma.model.arch.kinds.DmaKind.channel_bds`)."""
 
-LOCK_IDS: dict[str, range] = {"tile": range(16), "memtile": range(192), "shim": range(16)}
+LOCK_IDS: dict[str, range] = {name: k.lock_ids for name, k in DMA_KINDS.items()}
 """Lock IDs a BD may name (memory tile: 0-63 west, 64-127 own, 128-191 east)."""
 
-ADDRESS_DIMENSIONS: dict[str, int] = {"tile": 3, "memtile": 4, "shim": 3}
+ADDRESS_DIMENSIONS: dict[str, int] = {name: k.address_dimensions for name, k in DMA_KINDS.items()}
 """Address dimensions (D0..D2 or D0..D3), not counting the iteration dimension."""
 
-HAS_PADDING: dict[str, bool] = {"tile": False, "memtile": True, "shim": False}
+HAS_PADDING: dict[str, bool] = {name: k.has_padding for name, k in DMA_KINDS.items()}
 """Only the memory tile has zero-padding fields (used by MM2S only)."""
 
-BD_REGISTER_BASE: dict[str, int] = {"tile": 0x1D000, "memtile": 0xA0000, "shim": 0x1D000}
-BD_REGISTER_STRIDE = 0x20
+BD_REGISTER_BASE: dict[str, int] = {name: k.bd_register_base for name, k in DMA_KINDS.items()}
 """BD ``n`` of a kind starts at ``BD_REGISTER_BASE[kind] + BD_REGISTER_STRIDE * n``."""
+
+WORDS: dict[str, int] = {name: k.words for name, k in DMA_KINDS.items()}
+"""32-bit words per BD."""
 
 BURST_LENGTHS: tuple[int, ...] = (64, 128, 256)
 """Shim AXI burst lengths in bytes; the register holds their index (0, 1, 2)."""
@@ -261,8 +266,8 @@ def _field(name: str, *slices: tuple[int, int, int], encoding: Encoding = Encodi
 _M1 = Encoding.MINUS_ONE
 _S = Encoding.SIGNED
 
-_MEMTILE_LOCK_NOTE = "lock IDs 0-63 west, 64-127 own, 128-191 east"
-_MEMTILE_NEXT_NOTE = "the memory tile has 48 BDs"
+_MEMTILE_LOCK_NOTE = DMA_KINDS["memtile"].lock_ids_text()
+_MEMTILE_NEXT_NOTE = f"the memory tile has {BD_COUNT['memtile']} BDs"
 
 
 def _lock_fields(w: int, *, id_bits: int, kind_limit: int | None = None,
@@ -375,8 +380,32 @@ FIELD_INDEX: dict[str, dict[str, Field]] = {
 }
 """``FIELD_INDEX[kind][name]``: a kind's fields by name."""
 
-WORDS: dict[str, int] = {"tile": 6, "memtile": 8, "shim": 8}
-"""32-bit words per BD."""
+
+def _check_resources(kind: str) -> None:
+    """The table must hold what the kind's description says: raises where they differ."""
+    k, index = DMA_KINDS[kind], FIELD_INDEX[kind]
+    have = {
+        "address bits": index["base_address"].bits,
+        "address dimensions": sum(f"d{d}_stepsize" in index for d in range(8)),
+        "padded dimensions": sum(f"d{d}_zero_before" in index for d in range(8)),
+        "BDs next_bd can name": index["next_bd"].maximum + 1,
+        "lock IDs a BD can name": index["lock_acq_id"].maximum + 1,
+    }
+    want = {
+        "address bits": k.address_bits,
+        "address dimensions": k.address_dimensions,
+        "padded dimensions": k.padded_dimensions,
+        "BDs next_bd can name": k.bd_count,
+        "lock IDs a BD can name": len(k.lock_ids),
+    }
+    for what, value in have.items():
+        if value != want[what]:
+            raise AssertionError(f"{kind} field table: {what} {value}, but model/arch/kinds.py "
+                                 f"says {want[what]}")
+
+
+for _kind in KINDS:  # at import, so the table and the kinds cannot drift apart
+    _check_resources(_kind)
 
 
 def _used_masks(kind: str) -> tuple[int, ...]:

@@ -49,11 +49,12 @@ from fractions import Fraction
 import numpy as np
 
 from ..arch.dtypes import WORD_BITS, element_bits
+from ..arch.kinds import DMA_KINDS
 from ..errors import AiedmaError, field_error
 from ..tiling.parameters import TilingParameters
 from ..tiling.port import PortProgram
 from .descriptor import BufferDescriptor
-from .fields import ADDRESS_DIMENSIONS, BD_COUNT, FIELD_INDEX, HAS_PADDING, MEMTILE_BD_HALF
+from .fields import ADDRESS_DIMENSIONS, BD_COUNT, FIELD_INDEX, HAS_PADDING
 from .task import REPEAT_COUNT_MAX, Task, run_task
 
 __all__ = [
@@ -156,8 +157,9 @@ class _Limits:
     @classmethod
     def of(cls, kind: str) -> _Limits:
         f = FIELD_INDEX[kind]
-        pad = tuple(f[f"d{k}_zero_before"].maximum for k in range(3)) if HAS_PADDING[kind] else ()
-        budget = MEMTILE_BD_HALF if kind == "memtile" else BD_COUNT[kind]
+        pad = tuple(f[f"d{k}_zero_before"].maximum
+                    for k in range(DMA_KINDS[kind].padded_dimensions))
+        budget = len(DMA_KINDS[kind].channel_bds(0))  # a channel runs its half of the table
         return cls(kind, ADDRESS_DIMENSIONS[kind], f["d0_stepsize"].maximum, f["d0_wrap"].maximum,
                    f["buffer_length"].maximum, pad, f["iteration_wrap"].maximum,
                    f["iteration_stepsize"].maximum, budget)
@@ -634,14 +636,11 @@ class LoweredProgram:
 
 
 def _available_bds(kind: str, first_bd: int, budget: int) -> int:
-    """BDs a chain from ``first_bd`` may use: the budget, within the table (or half)."""
-    end = BD_COUNT[kind]
-    if kind == "memtile":
-        end = (first_bd // MEMTILE_BD_HALF + 1) * MEMTILE_BD_HALF
+    """BDs a chain from ``first_bd`` may use: the budget, within the half it starts in."""
     if not 0 <= first_bd < BD_COUNT[kind]:
         raise field_error(LoweringError, "first_bd", first_bd,
                           f"must be in 0..{BD_COUNT[kind] - 1} for a {kind}")
-    return min(budget, end - first_bd)
+    return min(budget, DMA_KINDS[kind].bd_half(first_bd).stop - first_bd)
 
 
 def lower(program: PortProgram | TilingParameters | Iterable, kind: str, direction: str,
@@ -653,7 +652,7 @@ def lower(program: PortProgram | TilingParameters | Iterable, kind: str, directi
     ----------
     program : PortProgram, TilingParameters or list of them / dicts
         The entries of one port, run in order.
-    kind : {"memtile", "tile", "shim"}
+    kind : {"tile", "memtile", "shim"}
     direction : {"read", "write"}
         ``read`` is MM2S, ``write`` is S2MM.
     dtype : str

@@ -148,6 +148,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arch.kinds import DMA_KINDS
 from ..bd.fields import ADDRESS_DIMENSIONS, FIELDS, HAS_PADDING, Field
 
 __all__ = [
@@ -188,8 +189,9 @@ S2MM_WRITE_LATENCY = 1
 DATA_BITS = 32
 """Width of a stream word."""
 
-ADDRESS_BITS: dict[str, int] = {"tile": 14, "memtile": 19, "shim": 46}
-"""Word-address width per kind (docs/bd.md "Resources"); generated addresses wrap modulo
+ADDRESS_BITS: dict[str, int] = {name: k.address_bits for name, k in DMA_KINDS.items()}
+"""Word-address width per kind, from :mod:`..arch.kinds` (the BD field table checks at
+import that every ``base_address`` is this wide); generated addresses wrap modulo
 ``2**ADDRESS_BITS[kind]``."""
 
 

@@ -39,8 +39,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from ..arch.directions import CHANNEL_NAMES, READ, WRITE, check_direction
+from ..arch.kinds import DMA_KINDS, check_kind
 from ..bd.descriptor import BufferDescriptor, check_chain
-from ..bd.fields import BD_COUNT, MEMTILE_BD_HALF
+from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task
 from ..errors import AiedmaError, PacketError, field_error
@@ -59,16 +61,18 @@ __all__ = [
     "TaskDone",
 ]
 
-CHANNELS: dict[str, int] = {"tile": 2, "memtile": 6, "shim": 2}
-"""Channels of each direction (MM2S and S2MM) per DMA kind."""
+CHANNELS: dict[str, int] = {name: k.channels for name, k in DMA_KINDS.items()}
+"""Channels of each direction (MM2S and S2MM) per DMA kind (from :mod:`..arch.kinds`)."""
 
-DIRECTIONS: tuple[str, ...] = ("mm2s", "s2mm")
-"""MM2S reads memory into a stream; S2MM writes a stream into memory."""
+DIRECTIONS: tuple[str, ...] = CHANNEL_NAMES
+"""MM2S reads memory into a stream; S2MM writes a stream into memory
+(from :mod:`..arch.directions`)."""
 
 TASK_QUEUE_DEPTH = 4
 """Pending tasks a channel's queue holds."""
 
-_PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(3) for side in ("before", "after"))
+_PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].padded_dimensions)
+                        for side in ("before", "after"))
 _ROWS, _COLUMNS = 32, 128  # packet header source_row / source_column widths
 
 
@@ -117,8 +121,7 @@ class DMA:
     def __init__(self, kind: str, column: int = 0, row: int = 0, *,
                  memory: AddressSpace | None = None, locks: LockSpace | None = None,
                  name: str | None = None) -> None:
-        if kind not in CHANNELS:
-            raise field_error(ChannelError, "kind", kind, f"must be one of {', '.join(CHANNELS)}")
+        check_kind(kind, ChannelError)
         if not 0 <= column < _COLUMNS:
             raise field_error(ChannelError, "column", column, f"must be in 0..{_COLUMNS - 1}")
         if not 0 <= row < _ROWS:
@@ -135,8 +138,8 @@ class DMA:
                                                           LOCKS_PER_TILE[kind]))
         self.memory, self.locks = memory, locks
         self.bds: dict[int, BufferDescriptor] = {}
-        self.mm2s = tuple(Channel(self, "mm2s", i) for i in range(CHANNELS[kind]))
-        self.s2mm = tuple(Channel(self, "s2mm", i) for i in range(CHANNELS[kind]))
+        self.mm2s = tuple(Channel(self, READ.channel, i) for i in range(CHANNELS[kind]))
+        self.s2mm = tuple(Channel(self, WRITE.channel, i) for i in range(CHANNELS[kind]))
 
     def __repr__(self) -> str:
         return f"DMA({self.name!r})"
@@ -154,9 +157,7 @@ class DMA:
         ChannelError
             For an unknown direction or an index past the kind's channel count.
         """
-        if direction not in DIRECTIONS:
-            raise field_error(ChannelError, "direction", direction,
-                              f"must be one of {', '.join(DIRECTIONS)}")
+        check_direction(direction, "channel", ChannelError)
         if not 0 <= index < CHANNELS[self.kind]:
             raise field_error(ChannelError, "channel", index,
                               f"a {self.kind} DMA has {direction.upper()} channels "
@@ -187,6 +188,7 @@ class Channel:
 
     def __init__(self, dma: DMA, direction: str, index: int) -> None:
         self.dma, self.direction, self.index = dma, direction, index
+        self._way = check_direction(direction, "channel", ChannelError)
         self.name = f"{dma.name}.{direction}{index}"
         self.stream: Stream | None = None
         self.queue: deque[Task] = deque()
@@ -209,7 +211,7 @@ class Channel:
     @property
     def is_mm2s(self) -> bool:
         """True for MM2S (memory to stream)."""
-        return self.direction == "mm2s"
+        return self._way is READ
 
     @property
     def tokens(self) -> list[int]:
@@ -239,13 +241,9 @@ class Channel:
         if task.start_bd >= count:
             raise field_error(ChannelError, "start_bd", task.start_bd,
                               f"a {self.dma.kind} DMA has BDs 0..{count - 1}; channel {self.name}")
-        if self.dma.kind == "memtile":
-            half = self.index % 2
-            if task.start_bd // MEMTILE_BD_HALF != half:
-                lo = half * MEMTILE_BD_HALF
-                raise field_error(ChannelError, "start_bd", task.start_bd,
-                                  f"channel {self.name} runs BDs {lo}-{lo + MEMTILE_BD_HALF - 1}"
-                                  " (0-23 serve channels 0/2/4, 24-47 channels 1/3/5)")
+        dma = DMA_KINDS[self.dma.kind]
+        dma.check_bd_in_half(ChannelError, "start_bd", task.start_bd,
+                             dma.channel_bds(self.index), f"channel {self.name} runs BDs")
         self.queue.append(task)
 
     @property
@@ -284,7 +282,7 @@ class Channel:
         if not bd.valid_bd:
             raise field_error(ChannelError, "valid_bd", 0,
                               f"a BD loaded by a task must have valid_bd = 1; {where}")
-        if not self.is_mm2s:
+        if not DMA_KINDS[self.dma.kind].pads(self._way):
             padded = [f for f in _PADDING_FIELDS if bd.fields().get(f)]
             if padded:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),

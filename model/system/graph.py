@@ -74,8 +74,9 @@ from typing import Any
 
 import numpy as np
 
+from ..arch.directions import DIRECTIONS, READ, WRITE, Direction
+from ..arch.kinds import DMA_KINDS
 from ..bd.descriptor import BufferDescriptor
-from ..bd.fields import MEMTILE_BD_HALF
 from ..bd.lower import LoweredProgram, LoweringError, lower
 from ..bd.task import Task
 from ..errors import AiedmaError, field_error
@@ -112,6 +113,12 @@ BORROWED_CHANNELS = 4
 """Channels a direction a memory tile may borrow from each neighbour."""
 
 _MEMTILE = (1, 1)  # (column, row) of the memory tile that holds the buffers
+_MEMTILE_KIND = DMA_KINDS["memtile"]
+
+
+def _buffer_direction(port: Port) -> Direction:
+    """A shared buffer's input port writes it (S2MM); an output port reads it (MM2S)."""
+    return WRITE if port.direction == "in" else READ
 
 
 class GraphError(AiedmaError):
@@ -211,7 +218,8 @@ class SharedBuffer(_Node):
         for what, n in (("n_in", n_in), ("n_out", n_out)):
             if not 1 <= n <= limit:
                 raise field_error(GraphError, f"{label} {what}", n,
-                                  f"must be in 1..{limit} (6 own + 4 west + 4 east ports)")
+                                  f"must be in 1..{limit} ({CHANNELS['memtile']} own + "
+                                  f"{BORROWED_CHANNELS} west + {BORROWED_CHANNELS} east ports)")
         if dtype not in GRAPH_DTYPES:
             raise field_error(GraphError, f"{label} dtype", dtype,
                               f"the graph model moves 32-, 16- and 8-bit elements: "
@@ -545,7 +553,7 @@ class _Compiler:
         self.memory = self.mem.memory.resolve(MEMORY_TILE_WINDOWS["own"])[0]
         self.lock_table = self.mem.locks.route(LOCKS_PER_TILE["memtile"])[0]
         self.neighbours: dict[str, DMA] = {}
-        self.used = {"s2mm": 0, "mm2s": 0}
+        self.used = dict.fromkeys(DIRECTIONS, 0)
         self.bd_cursor: dict[tuple[str, int], int] = {}
         self.lock_cursor = 0
         self.memory_cursor = 0
@@ -704,53 +712,49 @@ class _Compiler:
                                         locks=locks, name=name)
         return self.neighbours[side]
 
-    def slot(self, direction: str, port: Port) -> _Slot:
-        n = self.used[direction]
+    def slot(self, way: Direction, port: Port) -> _Slot:
+        n = self.used[way]
         own = CHANNELS["memtile"]
         limit = own + 2 * BORROWED_CHANNELS
         if n >= limit:
-            total = sum(len(node.inputs if direction == "s2mm" else node.outputs)
+            total = sum(len(node.inputs if way is WRITE else node.outputs)
                         for node in self.graph.nodes.values() if isinstance(node, SharedBuffer))
-            way = "write (S2MM)" if direction == "s2mm" else "read (MM2S)"
-            raise field_error(GraphError, f"{way} ports", total,
+            raise field_error(GraphError, f"{way.access} ({way.title}) ports", total,
                               f"more than a memory tile has: {own} own + {BORROWED_CHANNELS} "
                               f"west + {BORROWED_CHANNELS} east = {limit} (at {port.name})")
-        self.used[direction] += 1
-        locks = LOCKS_PER_TILE["memtile"]
+        self.used[way] += 1
+        # Which DMA runs the port, and the window (addresses, lock IDs) it sees the buffers in.
         if n < own:
-            dma, index, window, lock_base = self.mem, n, MEMORY_TILE_WINDOWS["own"], locks
+            dma, index, seen_as = self.mem, n, "own"
         elif n < own + BORROWED_CHANNELS:
-            dma, index = self.neighbour("west"), n - own
-            window, lock_base = MEMORY_TILE_WINDOWS["east"], 2 * locks
+            dma, index, seen_as = self.neighbour("west"), n - own, "east"
         else:
-            dma, index = self.neighbour("east"), n - own - BORROWED_CHANNELS
-            window, lock_base = MEMORY_TILE_WINDOWS["west"], 0
-        s = _Slot(dma, dma.channel(direction, index), window, lock_base)
+            dma, index, seen_as = self.neighbour("east"), n - own - BORROWED_CHANNELS, "west"
+        s = _Slot(dma, dma.channel(way.channel, index), MEMORY_TILE_WINDOWS[seen_as],
+                  _MEMTILE_KIND.lock_window(seen_as).start)
         self.slots.append(s)
         return s
 
     def bd_range(self, s: _Slot) -> tuple[int, int]:
         """(next free BD, BDs left) in the half of the slot's channel."""
-        half = s.channel.index % 2
-        lo = half * MEMTILE_BD_HALF
-        cursor = self.bd_cursor.get((s.dma.name, half), lo)
-        return cursor, lo + MEMTILE_BD_HALF - cursor
+        half = _MEMTILE_KIND.channel_bds(s.channel.index)
+        cursor = self.bd_cursor.get((s.dma.name, half.start), half.start)
+        return cursor, half.stop - cursor
 
     def budget_error(self, s: _Slot, count: int, left: int, what: str,
                      why: str = "") -> GraphError:
-        half = s.channel.index % 2
-        lo = half * MEMTILE_BD_HALF
+        half = _MEMTILE_KIND.channel_bds(s.channel.index)
         return GraphError(
             f"insufficient number of available buffer descriptors on {s.dma.name} "
             f"{s.channel.direction.upper()} channel {s.channel.index}: {what} needs {count} "
-            f"BD(s) but {left} of BDs {lo}-{lo + MEMTILE_BD_HALF - 1} (shared by channels "
-            f"{half}/{half + 2}/{half + 4} of both directions) are left{why}")
+            f"BD(s) but {left} of BDs {_MEMTILE_KIND.half_text(half)} are left{why}")
 
     def take_bds(self, s: _Slot, count: int, what: str) -> int:
         first, left = self.bd_range(s)
         if count > left:
             raise self.budget_error(s, count, left, what)
-        self.bd_cursor[(s.dma.name, s.channel.index % 2)] = first + count
+        half = _MEMTILE_KIND.channel_bds(s.channel.index)
+        self.bd_cursor[(s.dma.name, half.start)] = first + count
         return first
 
     def take_locks(self, count: int) -> int:
@@ -775,7 +779,7 @@ class _Compiler:
 
     def lower_port(self, s: _Slot, buffer: SharedBuffer, port: Port, base: int,
                    copy: int) -> LoweredProgram:
-        direction = "write" if port.direction == "in" else "read"
+        direction = _buffer_direction(port).access
         first, left = self.bd_range(s)
         what = f"{port.name} (copy {copy})"
         try:
@@ -822,7 +826,7 @@ class _Compiler:
         rounds = self.iterations * buffer.repetition_count
         for port in (*buffer.inputs, *buffer.outputs):
             writer = port.direction == "in"
-            s = self.slot("s2mm" if writer else "mm2s", port)
+            s = self.slot(_buffer_direction(port), port)
             s.channel.connect(self.streams[(self.source[port], port) if writer
                                            else (port, self.sink[port])])
             per_copy = []

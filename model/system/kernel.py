@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arch.dtypes import GRAPH_DTYPES, elements_per_word
 from ..bd.packet import parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
 from .scheduler import Stall
@@ -38,15 +39,8 @@ from .stream import Beat, Stream
 __all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
            "elements_per_word", "from_words", "to_words"]
 
-GRAPH_DTYPES: dict[str, type] = {"int32": np.int32, "uint32": np.uint32, "float": np.float32,
-                                 "int16": np.int16, "uint16": np.uint16,
-                                 "int8": np.int8, "uint8": np.uint8}
-"""Element types a graph moves: 32-bit ones one a word, 16-bit two, 8-bit four."""
-
-
-def elements_per_word(dtype: str) -> int:
-    """Elements of ``dtype`` in one 32-bit word (1, 2 or 4)."""
-    return 4 // np.dtype(GRAPH_DTYPES[dtype]).itemsize
+# GRAPH_DTYPES and elements_per_word are the element-type table's (model/arch/dtypes.py),
+# named here too because the graph layer has always imported them from this module.
 
 
 class KernelError(AiedmaError):

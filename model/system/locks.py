@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..arch.kinds import DMA_KINDS, check_kind
 from ..errors import AiedmaError, field_error
 
 __all__ = [
@@ -42,8 +43,8 @@ __all__ = [
 LOCK_VALUE_MAX = 63
 """Lock state is 6-bit unsigned: 0..63."""
 
-LOCKS_PER_TILE: dict[str, int] = {"tile": 16, "memtile": 64, "shim": 16}
-"""Locks of one tile of each kind (docs/bd.md "Resources")."""
+LOCKS_PER_TILE: dict[str, int] = {name: k.locks for name, k in DMA_KINDS.items()}
+"""Locks of one tile of each kind (from :mod:`..arch.kinds`)."""
 
 _BD_VALUE_MIN, _BD_VALUE_MAX = -64, 63  # 7-bit two's complement in the BD
 
@@ -284,17 +285,16 @@ def lock_space(kind: str, name: str, own: LockTable, west: LockTable | None = No
         If a table has the wrong number of locks for the kind, or a core tile or
         shim is given neighbours.
     """
-    count = LOCKS_PER_TILE.get(kind)
-    if count is None:
-        raise field_error(LockError, "kind", kind, f"must be one of {', '.join(LOCKS_PER_TILE)}")
-    for label, table in (("own", own), ("west", west), ("east", east)):
+    dma = DMA_KINDS[check_kind(kind, LockError)]
+    count = dma.locks
+    tables = {"own": own, "west": west, "east": east}
+    for label, table in tables.items():
         if table is not None and len(table) != count:
             raise field_error(LockError, "locks", len(table),
                               f"the {label} table {table.name} of a {kind} has {count} locks")
-    if kind != "memtile":
-        if west is not None or east is not None:
+    for label, table in tables.items():
+        if table is not None and label not in dma.windows:
             raise field_error(LockError, "kind", kind,
                               "only a memory-tile DMA reaches its neighbours' locks")
-        return LockSpace(name, [("own", 0, count, own)])
-    return LockSpace(name, [("west", 0, count, west), ("own", count, count, own),
-                            ("east", 2 * count, count, east)])
+    return LockSpace(name, [(label, dma.lock_window(label).start, count, tables[label])
+                            for label in dma.windows])

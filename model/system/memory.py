@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arch.kinds import DMA_KINDS
 from ..errors import AiedmaError, field_error
 
 __all__ = [
@@ -48,14 +49,16 @@ __all__ = [
     "shim_space",
 ]
 
-CORE_TILE_WORDS = 64 * 1024 // 4
-"""Core-tile data memory: 64 KB, 16K words (a 14-bit word address)."""
+_CORE_TILE, _MEMORY_TILE = DMA_KINDS["tile"], DMA_KINDS["memtile"]
 
-MEMORY_TILE_WORDS = 512 * 1024 // 4
-"""Memory-tile memory: 512 KB, 128K words."""
+CORE_TILE_WORDS: int = _CORE_TILE.memory_words
+"""Core-tile data memory: 64 KB, 16K words (a 14-bit word address); from :mod:`..arch.kinds`."""
+
+MEMORY_TILE_WORDS: int = _MEMORY_TILE.memory_words
+"""Memory-tile memory: 512 KB, 128K words; from :mod:`..arch.kinds`."""
 
 MEMORY_TILE_WINDOWS: dict[str, int] = {
-    "west": 0x00000, "own": MEMORY_TILE_WORDS, "east": 2 * MEMORY_TILE_WORDS,
+    label: _MEMORY_TILE.memory_window(label).start for label in _MEMORY_TILE.windows
 }
 """First word address of each window a memory-tile DMA sees (each 128K words)."""
 

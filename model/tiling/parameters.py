@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from ..arch.directions import ACCESS_NAMES, WRITE, Direction, check_direction
 from ..arch.dtypes import WORD_BITS, element_bits
+from ..arch.kinds import DMA_KINDS, KINDS, DmaKind, check_kind
 from ..errors import TilingError, field_error
 from .walk import walk_axes, walk_coordinates, walk_indices
 
@@ -41,16 +43,12 @@ __all__ = [
 MAX_DIMENSIONS = 4
 """A shared buffer has 1 to 4 dimensions."""
 
-PADDED_DIMENSIONS = 3
+PADDED_DIMENSIONS = max(k.padded_dimensions for k in DMA_KINDS.values())
 """Only dimensions 0, 1 and 2 can be zero-padded (memory-tile read)."""
 
-KINDS = ("memtile", "tile", "shim")
-"""DMA kinds: memory tile, core tile, shim (external memory)."""
-
-DIRECTIONS = ("read", "write")
-"""``read`` = MM2S (memory to stream), ``write`` = S2MM (stream to memory)."""
-
-_KIND_NAMES = {"memtile": "memory-tile", "tile": "core-tile", "shim": "shim"}
+DIRECTIONS = ACCESS_NAMES
+"""``read`` = MM2S (memory to stream), ``write`` = S2MM (stream to memory);
+from :mod:`..arch.directions`."""
 
 
 def _integer(name: str, value: Any) -> int:
@@ -425,8 +423,8 @@ class TilingParameters:
 
         Parameters
         ----------
-        kind : {"memtile", "tile", "shim"}
-            The DMA that runs it: memory tile, core tile or shim.
+        kind : {"tile", "memtile", "shim"}
+            The DMA that runs it: core tile, memory tile or shim.
         direction : {"read", "write"}
             ``read`` is MM2S (memory to stream), ``write`` is S2MM.
         dtype : str
@@ -437,19 +435,17 @@ class TilingParameters:
         TilingError
             Naming the field, the value and the rule.
         """
-        if kind not in KINDS:
-            raise field_error(TilingError, "kind", kind, f"must be one of {', '.join(KINDS)}")
-        if direction not in DIRECTIONS:
-            raise field_error(TilingError, "direction", direction, "must be 'read' or 'write'")
+        dma = DMA_KINDS[check_kind(kind, TilingError)]
+        way = check_direction(direction, "access", TilingError)
         bits = element_bits(dtype)
         s = self.shape()
         for d in self.padded_dimensions():
-            self._refuse_padding(d, kind, direction, s)
+            self._refuse_padding(d, dma, way, s)
         if bits < WORD_BITS:
             self._check_word_alignment(dtype, WORD_BITS // bits, s)
         return self
 
-    def _refuse_padding(self, d: int, kind: str, direction: str, s: dict) -> None:
+    def _refuse_padding(self, d: int, dma: DmaKind, way: Direction, s: dict) -> None:
         lo, hi = self.extents()[d]
         loops = [f"stride {t.stride} wrap {t.wrap}"
                  for t in self.tile_traversal if t.dimension == d]
@@ -460,13 +456,13 @@ class TilingParameters:
             f"{fields_}: the walk reaches positions {lo}..{hi} of dimension {d}, "
             f"outside the boundary [0, {s['boundary'][d]})"
         )
-        if direction == "write":
+        if way is WRITE:
             raise TilingError(f"{where}; a write cannot leave the boundary (the hardware has no "
                               f"write padding)")
-        if kind != "memtile":
+        if not dma.pads(way):
             raise TilingError(f"{where}; zero padding exists only on a memory-tile read, "
-                              f"not on a {_KIND_NAMES[kind]} read")
-        if d >= PADDED_DIMENSIONS:
+                              f"not on a {dma.adjective} read")
+        if d >= dma.padded_dimensions:
             raise TilingError(f"{where}; only dimensions 0, 1 and 2 can be zero-padded")
 
     def _check_word_alignment(self, dtype: str, per_word: int, s: dict) -> None:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiedma.model import BufferDescriptor
+from aiedma.model.arch.kinds import DMA_KINDS
 from aiedma.model.cycle.contract import (
     ADDRGEN_BD_SLOTS,
     ADDRGEN_LATENCY,
@@ -18,6 +19,7 @@ from aiedma.model.cycle.contract import (
     MM2S_LATENCY,
 )
 from aiedma.model.cycle.timing import addrgen_trace, bd_beats, mm2s_trace
+from aiedma.tb.beats import expected_beats
 
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
 """Prepare-slot depths the contract is checked for: today's, the planned, and the RTL's."""
@@ -143,3 +145,28 @@ def test_mm2s_under_backpressure_loses_nothing(slots, ready):
     trace = mm2s_trace("memtile", bds, memory, ready=ready, prepare_slots=slots)
     words = np.flatnonzero(trace.o_valid & trace.o_ready)
     assert trace.data[words].tolist() == [*range(503, 510), 590, *range(540, 545)]
+
+
+# --- a BD's beats: one implementation, bd_beats; tb.beats.expected_beats shows it as dicts ---
+
+
+@pytest.mark.parametrize(("kind", "fields"), [
+    ("tile", {"base_address": (1 << 14) - 2, "buffer_length": 5}),  # wraps past 14 bits
+    ("memtile", {"base_address": 7, "buffer_length": 12, "d0_wrap": 3, "d0_zero_before": 1,
+                 "d0_zero_after": 1, "d1_stepsize": 10}),
+    ("shim", {"buffer_length": 0}),
+])
+def test_bd_beats_against_a_per_word_reference(kind, fields):
+    """A per-word reference, kept here on purpose: it states the beat rule (address
+    modulo the kind's width, 0 on zero words, last on the final word) one word at a
+    time, independently of the vectorised bd_beats it checks."""
+    bd = BufferDescriptor(kind, valid_bd=1, **fields)
+    words = bd.stream().tolist()
+    mask = (1 << DMA_KINDS[kind].address_bits) - 1
+    want = [{"address": a & mask if a >= 0 else 0, "zero": int(a < 0),
+             "last": int(j == len(words) - 1)} for j, a in enumerate(words)]
+    address, zero, last = bd_beats(kind, bd)
+    got = [{"address": int(a), "zero": int(z), "last": int(t)}
+           for a, z, t in zip(address, zero, last, strict=True)]
+    assert got == want
+    assert expected_beats([bd, bd]) == want + want
