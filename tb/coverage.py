@@ -21,23 +21,6 @@ from ..model.cycle.timing import AddrgenTrace
 __all__ = ["Coverage"]
 
 
-def _digits(bd: BufferDescriptor) -> list[np.ndarray]:
-    """Per dimension, the counter of every beat (padded ranges, as the hardware counts)."""
-    n = ADDRESS_DIMENSIONS[bd.kind]
-    f = bd.fields()
-    rest = np.arange(bd.buffer_length)
-    digits = []
-    for k in range(n - 1):
-        wrap = f[f"d{k}_wrap"]
-        if wrap == 0:
-            break
-        size = f.get(f"d{k}_zero_before", 0) + wrap + f.get(f"d{k}_zero_after", 0)
-        rest, digit = np.divmod(rest, size)
-        digits.append(digit)
-    digits.append(rest)
-    return digits
-
-
 class Coverage:
     """Coverage bins of one kind, filled run by run."""
 
@@ -78,7 +61,7 @@ class Coverage:
                             self.hits[f"d{k}_zero_{side} {label}"] += 1
             if not bd.buffer_length:
                 continue
-            digits = _digits(bd)
+            digits = bd.dimension_counters()
             # The highest dimension whose counter moves is the highest non-zero digit
             # of the last beat (counting only goes up).
             used = max((k for k, d in enumerate(digits) if d[-1]), default=0) + 1

@@ -47,7 +47,7 @@ from .fields import (
     Field,
 )
 
-__all__ = ["BufferDescriptor", "check_chain", "stream_addresses"]
+__all__ = ["BufferDescriptor", "check_chain", "padded_digits", "stream_addresses"]
 
 _WORD_MASK = 0xFFFF_FFFF
 
@@ -340,17 +340,42 @@ class BufferDescriptor:
             current = self.iteration_current
         else:
             current = self.replace(iteration_current=iteration_current).iteration_current
-        n = ADDRESS_DIMENSIONS[self._kind]
         v = self.fields()
         start = v["base_address"] + current * v["iteration_stepsize"]
-        return stream_addresses(
-            start=start,
-            length=v["buffer_length"],
-            steps=[v[f"d{k}_stepsize"] for k in range(n)],
-            wraps=[v[f"d{k}_wrap"] for k in range(n - 1)],
-            before=[v.get(f"d{k}_zero_before", 0) for k in range(n - 1)],
-            after=[v.get(f"d{k}_zero_after", 0) for k in range(n - 1)],
-        )
+        return stream_addresses(start=start, length=v["buffer_length"], **self._pattern())
+
+    def dimension_counters(self, positions: np.ndarray | None = None) -> list[np.ndarray]:
+        """Per dimension, the counter of each stream position, as the hardware counts.
+
+        Counters run over each dimension's padded range (``before + wrap + after``):
+        a counter below ``before`` or at ``before + wrap`` and past is in padding. The
+        first dimension that never wraps (or the outermost) takes the rest of the
+        count, so the list stops there (:func:`padded_digits`).
+
+        Parameters
+        ----------
+        positions : numpy.ndarray, optional
+            Stream positions (default: every position, ``0 .. buffer_length - 1``).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            ``counters[k][j]``: the counter of dimension ``k`` at ``positions[j]``.
+        """
+        if positions is None:
+            positions = np.arange(self.buffer_length, dtype=np.int64)
+        pattern = self._pattern()
+        return padded_digits(np.asarray(positions, dtype=np.int64), pattern["wraps"],
+                             pattern["before"], pattern["after"])
+
+    def _pattern(self) -> dict[str, list[int]]:
+        """Steps, wraps and padding per dimension (the arguments of :func:`stream_addresses`)."""
+        n = ADDRESS_DIMENSIONS[self._kind]
+        v = self.fields()
+        return {"steps": [v[f"d{k}_stepsize"] for k in range(n)],
+                "wraps": [v[f"d{k}_wrap"] for k in range(n - 1)],
+                "before": [v.get(f"d{k}_zero_before", 0) for k in range(n - 1)],
+                "after": [v.get(f"d{k}_zero_after", 0) for k in range(n - 1)]}
 
 
 def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Sequence[int],
@@ -380,31 +405,53 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     -----
     Why positions and not a materialised period: a memory-tile period can hold
     about 10**9 words while a BD is at most 2**17 words long, so the cost must
-    follow ``length``. Each position ``t`` is split, mixed-radix, into a digit per
-    dimension: a padded unit of dimension ``k`` holds ``B[k] + W[k] + A[k]`` units of
-    dimension ``k - 1``; digits in the before/after part are zero words, the others
-    are the counters ``i[k]``. The first dimension with wrap 0 (or the outermost)
-    is the open one: it never wraps, so it takes the whole quotient and the
-    dimensions above it never move. Padding legality guarantees the open
+    follow ``length``. Each position is split into a digit per dimension by
+    :func:`padded_digits`; digits in the before/after part are zero words, the
+    others are the counters ``i[k]``. Padding legality guarantees the open
     dimension has no "after" padding.
     """
-    t = np.arange(length, dtype=np.int64)
-    open_dim = next((k for k, w in enumerate(wraps) if w == 0), len(steps) - 1)
-    # unit[k]: stream words in one step of dimension k, padding included.
-    unit = [1]
-    for k in range(open_dim):
-        unit.append((before[k] + wraps[k] + after[k]) * unit[k])
-    lead = before[open_dim] * unit[open_dim] if open_dim < len(wraps) else 0
-    rest = t - lead
-    data = rest >= 0
-    count, rest = np.divmod(np.maximum(rest, 0), unit[open_dim])
-    address = start + count * steps[open_dim]
-    for k in range(open_dim - 1, -1, -1):
-        digit, rest = np.divmod(rest, unit[k])
-        i = digit - before[k]
-        data &= (i >= 0) & (i < wraps[k])
+    digits = padded_digits(np.arange(length, dtype=np.int64), wraps, before, after)
+    address = np.full(length, start, dtype=np.int64)
+    data = np.ones(length, dtype=bool)
+    for k, digit in enumerate(digits):
+        i = digit - (before[k] if k < len(wraps) else 0)
+        data &= i >= 0
+        if k < len(digits) - 1:  # below the open dimension: data only inside the wrap
+            data &= i < wraps[k]
         address += i * steps[k]
     return np.where(data, address, -1)
+
+
+def padded_digits(positions: np.ndarray, wraps: Sequence[int], before: Sequence[int],
+                  after: Sequence[int]) -> list[np.ndarray]:
+    """Stream positions as mixed-radix digits, one per dimension: the padded counters.
+
+    The one decomposition of a BD's stream position into dimension counters, read by
+    the address stream, the mismatch reports (which name a beat's counters) and the
+    coverage bins. A padded unit of dimension ``k`` holds ``before[k] + wraps[k] +
+    after[k]`` units of dimension ``k - 1``. The first dimension with wrap 0 (or the
+    outermost) is the *open* one: it never wraps, so it takes the whole quotient and
+    the dimensions above it never move; the list ends with it.
+
+    Parameters
+    ----------
+    positions : numpy.ndarray
+        int64 stream positions (zero words included).
+    wraps, before, after : sequence of int
+        Per dimension below the outermost: wrap (0 = never) and zero padding.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``digits[k]``: the counter of dimension ``k`` (padding included) per position.
+    """
+    open_dim = next((k for k, w in enumerate(wraps) if w == 0), len(wraps))
+    digits, rest = [], positions
+    for k in range(open_dim):
+        rest, digit = np.divmod(rest, before[k] + wraps[k] + after[k])
+        digits.append(digit)
+    digits.append(rest)
+    return digits
 
 
 def check_chain(kind: str, bd_id: int, bd: BufferDescriptor) -> None:

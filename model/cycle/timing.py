@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bd.descriptor import BufferDescriptor
-from ..bd.fields import ADDRESS_DIMENSIONS
 from .contract import ADDRGEN_PREPARE_SLOTS, S2MM_WRITE_LATENCY, wrap_addresses
 
 __all__ = [
@@ -61,19 +60,8 @@ def beat_counters(bd: BufferDescriptor, position: int) -> dict[str, int]:
     a counter below ``before`` or past ``before + wrap`` is in padding. The first
     dimension that never wraps (or the outermost) takes the rest of the count.
     """
-    n = ADDRESS_DIMENSIONS[bd.kind]
-    fields = bd.fields()
-    sizes = []
-    for k in range(n - 1):
-        wrap = fields[f"d{k}_wrap"]
-        if wrap == 0:
-            break
-        sizes.append(fields.get(f"d{k}_zero_before", 0) + wrap + fields.get(f"d{k}_zero_after", 0))
-    counters, rest = {}, position
-    for k, size in enumerate(sizes):
-        rest, counters[f"d{k}"] = divmod(rest, size)
-    counters[f"d{len(sizes)}"] = rest
-    return counters
+    counters = bd.dimension_counters(np.array([position]))
+    return {f"d{k}": int(c[0]) for k, c in enumerate(counters)}
 
 
 def held_high(pattern: Sequence[bool] | None, cycle: int) -> bool:
