@@ -1,4 +1,4 @@
-"""Example graphs: the docs/tiling.md tutorial, a ping-pong pipeline, a packet split and a merge.
+"""Example graphs: the tiling tutorial (docs/tiling.md), ping-pong, packet split and merge.
 
 ``python -m aiedma.flows.graph_examples`` runs the tutorial graph with one and two
 buffers, checks what kernels k3 and k4 received against the walks of their
@@ -31,7 +31,7 @@ TUTORIAL_WRITES: tuple[dict, ...] = (
     {"buffer_dimension": _SHAPE, "tiling_dimension": [2, 3], "offset": [6, 0],
      "tile_traversal": [(1, 3, 2), (0, 2, 2)]},
 )
-"""docs/tiling.md examples 1 and 2: how kernels k1 and k2 write the 10x6 buffer."""
+"""Worked examples 1 and 2 of docs/tiling.md: how kernels k1 and k2 write the 10x6 buffer."""
 
 TUTORIAL_READS: tuple[dict, ...] = (
     {"buffer_dimension": _SHAPE, "tiling_dimension": [2, 6], "offset": [0, 0],
@@ -39,7 +39,7 @@ TUTORIAL_READS: tuple[dict, ...] = (
     {"buffer_dimension": _SHAPE, "tiling_dimension": [3, 6], "offset": [4, 0],
      "tile_traversal": [(0, 3, 2)]},
 )
-"""docs/tiling.md examples 3 and 4: how kernels k3 and k4 read it."""
+"""Worked examples 3 and 4 of docs/tiling.md: how kernels k3 and k4 read it."""
 
 
 def _identity(x: np.ndarray) -> np.ndarray:
@@ -148,7 +148,7 @@ def main() -> int:
     """Run the tutorial graph with one and two buffers and print the reports."""
     for num_buffers in (1, 2):
         result = run_tutorial(num_buffers)
-        print(f"docs/tiling.md tutorial graph, num_buffers={num_buffers}: k3 and k4 received "
+        print(f"tiling tutorial graph, num_buffers={num_buffers}: k3 and k4 received "
               f"exactly the listed elements in 3 iterations")
         print(result.report.text())
         print()

@@ -1,6 +1,6 @@
-"""The graph API: the docs/tiling.md tutorial graph, ping-pong, a deadlock on purpose, packet split
-and merge, borrowed neighbour channels, sub-word element types, and the compile checks with
-their messages."""
+"""The graph API: the tiling tutorial graph (docs/tiling.md), ping-pong, a deadlock on purpose,
+packet split and merge, borrowed neighbour channels, sub-word element types, and the compile
+checks with their messages."""
 
 
 import numpy as np
