@@ -166,8 +166,11 @@ __all__ = [
 
 ADDRGEN_PREPARE_SLOTS = 4
 """Prepare slots ``P[0] .. P[S-1]`` of the address generator before its running slot
-(``S`` in the rules above). The RTL's pipeline depth: tests derive every latency and
-cycle number from it (through the constants below), never from its value."""
+(``S`` in the rules above). A constant of the design, not a knob: the RTL has the BD
+as it came and one slot per level of the iteration offset's adder tree
+(``hdl/addrgen_prepare.py``, which checks it against this value). The timing model
+takes other depths only to test the rules above; tests derive every latency and cycle
+number from this constant (through the constants below), never from its value."""
 
 ADDRGEN_LATENCY = ADDRGEN_PREPARE_SLOTS + 1
 """Cycles from a BD accepted on ``i`` (cycle ``c``, idle generator) to its first beat
