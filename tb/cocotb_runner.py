@@ -114,9 +114,15 @@ def _ensure_built(runner: object, simulator: str, top: str, folder: Path,
     product = _product(folder, simulator, top)
     if product.exists() and stamp.exists() and stamp.read_text() == key:
         return
+    # A stale build is removed, not built over: Verilator's incremental make could
+    # keep objects of the old design.
+    for item in folder.iterdir():
+        if item.is_dir():
+            shutil.rmtree(item)
+        elif item.name != ".lock":
+            item.unlink()
     source = folder / f"{top}.v"
     source.write_text(verilog)
-    stamp.unlink(missing_ok=True)
     log = folder / "build.log"
     try:
         runner.build(sources=[source], hdl_toplevel=top, build_dir=folder, always=True,

