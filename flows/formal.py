@@ -22,6 +22,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from ..tb.formal_mm2s import MM2SFormal
+from ..tb.formal_s2mm import S2MMFormal
 
 __all__ = ["FormalResult", "main", "run_harness"]
 
@@ -86,6 +87,9 @@ def tasks(depth: int):
         make = lambda k=kind: MM2SFormal(k)  # noqa: E731
         yield "mm2s", kind, "stream rules, zero beat never reads", "prove", make
         yield "mm2s", kind, "covers (stall, zero beat)", "cover", make
+        make = lambda k=kind: S2MMFormal(k)  # noqa: E731
+        yield "s2mm", kind, "join, write = beat's word+address", "prove", make
+        yield "s2mm", kind, "covers (write, zero beat)", "cover", make
 
 
 def main(argv: list[str] | None = None) -> int:
