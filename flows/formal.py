@@ -21,6 +21,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
+from ..tb.formal_addrgen import AddrgenFormal
 from ..tb.formal_mm2s import MM2SFormal
 from ..tb.formal_s2mm import S2MMFormal
 
@@ -84,6 +85,9 @@ def run_harness(
 def tasks(depth: int):
     """(block, kind, property, mode, harness factory) for every harness at ``depth``."""
     for kind in ("tile", "memtile", "shim"):
+        make = lambda k=kind: AddrgenFormal(k)  # noqa: E731
+        yield "addrgen", kind, "stream rules on o", "prove", make
+        yield "addrgen", kind, "covers (stall, last beat)", "cover", make
         make = lambda k=kind: MM2SFormal(k)  # noqa: E731
         yield "mm2s", kind, "stream rules, zero beat never reads", "prove", make
         yield "mm2s", kind, "covers (stall, zero beat)", "cover", make
@@ -103,9 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         status, seconds, work = run_harness(make(), name, mode, args.depth)
         method = f"k-induction k={args.depth}" if mode == "prove" else f"cover depth {args.depth}"
         rows.append(FormalResult(block, kind, prop, method, status, seconds, work))
-    print(f"{'block':6} {'kind':8} {'property':38} {'method':22} {'result':6} {'s':>6}")
+    print(f"{'block':7} {'kind':8} {'property':38} {'method':22} {'result':6} {'s':>6}")
     for r in rows:
-        print(f"{r.block:6} {r.kind:8} {r.prop:38} {r.method:22} {r.result:6} {r.seconds:6.1f}")
+        print(f"{r.block:7} {r.kind:8} {r.prop:38} {r.method:22} {r.result:6} {r.seconds:6.1f}")
     failed = [r for r in rows if r.result != "PASS"]
     for r in failed:
         print(f"FAILED {r.block} {r.kind}: see {r.workdir} (VCD under engine_0/)", file=sys.stderr)

@@ -19,6 +19,7 @@ from repo import REPO
 from aiedma.flows.formal import run_harness
 from aiedma.hdl.mm2s import MM2SDatapath
 from aiedma.hdl.s2mm import S2MMDatapath
+from aiedma.tb.formal_addrgen import AddrgenFormal
 from aiedma.tb.formal_mm2s import MM2SFormal
 from aiedma.tb.formal_s2mm import S2MMFormal
 
@@ -97,3 +98,9 @@ def test_mutant_writing_one_ahead_is_caught() -> None:
     status, _, work = run_harness(top, "s2mm_tile_mutant", "prove", DEPTH, BUILD)
     assert status == "FAIL"
     assert list(work.glob("engine_0/*.vcd")), "the counterexample VCD is missing"
+
+
+def test_addrgen_stream_rules_prove() -> None:
+    top = AddrgenFormal("tile")
+    status, _, work = run_harness(top, "addrgen_tile_prove", "prove", DEPTH, BUILD)
+    assert status == "PASS", f"see {work}"
