@@ -13,6 +13,8 @@
 #                MM2S/S2MM datapaths on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
 #                table printed, saved as build/fpga/fpga.json and fpga.md
 #   make verilog every top as Verilog in build/verilog/, linted with Verilator
+#   make formal  bounded proofs of the RTL (yowasp-sby + yices), table printed,
+#                work files in build/formal/
 #
 # Never export YOSYS here: Amaranth would take it as its Yosys binary.
 
@@ -33,7 +35,7 @@ SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves)
 endif
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup icarus test lint sim bench fpga clean distclean verilog
+.PHONY: all setup icarus test lint sim bench fpga formal clean distclean verilog
 
 all: test
 
@@ -41,7 +43,7 @@ setup: $(STAMP) icarus
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,fpga]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,fpga,formal]'
 	touch $@
 
 # Icarus Verilog comes from Debian; installed only when missing.
@@ -75,3 +77,6 @@ distclean: clean
 
 verilog: $(STAMP)
 	$(PY) -m aiedma.flows.verilog
+
+formal: $(STAMP)
+	$(PY) -m aiedma.flows.formal
