@@ -48,7 +48,7 @@ enables and ``i.ready``, never a next value:
 
 Addresses wrap modulo ``2**ADDRESS_BITS[kind]`` (**decision** in
 :mod:`aiedma.model.cycle.contract`). Measured (ECP5 LFE5U-85F speed 6, nextpnr seeds 1-4, the
-memory tile): 196-210 MHz. What limits it is no longer one loop but a spread of paths
+memory tile): 200-209 MHz. What limits it is no longer one loop but a spread of paths
 of 4.8-5.2 ns, each the worst on some placement: the address loop itself (adder, one
 LUT), ``ahead[k]`` (a LUT, then the adder), a dimension's counter (borrow, then the
 ``r_more``/wrap multiplexer), the next ``sel``/``at_live`` (the next ``last_data``
