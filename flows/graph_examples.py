@@ -126,8 +126,10 @@ def packet_merge_graph() -> Graph:
     return g
 
 
-def run_tutorial(num_buffers: int = 1, iterations: int = 3) -> GraphResult:
+def run_tutorial(num_buffers: int = 1, iterations: int = 3, rtl: str | None = None) -> GraphResult:
     """Run :func:`tutorial_graph`; iteration ``i`` writes element ``e`` as ``e + 1000 i``.
+
+    ``rtl`` runs every memory-tile channel as RTL on that simulator (``Graph.run``).
 
     Raises
     ------
@@ -137,7 +139,7 @@ def run_tutorial(num_buffers: int = 1, iterations: int = 3) -> GraphResult:
     walks = [TilingParameters.from_dict(t).indices() for t in (*TUTORIAL_WRITES, *TUTORIAL_READS)]
     stamp = 1000 * np.arange(iterations)[:, None]
     result = tutorial_graph(num_buffers).run(
-        iterations, {"in1": walks[0] + stamp, "in2": walks[1] + stamp})
+        iterations, {"in1": walks[0] + stamp, "in2": walks[1] + stamp}, rtl=rtl)
     for name, walk in (("out3", walks[2]), ("out4", walks[3])):
         if not np.array_equal(result.outputs[name], walk + stamp):
             raise AssertionError(f"{name} got {result.outputs[name].tolist()}")

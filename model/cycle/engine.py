@@ -82,7 +82,7 @@ class AddrgenSlots:
         """``o.valid`` and the beat shown: ``(valid, address, zero, last)``."""
         if self.run is None:
             return False, 0, False, False
-        addresses, zeros = self.run
+        addresses, zeros = self.run[0], self.run[1]
         p = self.position
         return True, addresses[p], zeros[p], p == len(addresses) - 1
 

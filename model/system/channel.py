@@ -258,9 +258,10 @@ class Channel:
 
     def use_engine(self, engine: object) -> Channel:
         """Run the engine's cycles on ``engine`` (see the class text); returns ``self``."""
-        if self.busy:
-            raise field_error(ChannelError, "engine", engine,
-                              f"channel {self.name} is running; swap engines before a run")
+        if self._walk is not None or self._fetched is not None or not self._drained() or (
+                self._stage or not self.engine.empty):
+            raise field_error(ChannelError, "engine", type(engine).__name__,
+                              f"channel {self.name} is running a task; swap engines before")
         self.engine = engine
         return self
 
@@ -335,7 +336,7 @@ class Channel:
         self._fetched_beats = None
         if bd.buffer_length:
             self._check_address_width(bd, where)
-            self._fetched_beats = bd_beat_lists(self.dma.kind, bd)
+            self._fetched_beats = (*bd_beat_lists(self.dma.kind, bd), bd_id, bd)
         if walk.done:
             self._walk = None
         return True
