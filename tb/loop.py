@@ -205,7 +205,9 @@ class CheckedEngine:
                            self.channel.name, differences)
 
 
-def _engine(simulator: str, kind: str, mm2s: bool) -> Any:
+def _engine(simulator: Any, kind: str, mm2s: bool) -> Any:
+    if callable(simulator):
+        return simulator(kind, mm2s)
     if simulator == "amaranth":
         return AmaranthEngine(kind, mm2s)
     if simulator == "verilator":
@@ -214,7 +216,7 @@ def _engine(simulator: str, kind: str, mm2s: bool) -> Any:
     raise ValueError(f"simulator={simulator!r}: must be one of {', '.join(SIMULATORS)}")
 
 
-def run_with_rtl(agents: Iterable[Agent], channels: Sequence[Any], simulator: str = "amaranth",
+def run_with_rtl(agents: Iterable[Agent], channels: Sequence[Any], simulator: Any = "amaranth",
                  max_cycles: int = 10_000_000, seed: int | None = None) -> SystemReport:
     """Run the system with ``channels`` as RTL, checked against the model every cycle.
 
@@ -224,7 +226,9 @@ def run_with_rtl(agents: Iterable[Agent], channels: Sequence[Any], simulator: st
         Every agent of the system (the channels among them), in stepping order.
     channels : sequence of Channel
         The channels whose engine runs as RTL (they must be idle).
-    simulator : {"amaranth", "verilator"}
+    simulator : {"amaranth", "verilator"} or callable
+        A callable ``(kind, mm2s) -> engine`` builds the RTL engines itself (the
+        tests use it for deliberately wrong RTL).
     max_cycles : int
     seed : int, optional
         Named in a mismatch report.
@@ -241,7 +245,7 @@ def run_with_rtl(agents: Iterable[Agent], channels: Sequence[Any], simulator: st
     DeadlockError, AiedmaError
         As :func:`~aiedma.model.system.scheduler.run_system`.
     """
-    if simulator not in SIMULATORS:
+    if not callable(simulator) and simulator not in SIMULATORS:
         raise ValueError(f"simulator={simulator!r}: must be one of {', '.join(SIMULATORS)}")
     engines = [CheckedEngine(ch, _engine(simulator, ch.dma.kind, ch.is_mm2s), seed)
                for ch in channels]
@@ -249,7 +253,7 @@ def run_with_rtl(agents: Iterable[Agent], channels: Sequence[Any], simulator: st
         channel.use_engine(engine)
     run = SystemRun(agents, max_cycles)
     try:
-        if simulator == "amaranth":
+        if all(isinstance(e.rtl, AmaranthEngine) for e in engines):
             _run_amaranth(run, [e.rtl for e in engines])
         else:
             from .loop_verilator import run_verilator

@@ -474,7 +474,8 @@ class Graph:
         self.connections.append((source, destination))
 
     def run(self, iterations: int, inputs: Mapping[str, Any] | None = None,
-            max_cycles: int = 10_000_000, rtl: str | None = None) -> GraphResult:
+            max_cycles: int = 10_000_000, rtl: str | None = None,
+            output_ready: Mapping[str, Sequence[bool]] | None = None) -> GraphResult:
         """Compile to memory-tile BDs, locks and tasks, and run the cycle-level system.
 
         Parameters
@@ -491,6 +492,9 @@ class Graph:
             datapath) as RTL on this simulator, inside the same cycles, compared with
             the model engine on every port of every cycle (:mod:`aiedma.tb.loop`).
             The result is the model-only run's, or a mismatch is raised.
+        output_ready : mapping of str to sequence of bool, optional
+            Per graph output, whether it takes a word in each cycle (backpressure;
+            high after the pattern ends).
 
         Raises
         ------
@@ -506,7 +510,9 @@ class Graph:
         if rtl not in RTL_SIMULATORS:
             raise field_error(GraphError, "rtl", rtl, "must be None (the model alone) or one "
                               f"of {', '.join(s for s in RTL_SIMULATORS if s)}")
-        return _Compiler(self, iterations).run(dict(inputs or {}), max_cycles, rtl)
+        compiler = _Compiler(self, iterations)
+        compiler.output_ready = dict(output_ready or {})
+        return compiler.run(dict(inputs or {}), max_cycles, rtl)
 
 
 RTL_SIMULATORS: tuple[str | None, ...] = (None, "amaranth", "verilator")
@@ -570,6 +576,7 @@ class _Compiler:
 
     def __init__(self, graph: Graph, iterations: int) -> None:
         self.graph, self.iterations = graph, iterations
+        self.output_ready: dict[str, Sequence[bool]] = {}
         self.source = {dst: src for src, dst in graph.connections}
         self.sink = {src: dst for src, dst in graph.connections}
         column, row = _MEMTILE
@@ -882,6 +889,11 @@ class _Compiler:
                                  if isinstance(n, _GraphInput)}
         if unknown:
             raise field_error(GraphError, "inputs", sorted(unknown), "no graph input has this name")
+        unknown = set(self.output_ready) - {n.name for n in self.graph.nodes.values()
+                                            if isinstance(n, _GraphOutput)}
+        if unknown:
+            raise field_error(GraphError, "output_ready", sorted(unknown),
+                              "no graph output has this name")
         fixed_runs = {k: (r, "") for k, r in runs.items()}
         for node in self.graph.nodes.values():
             if isinstance(node, _GraphInput):
@@ -962,7 +974,8 @@ class _Compiler:
         dtype = self.dtype_near(port)
         sink = StreamSink(node.name, self.streams[(upstream, port)],
                           expect=self.iterations * volume // elements_per_word(dtype),
-                          drop_headers=isinstance(upstream.node, PktSplit | PktMerge))
+                          drop_headers=isinstance(upstream.node, PktSplit | PktMerge),
+                          ready=self.output_ready.get(node.name))
         return sink, node, dtype
 
     def kernel_agent(self, kernel: Kernel, runs: int) -> KernelAgent:
