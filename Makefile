@@ -25,6 +25,7 @@ STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 SIM     ?= amaranth
 BDS     ?= 100000
+GRAPHS  ?= 200
 
 ifeq ($(SIM),bulk)
 SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim verilator --bds $(BDS) --seed 1
@@ -61,6 +62,7 @@ test: setup lint
 
 sim: setup
 	$(SIM_RUN)
+	$(PY) -m aiedma.tb.loop_random --graphs $(GRAPHS)
 	$(PY) -m aiedma.flows.graph_examples
 
 bench: setup
