@@ -67,6 +67,7 @@ sim: setup
 
 bench: setup
 	$(PY) -m aiedma.flows.bench
+	$(PY) -m aiedma.flows.loop_bench
 
 fpga: $(STAMP)
 	$(PY) -m aiedma.flows.fpga

@@ -10,10 +10,11 @@ from aiedma.hdl import channel as hdl_channel
 from aiedma.hdl.lock_gate import LockGate
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
-from aiedma.model.system.channel import DMA
+from aiedma.model.cycle.engine import ChannelEngine
+from aiedma.model.system.channel import DMA, ChannelError
 from aiedma.model.system.graph import GraphError
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
-from aiedma.model.system.scheduler import DeadlockError
+from aiedma.model.system.scheduler import DeadlockError, SystemRun
 from aiedma.model.system.stream import Stream, StreamSink, StreamSource
 from aiedma.tb.loop import AmaranthEngine, LoopMismatch, run_with_rtl
 from aiedma.tb.loop_random import check_graph, random_graph
@@ -134,3 +135,35 @@ def test_backpressure_on_an_output_delays_but_does_not_change_it():
     held = pipeline_graph().run(1, {"in": np.arange(64)}, output_ready={"out": ready})
     assert np.array_equal(free.outputs["out"], held.outputs["out"])
     assert held.report.cycles > free.report.cycles
+
+
+def test_a_bd_that_is_not_valid_is_refused_with_rtl_channels_too():
+    dma = DMA("memtile", 0, 1)
+    dma.bds[0] = BufferDescriptor("memtile", base_address=OWN, buffer_length=4)
+    stream = Stream("out")
+    channel = dma.mm2s[0].connect(stream)
+    channel.push(Task(0))
+    with pytest.raises(ChannelError, match=r"^valid_bd=0: a BD loaded by a task must have "
+                                           r"valid_bd = 1; channel memtile\(0,1\)\.mm2s0, BD 0$"):
+        run_with_rtl([channel, StreamSink("sink", stream)], [channel])
+
+
+def test_a_queue_overflow_is_refused_with_rtl_channels_too():
+    channel, sink = chain_system()
+    for _ in range(3):
+        channel.push(Task(0))
+    with pytest.raises(ChannelError, match=r"^task_queue=4: channel memtile\(0,1\)\.mm2s0 "
+                                           r"already holds 4 pending tasks"):
+        channel.push(Task(0))
+    run_with_rtl([channel, sink], [channel])
+    assert len(sink.data) == 4 * 5, "the four queued tasks ran, nothing was lost"
+
+
+def test_an_engine_is_not_swapped_under_a_running_task():
+    channel, sink = chain_system()
+    run = SystemRun([channel, sink])
+    for _ in range(3):
+        run.cycle()
+    with pytest.raises(ChannelError, match=r"^engine='ChannelEngine': channel "
+                                           r"memtile\(0,1\)\.mm2s0 is running a task"):
+        channel.use_engine(ChannelEngine("memtile", True))
