@@ -9,8 +9,12 @@ tiling or lowering rules refuse are drawn again. :func:`check_graph` runs one
 with the model alone and with every memory-tile channel as RTL, and compares the
 outputs and every report column.
 
-``python -m aiedma.tb.loop_random [--graphs N] [--seed S] [--sim amaranth verilator]``
-runs a regression and prints one line per simulator.
+:func:`random_program` draws a task program on one memory tile (three channels,
+chains, repeats, iteration offsets, padding, packet headers, TLAST suppression, a
+lock between two channels, backpressure) and :func:`check_program` runs it both ways.
+
+``python -m aiedma.tb.loop_random [--graphs N] [--programs N] [--seed S] [--sim ...]``
+runs a regression and prints one line per kind of draw and simulator.
 """
 
 from __future__ import annotations
@@ -24,11 +28,18 @@ from typing import Any
 
 import numpy as np
 
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.task import Task
 from ..model.errors import AiedmaError
+from ..model.system.channel import DMA
 from ..model.system.graph import Graph, GraphResult
-from .loop import SIMULATORS
+from ..model.system.memory import MEMORY_TILE_WINDOWS
+from ..model.system.scheduler import SystemReport, run_system
+from ..model.system.stream import Stream, StreamSink
+from .loop import SIMULATORS, run_with_rtl
 
-__all__ = ["RandomGraph", "check_graph", "random_graph"]
+__all__ = ["RandomGraph", "RandomProgram", "check_graph", "check_program", "random_graph",
+           "random_program"]
 
 
 @dataclass
@@ -137,30 +148,147 @@ def check_graph(drawn: RandomGraph, simulator: str) -> GraphResult:
     return rtl
 
 
+_OWN = MEMORY_TILE_WINDOWS["own"]
+_SOURCE, _TARGET = _OWN, _OWN + 4096       # word addresses of the two regions
+_LOCK = 64 + 1                             # lock 1 of the tile's own locks
+
+
+@dataclass
+class RandomProgram:
+    """A random task program on one memory tile, built afresh for every run.
+
+    MM2S 0 reads a random BD chain (padding, 2-D patterns, iteration offsets, packet
+    headers, TLAST suppressed or not) from the source region, ``repeat`` passes, into
+    S2MM 0, whose chain has the same lengths and packet flags and writes the target
+    region, releasing lock 1 after each BD; MM2S 1 acquires lock 1 before each of its
+    reads of the target region and sends them to a sink with random backpressure.
+    """
+
+    seed: int
+    reads: list[BufferDescriptor]
+    writes: list[BufferDescriptor]
+    repeat: int
+    memory: np.ndarray
+    sink_ready: list[bool]
+    description: str
+
+    def build(self) -> tuple[list, list, DMA, StreamSink]:
+        """``(agents, channels, dma, sink)`` of a fresh system."""
+        dma = DMA("memtile", 0, 1)
+        dma.memory.resolve(_SOURCE)[0].load(0, self.memory)
+        n = len(self.reads)
+        for k, (read, write) in enumerate(zip(self.reads, self.writes, strict=True)):
+            dma.write_bd(k, read)
+            dma.write_bd(24 + k, write)   # S2MM 0 runs BDs 0-23 too: use its half's top
+        link, out = Stream("link"), Stream("out")
+        reader = dma.mm2s[0].connect(link)
+        writer = dma.s2mm[1].connect(link)
+        second = dma.mm2s[1].connect(out)
+        dma.write_bd(40, BufferDescriptor("memtile", base_address=_TARGET, buffer_length=4,
+                                          lock_acq_enable=1, lock_acq_id=_LOCK, lock_acq_value=-1,
+                                          valid_bd=1))
+        reader.push(Task(0, self.repeat))
+        writer.push(Task(24, self.repeat))
+        second.push(Task(40, n * self.repeat))
+        sink = StreamSink("sink", out, ready=self.sink_ready)
+        channels = [reader, writer, second]
+        return [*channels, sink], channels, dma, sink
+
+    def run(self, rtl: str | None = None) -> tuple[SystemReport, list[int], np.ndarray]:
+        agents, channels, dma, sink = self.build()
+        report = (run_system(agents) if rtl is None
+                  else run_with_rtl(agents, channels, rtl, seed=self.seed))
+        target = dma.memory.resolve(_TARGET)
+        return report, sink.data, target[0].dump(target[1], 64)
+
+
+def _random_read(rng: random.Random, base: int) -> BufferDescriptor:
+    d0_wrap, d1_wrap = rng.randint(1, 4), rng.randint(1, 3)
+    fields = {"base_address": base, "d0_wrap": d0_wrap, "d0_stepsize": rng.randint(1, 3),
+              "d1_wrap": d1_wrap, "d1_stepsize": rng.randint(4, 9),
+              "d2_stepsize": rng.randint(20, 30)}
+    if rng.random() < 0.5:
+        fields["d0_zero_before"] = rng.randint(0, 2)
+        fields["d0_zero_after"] = rng.randint(0, 2)
+    if rng.random() < 0.4:
+        fields["iteration_wrap"] = rng.randint(1, 3)
+        fields["iteration_stepsize"] = rng.randint(1, 40)
+    span = d0_wrap + fields.get("d0_zero_before", 0) + fields.get("d0_zero_after", 0)
+    fields["buffer_length"] = rng.randint(1, span * d1_wrap + 3)
+    if rng.random() < 0.4:
+        fields["enable_packet"] = 1
+        fields["packet_id"] = rng.randint(0, 31)
+    fields["tlast_suppress"] = int(rng.random() < 0.3)
+    return BufferDescriptor("memtile", valid_bd=1, **fields)
+
+
+def random_program(seed: int) -> RandomProgram:
+    """A random :class:`RandomProgram` (the same seed gives the same program)."""
+    rng = random.Random(seed)
+    chain = rng.randint(1, 3)
+    reads, writes = [], []
+    for k in range(chain):
+        read = _random_read(rng, _SOURCE + 8 * k)
+        more = {"use_next_bd": 1, "next_bd": k + 1} if k + 1 < chain else {}
+        reads.append(read.replace(**more) if more else read)
+        wmore = {"use_next_bd": 1, "next_bd": 24 + k + 1} if k + 1 < chain else {}
+        writes.append(BufferDescriptor(
+            "memtile", base_address=_TARGET + 4 * k, buffer_length=read.buffer_length,
+            d0_wrap=0, enable_packet=read.enable_packet, lock_rel_id=_LOCK, lock_rel_value=1,
+            valid_bd=1, **wmore))
+    repeat = rng.randint(1, 3)
+    memory = np.array([rng.randrange(1 << 32) for _ in range(256)])
+    ready = [rng.random() < 0.6 for _ in range(rng.randint(0, 300))]
+    text = f"repeat {repeat}, reads {reads}"
+    return RandomProgram(seed, reads, writes, repeat, memory, ready, text)
+
+
+def check_program(program: RandomProgram, simulator: str) -> SystemReport:
+    """Run ``program`` on the model and with its three channels as RTL; raise if they differ."""
+    report, words, target = program.run()
+    rtl_report, rtl_words, rtl_target = program.run(simulator)
+    if words != rtl_words or not np.array_equal(target, rtl_target):
+        raise AssertionError(f"seed={program.seed}: outputs differ with {simulator}")
+    if report.text() != rtl_report.text():
+        raise AssertionError(f"seed={program.seed}: report differs with {simulator}:\n"
+                             f"{report.text()}\n{rtl_report.text()}")
+    return rtl_report
+
+
+def _regression(what: str, count: int, first: int, simulator: str, draw, check) -> int:
+    """Run ``count`` draws from seed ``first``; print one summary line; return the failures."""
+    start, cycles, mismatches = time.perf_counter(), 0, 0
+    for seed in range(first, first + count):
+        drawn = draw(seed)
+        try:
+            report: Any = check(drawn, simulator)
+        except AssertionError as error:   # a LoopMismatch is one, with its cycle and seed
+            mismatches += 1
+            print(f"FAIL {what} on {simulator}, seed={seed}: {error}\n  {drawn.description}")
+            continue
+        cycles += report.cycles
+    print(f"random {what} on {simulator}: {count} (seeds {first}..{first + count - 1}), "
+          f"{cycles} cycles compared, model and RTL cycles equal: {mismatches == 0}, "
+          f"{mismatches} mismatches, {time.perf_counter() - start:.1f} s")
+    return mismatches
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aiedma.tb.loop_random",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", type=int, default=200)
+    parser.add_argument("--programs", type=int, default=None,
+                        help="random task programs (default: as many as --graphs)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sim", nargs="+", choices=SIMULATORS, default=list(SIMULATORS))
     args = parser.parse_args(argv)
+    programs = args.graphs if args.programs is None else args.programs
     failed = 0
     for simulator in args.sim:
-        start, cycles, words, mismatches = time.perf_counter(), 0, 0, 0
-        for seed in range(args.seed, args.seed + args.graphs):
-            drawn = random_graph(seed)
-            try:
-                result: Any = check_graph(drawn, simulator)
-            except AssertionError as error:
-                mismatches += 1
-                print(f"FAIL {simulator} seed={seed}: {error}\n  {drawn.description}")
-                continue
-            cycles += result.report.cycles
-            words += sum(result.report.system.words.values())
-        failed += mismatches
-        print(f"random graphs on {simulator}: {args.graphs} graphs (seeds {args.seed}.."
-              f"{args.seed + args.graphs - 1}), {cycles} cycles compared, {words} words, "
-              f"{mismatches} mismatches, {time.perf_counter() - start:.1f} s")
+        failed += _regression("graphs", args.graphs, args.seed, simulator, random_graph,
+                              lambda d, sim: check_graph(d, sim).report.system)
+        failed += _regression("task programs", programs, args.seed, simulator, random_program,
+                              check_program)
     return 1 if failed else 0
 
 

@@ -17,7 +17,7 @@ from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.scheduler import DeadlockError, SystemRun
 from aiedma.model.system.stream import Stream, StreamSink, StreamSource
 from aiedma.tb.loop import AmaranthEngine, LoopMismatch, run_with_rtl
-from aiedma.tb.loop_random import check_graph, random_graph
+from aiedma.tb.loop_random import check_graph, check_program, random_graph, random_program
 from aiedma.tb.tools import ToolMissing
 
 OWN = MEMORY_TILE_WINDOWS["own"]
@@ -167,3 +167,18 @@ def test_an_engine_is_not_swapped_under_a_running_task():
     with pytest.raises(ChannelError, match=r"^engine='ChannelEngine': channel "
                                            r"memtile\(0,1\)\.mm2s0 is running a task"):
         channel.use_engine(ChannelEngine("memtile", True))
+
+
+@pytest.mark.parametrize("seed", [5, 7])
+def test_random_task_programs_agree_on_every_cycle(seed):
+    """Chains, repeats, iteration offsets, padding, packet headers, a shared lock."""
+    check_program(random_program(seed), "amaranth")
+
+
+def test_random_task_programs_draw_what_they_claim():
+    drawn = [random_program(seed) for seed in range(1, 31)]
+    reads = [bd for p in drawn for bd in p.reads]
+    assert any(bd.enable_packet for bd in reads) and any(bd.tlast_suppress for bd in reads)
+    assert any(bd.d0_zero_before or bd.d0_zero_after for bd in reads)
+    assert any(bd.iteration_wrap > 1 for bd in reads) and any(bd.use_next_bd for bd in reads)
+    assert any(p.repeat > 1 for p in drawn)
