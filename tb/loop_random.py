@@ -149,7 +149,7 @@ def check_graph(drawn: RandomGraph, simulator: str) -> GraphResult:
 
 
 _OWN = MEMORY_TILE_WINDOWS["own"]
-_SOURCE, _TARGET = _OWN, _OWN + 4096       # word addresses of the two regions
+_SOURCE, TARGET = _OWN, _OWN + 4096        # word addresses of the two regions
 _LOCK = 64 + 1                             # lock 1 of the tile's own locks
 
 
@@ -171,6 +171,7 @@ class RandomProgram:
     memory: np.ndarray
     sink_ready: list[bool]
     description: str
+    tokens: tuple[bool, bool, bool] = (False, False, False)
 
     def build(self) -> tuple[list, list, DMA, StreamSink]:
         """``(agents, channels, dma, sink)`` of a fresh system."""
@@ -184,12 +185,12 @@ class RandomProgram:
         reader = dma.mm2s[0].connect(link)
         writer = dma.s2mm[1].connect(link)
         second = dma.mm2s[1].connect(out)
-        dma.write_bd(40, BufferDescriptor("memtile", base_address=_TARGET, buffer_length=4,
+        dma.write_bd(40, BufferDescriptor("memtile", base_address=TARGET, buffer_length=4,
                                           lock_acq_enable=1, lock_acq_id=_LOCK, lock_acq_value=-1,
                                           valid_bd=1))
-        reader.push(Task(0, self.repeat))
-        writer.push(Task(24, self.repeat))
-        second.push(Task(40, n * self.repeat))
+        reader.push(Task(0, self.repeat, self.tokens[0]))
+        writer.push(Task(24, self.repeat, self.tokens[1]))
+        second.push(Task(40, n * self.repeat, self.tokens[2]))
         sink = StreamSink("sink", out, ready=self.sink_ready)
         channels = [reader, writer, second]
         return [*channels, sink], channels, dma, sink
@@ -198,7 +199,7 @@ class RandomProgram:
         agents, channels, dma, sink = self.build()
         report = (run_system(agents) if rtl is None
                   else run_with_rtl(agents, channels, rtl, seed=self.seed))
-        target = dma.memory.resolve(_TARGET)
+        target = dma.memory.resolve(TARGET)
         return report, sink.data, target[0].dump(target[1], 64)
 
 
@@ -233,14 +234,15 @@ def random_program(seed: int) -> RandomProgram:
         reads.append(read.replace(**more) if more else read)
         wmore = {"use_next_bd": 1, "next_bd": 24 + k + 1} if k + 1 < chain else {}
         writes.append(BufferDescriptor(
-            "memtile", base_address=_TARGET + 4 * k, buffer_length=read.buffer_length,
+            "memtile", base_address=TARGET + 4 * k, buffer_length=read.buffer_length,
             d0_wrap=0, enable_packet=read.enable_packet, lock_rel_id=_LOCK, lock_rel_value=1,
             valid_bd=1, **wmore))
     repeat = rng.randint(1, 3)
     memory = np.array([rng.randrange(1 << 32) for _ in range(256)])
     ready = [rng.random() < 0.6 for _ in range(rng.randint(0, 300))]
-    text = f"repeat {repeat}, reads {reads}"
-    return RandomProgram(seed, reads, writes, repeat, memory, ready, text)
+    tokens = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5)
+    text = f"repeat {repeat}, tokens {tokens}, reads {reads}"
+    return RandomProgram(seed, reads, writes, repeat, memory, ready, text, tokens)
 
 
 def check_program(program: RandomProgram, simulator: str) -> SystemReport:

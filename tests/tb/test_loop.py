@@ -3,11 +3,10 @@ cycle by cycle; a wrong RTL is caught at its cycle; bad input keeps its errors."
 
 import numpy as np
 import pytest
-from amaranth.hdl import Signal
+from hdl_mutants import BubblyGate
 
 from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
 from aiedma.hdl import channel as hdl_channel
-from aiedma.hdl.lock_gate import LockGate
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
 from aiedma.model.cycle.engine import ChannelEngine
@@ -54,18 +53,6 @@ def test_random_graphs_draw_padding_backpressure_and_ping_pong():
     assert any("boundary_dimension" in d.description for d in drawn)
     assert any("2 buffer(s)" in d.description for d in drawn)
     assert any(not all(r) for d in drawn for r in d.output_ready.values())
-
-
-class BubblyGate(LockGate):
-    """Wrong on purpose: one empty cycle after every BD's last beat (a bubble at the chain)."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        after_last = Signal()
-        m.d.sync += after_last.eq(self.i.valid & self.i.ready & self.i.payload.last)
-        with m.If(after_last):
-            m.d.comb += [self.o.valid.eq(0), self.i.ready.eq(0), self.lock_request.eq(0)]
-        return m
 
 
 def chain_system():

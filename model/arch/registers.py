@@ -1,0 +1,49 @@
+"""Register addresses of a DMA's channel controls, beside the BD table's (``kinds.py``).
+
+Each channel has a *start-queue* register: writing a task's word (``Task.encode()``
+in ``model/bd/task.py``) pushes the task onto the channel's queue. The addresses are
+tile-local byte addresses from the AIE-ML register reference (AM025): a core tile's
+S2MM 0/1 at 0x1DE04/0x1DE0C and MM2S 0/1 at 0x1DE14/0x1DE1C; a memory tile's S2MM
+``n`` at 0xA0604 + 8 n and MM2S ``n`` at 0xA0634 + 8 n.
+
+**decision**: the shim's start-queue addresses are not written here: the project's
+sources do not state them, and a guessed address would be worse than none. Asking for
+one is an error that says so.
+"""
+
+from __future__ import annotations
+
+from ..errors import AiedmaError, field_error
+from .directions import check_direction
+from .kinds import DMA_KINDS, check_kind
+
+__all__ = ["START_QUEUE_BASE", "START_QUEUE_STRIDE", "start_queue_address"]
+
+START_QUEUE_STRIDE = 8
+"""Bytes between the control register groups of consecutive channels."""
+
+START_QUEUE_BASE: dict[tuple[str, str], int] = {
+    ("tile", "s2mm"): 0x1DE04, ("tile", "mm2s"): 0x1DE14,
+    ("memtile", "s2mm"): 0xA0604, ("memtile", "mm2s"): 0xA0634,
+}
+"""Start-queue register of channel 0, per kind and direction."""
+
+
+def start_queue_address(kind: str, direction: str, index: int) -> int:
+    """The start-queue register address of a channel.
+
+    Raises
+    ------
+    AiedmaError
+        For an unknown kind, direction or channel index, or the shim (not known here).
+    """
+    check_kind(kind)
+    check_direction(direction, "channel", AiedmaError)
+    count = DMA_KINDS[kind].channels
+    if not 0 <= index < count:
+        raise field_error(AiedmaError, "index", index,
+                          f"a {kind} DMA has {direction.upper()} channels 0..{count - 1}")
+    if (kind, direction) not in START_QUEUE_BASE:
+        raise field_error(AiedmaError, "kind", kind, "the shim's start-queue addresses are not "
+                          "known to this project (model/arch/registers.py)")
+    return START_QUEUE_BASE[kind, direction] + START_QUEUE_STRIDE * index
