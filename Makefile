@@ -63,6 +63,7 @@ test: setup lint
 sim: setup
 	$(SIM_RUN)
 	$(PY) -m aiedma.tb.loop_random --graphs $(GRAPHS)
+	$(PY) -m aiedma.tb.dma_run --programs $(GRAPHS)
 	$(PY) -m aiedma.flows.graph_examples
 
 bench: setup

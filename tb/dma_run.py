@@ -15,6 +15,9 @@ every stream in the same cycles, the same memory, locks and token cycles.
 
 from __future__ import annotations
 
+import argparse
+import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,9 +29,10 @@ from ..model.arch.kinds import DMA_KINDS
 from ..model.arch.registers import start_queue_address
 from ..model.system.scheduler import Agent, Stall, SystemReport, SystemRun, run_system
 from ..model.system.stream import Beat
-from .loop_random import TARGET
+from .loop_random import TARGET, random_program
 
-__all__ = ["RtlChannelAgent", "check_program_channels", "register_writes", "run_rtl_channels"]
+__all__ = ["RtlChannelAgent", "check_program_channels", "main", "register_writes",
+           "run_rtl_channels"]
 
 
 def register_writes(channel: Any) -> list[tuple[int, int]]:
@@ -42,6 +46,58 @@ def register_writes(channel: Any) -> list[tuple[int, int]]:
     return writes
 
 
+class _AmaranthPorts:
+    """A :class:`DMAChannel`'s ports on Amaranth's simulator (set after ``ctx`` is bound)."""
+
+    def __init__(self, dut: DMAChannel) -> None:
+        self.dut, self.ctx = dut, None
+
+    def set(self, name: str, value: int) -> None:
+        self.ctx.set(self._signal(name), value)
+
+    def get(self, name: str) -> int:
+        return self.ctx.get(self._signal(name))
+
+    def _signal(self, name: str) -> Any:
+        value = self.dut
+        for part in name.split("."):
+            value = getattr(value, part)
+        return value
+
+
+_SIGNED_PORTS = {"acquire.value": 7, "release.value": 7}   # two's complement lock values
+
+
+class _VerilatorPorts:
+    """A :class:`DMAChannel`'s ports on a Verilated model in this process."""
+
+    def __init__(self, top: str, make: Any) -> None:
+        from .loop_verilator import VerilatedTop
+        self.top = VerilatedTop(top, make)
+
+    def set(self, name: str, value: int) -> None:
+        if name == "i.payload.data":
+            name = "i.payload"
+        self.top.set(name.replace(".", "__"), int(value) & ((1 << 64) - 1))
+
+    def get(self, name: str) -> int:
+        field = None
+        if name in ("o.payload.data", "o.payload.last"):
+            name, field = "o.payload", name.rsplit(".", 1)[1]
+        value = self.top.get(name.replace(".", "__"))
+        if field == "data":
+            return value & 0xFFFF_FFFF
+        if field == "last":
+            return value >> 32
+        bits = _SIGNED_PORTS.get(name)
+        if bits is not None and value >> (bits - 1):
+            value -= 1 << bits
+        return value
+
+    def edge(self) -> None:
+        self.top.edge()
+
+
 class RtlChannelAgent:
     """A system agent running a :class:`DMAChannel` in place of a model channel.
 
@@ -50,16 +106,28 @@ class RtlChannelAgent:
     channel : Channel
         The model channel it replaces: its DMA (table, memory, locks), stream and
         pending tasks (loaded into the RTL before the run).
+    simulator : {"amaranth", "verilator"}
     """
 
-    def __init__(self, channel: Any) -> None:
+    def __init__(self, channel: Any, simulator: str = "amaranth") -> None:
         self.model = channel
         self.name = channel.name
         dma = channel.dma
-        self.dut = DMAChannel(dma.kind, channel.direction, channel.index, dma.column, dma.row)
+        self.mm2s = channel.is_mm2s
+        if simulator == "amaranth":
+            self.dut = DMAChannel(dma.kind, channel.direction, channel.index, dma.column,
+                                  dma.row)
+            self.ports_ = _AmaranthPorts(self.dut)
+        elif simulator == "verilator":
+            self.dut = None
+            where = (dma.kind, channel.direction, channel.index, dma.column, dma.row)
+            self.ports_ = _VerilatorPorts(
+                "aiedma_dma_channel_{}_{}{}_c{}_r{}".format(*where),
+                lambda: DMAChannel(*where))
+        else:
+            raise ValueError(f"simulator={simulator!r}: must be amaranth or verilator")
         self.writes = register_writes(channel)
         self.stream = channel.stream
-        self.ctx: Any = None
         self.tokens: list[int] = []
         self.words = 0
         self._read = 0
@@ -67,44 +135,44 @@ class RtlChannelAgent:
 
     @property
     def busy(self) -> bool:
-        return bool(self.ctx.get(self.dut.busy))
+        return bool(self.ports_.get("busy"))
 
     def ports(self) -> tuple:
         return (self.stream,)
 
     def step(self, cycle: int) -> Stall | None:
-        ctx, dut, stream = self.ctx, self.dut, self.stream
+        port, stream = self.ports_, self.stream
         dma = self.model.dma
-        if dut.mm2s:
-            ctx.set(dut.o.ready, stream.can_push())
-            ctx.set(dut.mem_data, self._read)
+        if self.mm2s:
+            port.set("o.ready", stream.can_push())
+            port.set("mem_data", self._read)
         else:
             valid = stream.can_pop()
-            ctx.set(dut.i.valid, valid)
-            ctx.set(dut.i.payload.data, stream.peek().data if valid else 0)
+            port.set("i.valid", valid)
+            port.set("i.payload.data", stream.peek().data if valid else 0)
         grant = False
-        if ctx.get(dut.acquire.request):
-            grant = dma.locks.try_acquire(ctx.get(dut.acquire.lock_id),
-                                          ctx.get(dut.acquire.value), self.name)
-        ctx.set(dut.acquire.grant, grant)
+        if port.get("acquire.request"):
+            grant = dma.locks.try_acquire(port.get("acquire.lock_id"),
+                                          port.get("acquire.value"), self.name)
+        port.set("acquire.grant", grant)
         moved = False
-        if dut.mm2s:
-            if ctx.get(dut.o.valid) and ctx.get(dut.o.ready):
-                stream.push(Beat(ctx.get(dut.o.payload.data), bool(ctx.get(dut.o.payload.last))))
+        if self.mm2s:
+            if port.get("o.valid") and port.get("o.ready"):
+                stream.push(Beat(port.get("o.payload.data"), bool(port.get("o.payload.last"))))
                 moved = True
-            if ctx.get(dut.mem_en):
-                self._read = dma.memory.read(ctx.get(dut.mem_addr), self.name)
+            if port.get("mem_en"):
+                self._read = dma.memory.read(port.get("mem_addr"), self.name)
         else:
-            if ctx.get(dut.i.valid) and ctx.get(dut.i.ready):
+            if port.get("i.valid") and port.get("i.ready"):
                 stream.pop()
                 moved = True
-            if ctx.get(dut.mem_we):
-                dma.memory.write(ctx.get(dut.mem_addr), ctx.get(dut.mem_data), self.name)
-        if ctx.get(dut.release.request):
-            self._releases.append((ctx.get(dut.release.lock_id), ctx.get(dut.release.value)))
-        if ctx.get(dut.token):
+            if port.get("mem_we"):
+                dma.memory.write(port.get("mem_addr"), port.get("mem_data"), self.name)
+        if port.get("release.request"):
+            self._releases.append((port.get("release.lock_id"), port.get("release.value")))
+        if port.get("token"):
             self.tokens.append(cycle)
-        if ctx.get(dut.error):
+        if port.get("error"):
             raise AssertionError(f"{self.name}: the RTL channel flagged an error in cycle {cycle}")
         if moved:
             self.words += 1
@@ -119,9 +187,32 @@ class RtlChannelAgent:
             self.model.dma.locks.release(lock_id, value, self.name)
 
 
+def _load(agents: Sequence[RtlChannelAgent], tick: Any) -> Any:
+    """Write every agent's program (paused), one register write per cycle; yields ticks."""
+    for agent in agents:
+        agent.ports_.set("pause", 1)
+    longest = max((len(a.writes) for a in agents), default=0)
+    for step in range(longest):   # the program is loaded before cycle 0
+        for agent in agents:
+            write = agent.writes[step] if step < len(agent.writes) else None
+            agent.ports_.set("reg_write", write is not None)
+            if write is not None:
+                agent.ports_.set("reg_addr", write[0])
+                agent.ports_.set("reg_wdata", write[1])
+        yield
+    for agent in agents:
+        agent.ports_.set("reg_write", 0)
+        agent.ports_.set("pause", 0)
+
+
 def run_rtl_channels(agents: Sequence[Agent], channels: Sequence[Any],
-                     max_cycles: int = 100_000) -> tuple[SystemReport, list[RtlChannelAgent]]:
+                     max_cycles: int = 100_000, simulator: str = "amaranth",
+                     ) -> tuple[SystemReport, list[RtlChannelAgent]]:
     """Run ``agents`` with each of ``channels`` (model channels among them) as RTL.
+
+    Parameters
+    ----------
+    simulator : {"amaranth", "verilator"}
 
     Returns
     -------
@@ -131,32 +222,31 @@ def run_rtl_channels(agents: Sequence[Agent], channels: Sequence[Any],
     rtl : list of RtlChannelAgent
         The RTL agents, in the order of ``channels`` (their ``tokens``).
     """
-    rtl = [RtlChannelAgent(ch) for ch in channels]
+    rtl = [RtlChannelAgent(ch, simulator) for ch in channels]
     swap = {id(ch): agent for ch, agent in zip(channels, rtl, strict=True)}
     agents = [swap.get(id(a), a) for a in agents]
+    result: dict[str, SystemReport] = {}
+    if simulator == "verilator":
+        for _ in _load(rtl, None):
+            for agent in rtl:
+                agent.ports_.edge()
+        run = SystemRun(agents, max_cycles)
+        while run.busy:
+            run.cycle()
+            for agent in rtl:
+                agent.ports_.edge()
+        return run.report(), rtl
     top = Module()
     for k, agent in enumerate(rtl):
         top.submodules[f"channel{k}"] = agent.dut
     sim = Simulator(top)
     sim.add_clock(1e-8)
-    result: dict[str, SystemReport] = {}
 
     async def bench(ctx: Any) -> None:
         for agent in rtl:
-            agent.ctx = ctx
-            ctx.set(agent.dut.pause, 1)
-        longest = max((len(a.writes) for a in rtl), default=0)
-        for step in range(longest):   # the program is loaded before cycle 0
-            for agent in rtl:
-                write = agent.writes[step] if step < len(agent.writes) else None
-                ctx.set(agent.dut.reg_write, write is not None)
-                if write is not None:
-                    ctx.set(agent.dut.reg_addr, write[0])
-                    ctx.set(agent.dut.reg_wdata, write[1])
+            agent.ports_.ctx = ctx
+        for _ in _load(rtl, ctx):
             await ctx.tick()
-        for agent in rtl:
-            ctx.set(agent.dut.reg_write, 0)
-            ctx.set(agent.dut.pause, 0)
         run = SystemRun(agents, max_cycles)
         while run.busy:
             run.cycle()
@@ -183,7 +273,7 @@ def _timed(agent: Any) -> list[int]:
     return cycles
 
 
-def check_program_channels(program: Any) -> SystemReport:
+def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemReport:
     """Run a :class:`~aiedma.tb.loop_random.RandomProgram` with model channels, then with
     every channel a whole RTL channel; raise ``AssertionError`` on any difference.
 
@@ -196,7 +286,7 @@ def check_program_channels(program: Any) -> SystemReport:
     model_tokens = [[d.cycle for d in ch.done if d.token] for ch in channels]
     agents, channels, rtl_dma, rtl_sink = program.build()
     rtl_times = _timed(rtl_sink)
-    rtl_report, rtl = run_rtl_channels(agents, channels, max_cycles=report.cycles + 200)
+    rtl_report, rtl = run_rtl_channels(agents, channels, report.cycles + 200, simulator)
     seed = f"seed={program.seed}"
     if rtl_sink.data != sink.data or rtl_times != model_times:
         raise AssertionError(f"{seed}: the sink's words or their cycles differ: model "
@@ -215,3 +305,34 @@ def check_program_channels(program: Any) -> SystemReport:
         elif not (memory.dump(offset, 64) == want).all():
             raise AssertionError(f"{seed}: the target memory differs")
     return rtl_report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m aiedma.tb.dma_run [--programs N] [--seed S] [--sim ...]``: the regression."""
+    parser = argparse.ArgumentParser(prog="python -m aiedma.tb.dma_run",
+                                     description="Random task programs on whole RTL channels "
+                                                 "against the model channels.")
+    parser.add_argument("--programs", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sim", nargs="+", choices=("amaranth", "verilator"),
+                        default=["amaranth", "verilator"])
+    args = parser.parse_args(argv)
+    failed = 0
+    for simulator in args.sim:
+        start, cycles, bad = time.perf_counter(), 0, 0
+        for seed in range(args.seed, args.seed + args.programs):
+            program = random_program(seed)
+            try:
+                cycles += check_program_channels(program, simulator).cycles
+            except AssertionError as error:
+                bad += 1
+                print(f"FAIL {simulator} seed={seed}: {error}\n  {program.description}")
+        failed += bad
+        print(f"whole RTL channels on {simulator}: {args.programs} random task programs "
+              f"(seeds {args.seed}..{args.seed + args.programs - 1}), {cycles} cycles, "
+              f"{bad} mismatches, {time.perf_counter() - start:.1f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

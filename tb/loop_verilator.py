@@ -90,15 +90,17 @@ class VerilatedTop:
     Parameters
     ----------
     top : str
-        A name of :data:`aiedma.hdl.export.TOPS`.
+        A name of :data:`aiedma.hdl.export.TOPS`, or any module name with ``make``.
+    make : callable, optional
+        Builds the component (default: ``TOPS[top]``); one export per name.
     """
 
     _libraries: ClassVar[dict[str, ctypes.CDLL]] = {}
     _verilog: ClassVar[dict[str, str]] = {}   # a Verilog export takes about a second: once per top
 
-    def __init__(self, top: str) -> None:
+    def __init__(self, top: str, make: Any = None) -> None:
         if top not in self._verilog:
-            self._verilog[top] = export_verilog(top, TOPS[top]())
+            self._verilog[top] = export_verilog(top, (make or TOPS[top])())
         verilog = self._verilog[top]
         self.ports = {name: (index, width) for index, (_, name, width)
                       in enumerate(_ports(verilog, top))}
