@@ -19,31 +19,31 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
 from ..hdl.dma_channel import DMAChannel
 from ..model.arch.kinds import DMA_KINDS
-from ..model.arch.registers import start_queue_address
+from ..model.errors import AiedmaError, field_error
+from ..model.system.channel import DMA
+from ..model.system.registers import apply_writes, program_writes
 from ..model.system.scheduler import Agent, Stall, SystemReport, SystemRun, run_system
-from ..model.system.stream import Beat
+from ..model.system.stream import Beat, Stream, StreamSink, StreamSource
 from .loop_random import TARGET, random_program
 
-__all__ = ["RtlChannelAgent", "check_program_channels", "main", "register_writes",
-           "run_rtl_channels"]
+__all__ = ["DmaRun", "RtlChannelAgent", "check_program_channels", "main", "register_writes",
+           "run_dma", "run_rtl_channels"]
 
 
 def register_writes(channel: Any) -> list[tuple[int, int]]:
-    """``(address, word)`` writes that load a model channel's DMA table and task queue."""
-    dma = channel.dma
-    base = DMA_KINDS[dma.kind].bd_register_base
-    writes = [(base + 0x20 * n + 4 * w, word) for n, bd in sorted(dma.bds.items())
-              for w, word in enumerate(bd.encode())]
-    queue = start_queue_address(dma.kind, channel.direction, channel.index)
-    writes += [(queue, task.encode()) for task in channel.queue]
-    return writes
+    """``(address, word)`` writes that load a model channel's DMA: its BD table, the queued
+    tasks and the locks (``program_writes``); a channel takes the BD words and its own
+    start-queue writes and leaves the rest."""
+    return program_writes(channel.dma)
 
 
 class _AmaranthPorts:
@@ -332,6 +332,127 @@ def main(argv: list[str] | None = None) -> int:
               f"(seeds {args.seed}..{args.seed + args.programs - 1}), {cycles} cycles, "
               f"{bad} mismatches, {time.perf_counter() - start:.1f} s")
     return 1 if failed else 0
+
+
+
+@dataclass
+class DmaRun:
+    """What :func:`run_dma` returns (identical for the model and the RTL, or it raised).
+
+    Attributes
+    ----------
+    outputs : dict of str to list of (int, bool)
+        Per MM2S channel with tasks (``"mm2s0"``, ...): the ``(data, last)`` words.
+    memory : numpy.ndarray
+        The memory image after the run (the one given, as S2MM channels left it).
+    tokens : dict of str to list of int
+        Per channel with tasks: the cycles its completion tokens came in.
+    locks : list of int
+        The tile's own locks after the run.
+    cycles : int
+    """
+
+    outputs: dict[str, list[tuple[int, bool]]]
+    memory: np.ndarray
+    tokens: dict[str, list[int]]
+    locks: list[int]
+    cycles: int
+
+
+def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
+                inputs: dict, ready: dict) -> tuple:
+    dma = DMA(kind, 0, 1 if kind == "memtile" else 2)
+    window = DMA_KINDS[kind].memory_window("own").start
+    store, offset = dma.memory.resolve(window)
+    store.load(offset, memory)
+    apply_writes(dma, writes)
+    agents, channels, sinks, times = [], [], {}, {}
+    for channel in dma.channels:
+        if not channel.queue:
+            continue
+        name = f"{channel.direction}{channel.index}"
+        stream = Stream(name)
+        channel.connect(stream)
+        channels.append(channel)
+        if channel.is_mm2s:
+            sinks[name] = StreamSink(f"{name}.sink", stream, ready=ready.get(name))
+            times[name] = _timed(sinks[name])
+        else:
+            if name not in inputs:
+                raise field_error(AiedmaError, "inputs", sorted(inputs),
+                                  f"channel {name} has tasks but no input words")
+            agents.append(StreamSource(f"{name}.source", stream, inputs[name]))
+    agents += channels + list(sinks.values())
+    return dma, store, offset, agents, channels, sinks, times
+
+
+def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
+            inputs: dict | None = None, ready: dict | None = None,
+            simulator: str = "amaranth") -> DmaRun:
+    """Program a DMA through its register map and run it, its channels as RTL, checked.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile"}
+    writes : sequence of (address, value)
+        BD words, start-queue pushes and lock values (``model/system/registers.py``).
+    memory : array-like, optional
+        Words loaded at the start of the tile's own memory (default: none).
+    inputs : dict of str to sequence of int
+        Per S2MM channel with tasks (``"s2mm0"``): the words it receives.
+    ready : dict of str to sequence of bool
+        Per MM2S channel: whether its output takes a word each cycle (backpressure).
+    simulator : {"amaranth", "verilator"}
+
+    Returns
+    -------
+    DmaRun
+
+    Raises
+    ------
+    RegisterError
+        For a write the DMA has no register for (before anything runs).
+    AssertionError
+        If the RTL channels differ from the model channels: the words or their cycles
+        at an output, the cycle count, the memory, the locks or the token cycles.
+    """
+    memory = np.zeros(0, dtype=np.int64) if memory is None else np.asarray(memory)
+    inputs, ready = dict(inputs or {}), dict(ready or {})
+    dma, store, offset, agents, channels, sinks, times = _dma_system(kind, writes, memory,
+                                                                    inputs, ready)
+    report = run_system(agents)
+    model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
+    model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
+                    for c in channels}
+    dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,
+                                                                        inputs, ready)
+    rtl_report, rtl = run_rtl_channels(agents, channels, report.cycles + 200, simulator)
+    result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)
+    result.tokens = {f"{c.direction}{c.index}": agent.tokens
+                     for c, agent in zip(channels, rtl, strict=True)}
+    for what, want, got in (("outputs", model.outputs, result.outputs),
+                            ("output cycles", times, rtl_times),
+                            ("cycles", model.cycles, result.cycles),
+                            ("locks", model.locks, result.locks),
+                            ("tokens", model_tokens, result.tokens)):
+        if want != got:
+            raise AssertionError(f"run_dma: the RTL's {what} differ from the model's: "
+                                 f"model {want}, RTL {got}")
+    if not np.array_equal(model.memory, result.memory):
+        raise AssertionError("run_dma: the memory after the RTL run differs from the model's")
+    return result
+
+
+def _dma_result(dma: Any, store: Any, offset: int, size: int, channels: list, sinks: dict,
+                cycles: int) -> DmaRun:
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    locks = []
+    for lock in range(DMA_KINDS[dma.kind].locks):
+        table, local = dma.locks.route(own + lock)
+        locks.append(table[local])
+    outputs = {name: [(b.data, b.last) for b in sink.beats] for name, sink in sinks.items()}
+    return DmaRun(outputs, store.dump(offset, size) if size else np.zeros(0, np.int64),
+                  {}, locks, cycles)
 
 
 if __name__ == "__main__":
