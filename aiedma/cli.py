@@ -89,6 +89,11 @@ example:
       lowered worked examples and the MM2S channel on Amaranth's simulator, checks
       every cycle against the golden model, and prints a summary and the coverage
       (exit status 1 on a mismatch). --sim verilator or icarus runs cocotb instead.
+  aiedma sim --graph tutorial --buffers 2 --rtl verilator
+      runs the tiling tutorial's graph (ping-pong buffers) in the system model and
+      prints its report, then again with every memory-tile channel as RTL on
+      Verilator, compared with the model on every cycle: cycles of both runs,
+      words, mismatches (exit status 1 on a mismatch).
 """
 
 VERILOG_EXAMPLE = """\
@@ -312,11 +317,35 @@ def _draw(args: argparse.Namespace) -> int:
 
 
 def _sim(args: argparse.Namespace) -> int:
+    if args.graph:
+        return _sim_graph(args)
+    if args.rtl:
+        raise _Usage(f"--rtl={args.rtl}: runs a graph's memory-tile channels as RTL; "
+                     "give the graph with --graph")
     from .tb import regress  # Amaranth and the simulators load only when asked for
 
     argv = ["--sim", args.sim, "--bds", str(args.bds), "--seed", str(args.seed),
             "--kinds", *args.kinds] + (["--waves"] if args.waves else [])
     return regress.main(argv)
+
+
+def _sim_graph(args: argparse.Namespace) -> int:
+    from .flows import graph_examples  # loads the RTL runner only with --rtl
+
+    for option in ("buffers", "iterations"):
+        if getattr(args, option) < 1:
+            raise _Usage(f"--{option}={getattr(args, option)}: must be at least 1")
+    if args.buffers > 2:
+        raise _Usage(f"--buffers={args.buffers}: a shared buffer has 1 or 2 (ping-pong)")
+    model = graph_examples.run_tutorial(args.buffers, args.iterations)
+    print(f"tiling tutorial graph, num_buffers={args.buffers}, {args.iterations} iterations: "
+          "k3 and k4 received exactly the elements their tilings walk")
+    print(model.report.text())
+    if not args.rtl:
+        return 0
+    line, same = graph_examples.compare_tutorial(args.buffers, args.iterations, args.rtl, model)
+    print(line)
+    return 0 if same else 1
 
 
 def _verilog(args: argparse.Namespace) -> int:
@@ -445,6 +474,14 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=1)
     sim.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     sim.add_argument("--waves", action="store_true", help="write waveforms into build/")
+    sim.add_argument("--graph", choices=("tutorial",),
+                     help="run this example graph in the system model instead")
+    sim.add_argument("--buffers", type=int, default=1,
+                     help="the graph's num_buffers: 1, or 2 for ping-pong (default 1)")
+    sim.add_argument("--iterations", type=int, default=3, help="graph iterations (default 3)")
+    sim.add_argument("--rtl", choices=("amaranth", "verilator"),
+                     help="with --graph: run every memory-tile channel as RTL on this "
+                          "simulator too, compared with the model on every cycle")
 
     verilog = command(
         "verilog", "export the RTL to Verilog and lint it (what make verilog runs)",

@@ -203,6 +203,27 @@ def test_sim_command_runs_a_short_regression():
     assert result.stdout.rstrip().endswith("3 passed, 0 failed")
 
 
+def test_sim_runs_the_tutorial_graph_with_rtl_channels(capsys):
+    assert cli.main(["sim", "--graph", "tutorial", "--buffers", "2", "--iterations", "2",
+                     "--rtl", "amaranth"]) == 0
+    out = capsys.readouterr().out
+    model_cycles = int(out.splitlines()[1].split()[0])
+    assert f"RTL on amaranth : cycles model {model_cycles}, RTL {model_cycles};" in out
+    assert out.rstrip().endswith("0 mismatches")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sim", "--rtl", "amaranth"], "--rtl=amaranth: runs a graph's memory-tile channels as "
+                                   "RTL; give the graph with --graph"),
+    (["sim", "--graph", "tutorial", "--buffers", "3"], "--buffers=3: a shared buffer has 1 "
+                                                       "or 2 (ping-pong)"),
+    (["sim", "--graph", "tutorial", "--iterations", "0"], "--iterations=0: must be at least 1"),
+])
+def test_sim_graph_options_are_checked(argv, message, capsys):
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"aiedma sim: error: {message}"
+
+
 def test_verilog_command_writes_and_lints_every_top(tmp_path):
     result = run("verilog", "--out", tmp_path / "v")
     assert result.returncode == 0, result.stdout + result.stderr
