@@ -330,7 +330,8 @@ class BufferDescriptor:
         current = (self.iteration_current + 1) % self.iteration_wrap
         return self.replace(iteration_current=current)
 
-    def stream(self, iteration_current: int | None = None) -> np.ndarray:
+    def stream(self, iteration_current: int | None = None, *, shift: int = 0,
+               out: np.ndarray | None = None) -> np.ndarray:
         """Word addresses of one execution of the BD, ``-1`` for a zero (padding) word.
 
         Parameters
@@ -339,6 +340,11 @@ class BufferDescriptor:
             The iteration index of this load; defaults to the BD's own
             ``iteration_current``. The start address is
             ``base_address + iteration_current * iteration_stepsize``.
+        shift : int, optional
+            Added to every data address (not to zero words): a task's stream relative
+            to a buffer is produced without a second pass.
+        out : numpy.ndarray, optional
+            Contiguous int64 array of ``buffer_length`` to write into.
 
         Returns
         -------
@@ -348,10 +354,14 @@ class BufferDescriptor:
         """
         if iteration_current is None:
             current = self.iteration_current
-        else:
+        elif (type(iteration_current) is int
+              and 0 <= iteration_current < self.iteration_wrap):
+            current = iteration_current
+        else:   # the constructor's checks give the error
             current = self.replace(iteration_current=iteration_current).iteration_current
-        start = self.base_address + current * self.iteration_stepsize
-        return stream_addresses(start=start, length=self.buffer_length, **self._pattern())
+        start = self.base_address + current * self.iteration_stepsize + shift
+        return stream_addresses(start=start, length=self.buffer_length, **self._pattern(),
+                                out=out)
 
     def dimension_counters(self, positions: np.ndarray | None = None) -> list[np.ndarray]:
         """Per dimension, the counter of each stream position, as the hardware counts.
@@ -385,7 +395,8 @@ class BufferDescriptor:
 
 
 def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Sequence[int],
-                     before: Sequence[int], after: Sequence[int]) -> np.ndarray:
+                     before: Sequence[int], after: Sequence[int], *,
+                     out: np.ndarray | None = None) -> np.ndarray:
     """The address stream of a BD pattern, built as broadcast sums of per-dimension offsets.
 
     Parameters
@@ -401,11 +412,14 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     before, after : sequence of int
         Zero padding of every dimension but the outermost, in that dimension's unit
         (words for D0, padded D0 rows for D1, padded D1 blocks for D2).
+    out : numpy.ndarray, optional
+        A contiguous int64 array of ``length`` to write into (a task writes each
+        load into its place in the task's stream, without a copy).
 
     Returns
     -------
     numpy.ndarray
-        int64 word addresses, -1 for zero words.
+        int64 word addresses, -1 for zero words (``out`` when given).
 
     Notes
     -----
@@ -421,12 +435,15 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     while a BD is at most 2**17 long, so the cost follows ``length``.
 
     A padding digit has the offset :data:`_PAD`, so any sum holding one stays
-    negative; one pass turns those into -1. Data addresses are never negative
-    (start and steps are not), and padding legality guarantees the open
-    dimension has no "after" padding.
+    far below any data address; one pass turns those into -1 (``np.maximum`` when
+    ``start`` is not negative, as no data address is then; a task may shift a stream
+    below 0, see :mod:`.task`). Padding legality guarantees the open dimension has
+    no "after" padding.
     """
+    if out is None:
+        out = np.empty(max(length, 0), dtype=np.int64)
     if length <= 0:
-        return np.zeros(0, dtype=np.int64)
+        return out
     radices = padded_radices(wraps, before, after)
     open_dim = len(radices)
     # units[k]: units of dimension k the stream reaches, the last one maybe partial.
@@ -439,8 +456,9 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     outer = np.arange(start - skip * step, start + (count - skip) * step, step,
                       dtype=np.int64)[:count]
     if open_dim == 0:
-        outer[:skip] = -1
-        return outer
+        out[:] = outer
+        out[:skip] = -1
+        return out
     outer[:skip] = _PAD
     m, size = 1, radices[0]
     while m < open_dim and size < _BLOCK and size * radices[m] <= length:
@@ -452,15 +470,40 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     block = _digit_offsets(0, steps, wraps, before, after)
     for k in range(1, m):                       # one unit of dimension m, inside out
         block = (_digit_offsets(k, steps, wraps, before, after)[:, None] + block).reshape(-1)
-    out = np.add(outer[:, None], block[:length]).reshape(-1)[:length]
-    if skip or any(before[k] or after[k] for k in range(open_dim)):
+    full, size = length // block.size, block.size
+    rows = out[: full * size].reshape(full, size)
+    tail = out[full * size :]
+    if full:
+        np.add(outer[:full, None], block, out=rows)
+    if tail.size:
+        np.add(block[: tail.size], outer[full], out=tail)
+    if not (skip or any(before[k] or after[k] for k in range(open_dim))):
+        return out
+    pad = block < 0
+    edges = np.flatnonzero(pad[1:] != pad[:-1]) + 1
+    runs = np.concatenate(([0] * int(pad[0]), edges, [size] * int(pad[-1]))).astype(np.int64)
+    if runs.size <= 2 * _RUNS:
+        # Few padding runs in a block (padding in D0 only, say): write -1 over them
+        # and over the padded units, rather than a pass over the whole stream.
+        for a, b in runs.reshape(-1, 2).tolist():
+            rows[:, a:b] = -1
+            tail[a:b] = -1
+        rows[outer[:full] < _PAD // 2] = -1
+        if tail.size and outer[full] < _PAD // 2:
+            tail[:] = -1
+    elif start >= 0:   # every data address is at least start
         np.maximum(out, -1, out=out)
+    else:
+        out[out < _PAD // 2] = -1
     return out
 
 
 _PAD = -(1 << 60)
 """Offset of a padding digit in :func:`stream_addresses`: with at most four digits and
 addresses far below ``2**59``, a sum holding one stays negative without overflowing."""
+
+_RUNS = 8
+"""Padding runs in a block up to which :func:`stream_addresses` writes them one by one."""
 
 _BLOCK = 512
 """Words of a block in :func:`stream_addresses` at which it stops growing: long enough
