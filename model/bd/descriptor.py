@@ -38,6 +38,7 @@ from ..errors import BDError, Hex, field_error
 from .fields import (
     ADDRESS_DIMENSIONS,
     BD_COUNT,
+    BURST_LENGTHS,
     FIELD_INDEX,
     FIELDS,
     HAS_PADDING,
@@ -55,6 +56,14 @@ _WORD_MASK = 0xFFFF_FFFF
 # Position of each field in a BD's value tuple, per kind.
 _POSITION: dict[str, dict[str, int]] = {
     kind: {f.name: i for i, f in enumerate(table)} for kind, table in FIELDS.items()
+}
+
+# Per kind, each field with its default and allowed values (a range or the burst
+# lengths), taken once from the field table: a BD is built many times a second.
+_RANGES: dict[str, tuple[tuple[Field, int, range | tuple[int, ...]], ...]] = {
+    kind: tuple((f, f.default, BURST_LENGTHS if f.encoding is Encoding.BURST_LENGTH
+                 else range(f.minimum, f.maximum + 1)) for f in table)
+    for kind, table in FIELDS.items()
 }
 
 # Per kind, the value positions of the stream pattern's fields (None: no padding field).
@@ -176,9 +185,10 @@ class BufferDescriptor:
             if name not in index:
                 raise _unknown_field(kind, name, value)
         values: dict[str, int] = {}
-        for f in FIELDS[kind]:
-            value = _as_int(f.name, fields[f.name]) if f.name in fields else f.default
-            _check_range(kind, f, value)
+        for f, default, allowed in _RANGES[kind]:
+            value = _as_int(f.name, fields[f.name]) if f.name in fields else default
+            if value not in allowed:
+                _check_range(kind, f, value)   # raises, naming the field and its range
             values[f.name] = value
         _check_rules(kind, values)
         object.__setattr__(self, "_kind", kind)
@@ -360,7 +370,7 @@ class BufferDescriptor:
         else:   # the constructor's checks give the error
             current = self.replace(iteration_current=iteration_current).iteration_current
         start = self.base_address + current * self.iteration_stepsize + shift
-        return stream_addresses(start=start, length=self.buffer_length, **self._pattern(),
+        return stream_addresses(start=start, length=self.buffer_length, **self.pattern(),
                                 out=out)
 
     def dimension_counters(self, positions: np.ndarray | None = None) -> list[np.ndarray]:
@@ -383,12 +393,20 @@ class BufferDescriptor:
         """
         if positions is None:
             positions = np.arange(self.buffer_length, dtype=np.int64)
-        pattern = self._pattern()
+        pattern = self.pattern()
         return padded_digits(np.asarray(positions, dtype=np.int64), pattern["wraps"],
                              pattern["before"], pattern["after"])
 
-    def _pattern(self) -> dict[str, list[int]]:
-        """Steps, wraps and padding per dimension (the arguments of :func:`stream_addresses`)."""
+    def pattern(self) -> dict[str, list[int]]:
+        """Steps, wraps and padding per dimension (the arguments of :func:`stream_addresses`).
+
+        Returns
+        -------
+        dict
+            ``steps`` (every dimension, outermost last), ``wraps``, ``before`` and
+            ``after`` (every dimension but the outermost; padding 0 where the kind
+            has none).
+        """
         v = self._values
         return {name: [v[i] if i is not None else 0 for i in positions]
                 for name, positions in _PATTERN_POSITIONS[self._kind].items()}

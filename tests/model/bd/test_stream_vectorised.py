@@ -42,7 +42,7 @@ def divmod_stream(start: int, length: int, steps: Sequence[int], wraps: Sequence
 
 
 def reference(bd: BufferDescriptor, iteration_current: int) -> np.ndarray:
-    pattern = bd._pattern()
+    pattern = bd.pattern()
     start = bd.base_address + iteration_current * bd.iteration_stepsize
     return divmod_stream(start, bd.buffer_length, **pattern)
 
@@ -107,7 +107,7 @@ def test_stream_equals_divmod_stream(kind: str, data: st.DataObject) -> None:
 def test_digits_follow_the_radices(kind: str, data: st.DataObject) -> None:
     """``padded_digits`` rebuilds each position from :func:`padded_radices` (one rule)."""
     bd = data.draw(bds(kind))
-    pattern = bd._pattern()
+    pattern = bd.pattern()
     positions = np.arange(min(bd.buffer_length, 5000), dtype=np.int64)
     digits = padded_digits(positions, pattern["wraps"], pattern["before"], pattern["after"])
     radices = padded_radices(pattern["wraps"], pattern["before"], pattern["after"])

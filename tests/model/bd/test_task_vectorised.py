@@ -97,6 +97,6 @@ def test_element_stream_equals_converted_words(kind, data, dtype):
 def test_stream_below_zero(data, start):
     """A shifted stream may start below 0: zero words stay -1, data words keep their sum."""
     bd = data.draw(bds("memtile"))
-    pattern = bd._pattern()
+    pattern = bd.pattern()
     got = stream_addresses(start, bd.buffer_length, **pattern)
     np.testing.assert_array_equal(got, divmod_stream(start, bd.buffer_length, **pattern))
