@@ -43,7 +43,7 @@ setup: $(STAMP) icarus
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,fpga,formal]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,fpga,formal,dist]'
 	touch $@
 
 # Icarus Verilog comes from Debian; installed only when missing.

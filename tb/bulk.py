@@ -25,6 +25,7 @@ per-cycle model loop takes seconds per 250,000 cycles.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import functools
 import hashlib
 import json
@@ -53,12 +54,12 @@ BULK_SIMULATORS = ("verilator", "icarus")
 DEFAULT_ROOT = Path("build") / "bulk"
 TB_SOURCE = Path(__file__).resolve().with_name("bulk_tb.sv")
 MAIN_SOURCE = Path(__file__).resolve().with_name("bulk_main.cpp")
-# Memory depths compiled into the testbench: fixed per simulator, so that every run of a
-# kind (ready high or stalled, any BD count up to these) reuses one build. Verilator's
-# arrays are plain C++ memory (the cycle memories take ~80 MB); Icarus's cost start-up
-# time per entry, so it keeps small builds and rebuilds for a longer run.
-_MIN_DEPTH = {"verilator": 1 << 22, "icarus": 1 << 16}
-_MIN_BD_DEPTH = {"verilator": 1 << 18, "icarus": 1 << 16}
+# Least memory depths compiled into the testbench, per simulator: every run of a kind up
+# to these (ready high or stalled; 20,000 random BDs take ~0.7 M cycles stalled) reuses
+# one build. Deeper memories cost start-up time per entry (~0.1 s per million under
+# Verilator), so a longer run gets a deeper build of its own.
+_MIN_DEPTH = {"verilator": 1 << 20, "icarus": 1 << 16}
+_MIN_BD_DEPTH = {"verilator": 1 << 16, "icarus": 1 << 16}
 PROGRESS_AFTER = 2.0
 """Seconds after which a run prints its phases as they end (short runs stay quiet)."""
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
@@ -190,22 +191,31 @@ def _build(build: Path, kind: str, simulator: str, params: dict
     main = MAIN_SOURCE.read_text()
     stamp = hashlib.sha256("\0".join([verilog, include, tb, main, *command]).encode()
                            ).hexdigest()
+    build.mkdir(parents=True, exist_ok=True)
+    # Shards of one kind running at once share the build: one compiles, the others wait.
+    with (build / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _compile(build, simulator, command, env, stamp, binary[-1],
+                 {f"{top}.v": verilog, "bulk_params.vh": include, "bulk_tb.sv": tb,
+                  "bulk_main.cpp": main})
+    return binary, env
+
+
+def _compile(build: Path, simulator: str, command: list[str], env: dict | None, stamp: str,
+             product: str, sources: dict[str, str]) -> None:
+    """Write the sources and compile, unless the stamp says this build is already there."""
     stamp_file = build / "build.stamp"
     if not (stamp_file.exists() and stamp_file.read_text() == stamp
-            and Path(binary[-1]).exists()):
-        build.mkdir(parents=True, exist_ok=True)
+            and Path(product).exists()):
         stamp_file.unlink(missing_ok=True)
-        (build / f"{top}.v").write_text(verilog)
-        (build / "bulk_params.vh").write_text(include)
-        (build / "bulk_tb.sv").write_text(tb)
-        (build / "bulk_main.cpp").write_text(main)
+        for name, text in sources.items():
+            (build / name).write_text(text)
         done = subprocess.run(command, cwd=build, env=env, capture_output=True, text=True,
                               check=False)
         if done.returncode:
             raise RuntimeError(f"{simulator} build failed in {build}:\n"
                                + "\n".join((done.stdout + done.stderr).splitlines()[-25:]))
         stamp_file.write_text(stamp)
-    return binary, env
 
 
 _MISMATCH = re.compile(r"BULK MISMATCH cycle (\d+) expected ([0-9a-fA-F]+) got ([0-9a-fA-FxXzZ]+)")
@@ -281,8 +291,71 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
                 "got": mismatch.group(3)}}
 
 
+SHARD_SEED_STEP = 100_000
+"""Seed distance between the shards of one run: shard ``i`` of base seed ``s`` has seed
+``s + i * SHARD_SEED_STEP`` (shard 0 keeps ``s``, so one shard is the unsharded run)."""
+
+
+def shard_calls(kinds: Sequence[str], readies: Sequence[str], bds: int, seed: int,
+                shards: int, simulator: str, root: Path) -> list[tuple]:
+    """The shards of a bulk sweep: ``(seed, kind, ready, bds, simulator, root)`` each.
+
+    Kind ``k`` (its index in ``kinds``) has the base seed ``seed * 1000 + k``, as an
+    unsharded run does; its ``bds`` random BDs are split as evenly as can be.
+    """
+    calls = []
+    for k, kind in enumerate(kinds):
+        for ready in readies:
+            for i in range(shards):
+                count = bds // shards + (i < bds % shards)
+                if count:
+                    calls.append((seed * 1000 + k + i * SHARD_SEED_STEP, kind, ready, count,
+                                  simulator, str(root)))
+    return calls
+
+
+def bulk_shard(seed: int, kind: str, ready: str, bds: int, simulator: str, root: str) -> dict:
+    """One shard of a sweep (:func:`run_bulk`); a Dask worker calls it by name."""
+    return run_bulk(kind, bds, seed, simulator, ready, root=Path(root))
+
+
+def summarise(results: Sequence) -> list[dict]:
+    """Shard results (:class:`~aiedma.tb.shards.ShardResult`) merged per kind and ready.
+
+    Returns one dict per kind and ready: ``kind, ready, shards, bds, cycles, compared,
+    model_s, build_s, run_s`` (sums over its shards), ``mismatches`` (shards whose
+    trace differed or that did not compare every cycle) and ``failed`` (``[(seed,
+    reason)]`` of those shards, and of shards that raised).
+    """
+    merged: dict[tuple[str, str], dict] = {}
+    for result in results:
+        if result.failed:
+            key = ("?", "?")
+            row = merged.setdefault(key, _empty_row(*key))
+            row["failed"].append((result.seed, result.error))
+            row["mismatches"] += 1
+            continue
+        r = result.value
+        row = merged.setdefault((r["kind"], r["ready"]), _empty_row(r["kind"], r["ready"]))
+        row["shards"] += 1
+        for name in ("bds", "cycles", "compared", "model_s", "build_s", "run_s"):
+            row[name] += r[name]
+        if r["mismatch"] is not None or r["compared"] != r["cycles"]:
+            row["mismatches"] += 1
+            m = r["mismatch"]
+            row["failed"].append((result.seed, "did not compare every cycle" if m is None else
+                                  f"cycle {m['cycle']}: expected {m['expected']} "
+                                  f"got {m['got']}"))
+    return list(merged.values())
+
+
+def _empty_row(kind: str, ready: str) -> dict:
+    return {"kind": kind, "ready": ready, "shards": 0, "bds": 0, "cycles": 0, "compared": 0,
+            "model_s": 0.0, "build_s": 0.0, "run_s": 0.0, "mismatches": 0, "failed": []}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run every kind; print the table; 1 on any mismatch."""
+    """Run every kind; print the table and the end-to-end rate; 1 on any mismatch."""
     parser = argparse.ArgumentParser(prog="python -m aiedma.tb.bulk",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--sim", choices=BULK_SIMULATORS, default="verilator")
@@ -291,32 +364,69 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--ready", nargs="+", choices=READY_MODES, default=list(READY_MODES))
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    parser.add_argument("--shards", type=int, default=1,
+                        help="split each run into this many shards, by seed (default 1: "
+                             "in this process, no Dask)")
+    parser.add_argument("--scheduler", default=None,
+                        help="Dask scheduler address (tcp://host:port) to run the shards on; "
+                             "default with --shards > 1: a local cluster of every core")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="workers of the local cluster (default: every core)")
     args = parser.parse_args(argv)
-    print(f"bulk regression on {args.sim}, seed {args.seed}: expected trace from the model, "
-          "compared every cycle inside the simulator")
-    print(f"{'kind':8} {'ready':6} {'BDs':>7} {'compared':>9} {'model s':>8} {'build s':>8} "
-          f"{'run s':>7} {'cycles/s':>10} {'mismatches':>10}")
-    failed = 0
-    for k, kind in enumerate(args.kinds):
-        for ready in args.ready:
-            try:
-                r = run_bulk(kind, args.bds, args.seed * 1000 + k, args.sim, ready,
-                             root=args.root)
-            except ToolMissing as error:
-                print(f"error: {error}", file=sys.stderr)
-                return 2
-            bad = r["mismatch"] is not None or r["compared"] != r["cycles"]
-            failed += bad
-            print(f"{kind:8} {ready:6} {r['bds']:7} {r['compared']:9} {r['model_s']:8.1f} "
-                  f"{r['build_s']:8.1f} {r['run_s']:7.2f} {r['cycles_per_s']:10.0f} "
-                  f"{int(bad):10}", flush=True)
-            if r["mismatch"] is not None:
-                m = r["mismatch"]
-                print(f"MISMATCH {kind} {ready}: cycle {m['cycle']}: expected {m['expected']} "
-                      f"got {m['got']} (see {args.root / args.sim / kind / 'run.log'})",
-                      file=sys.stderr)
-    print(f"{'all passed' if not failed else f'{failed} failed'}")
+    if args.shards < 1:
+        parser.error(f"--shards={args.shards}: must be at least 1")
+    calls = shard_calls(args.kinds, args.ready, args.bds, args.seed, args.shards, args.sim,
+                        args.root.resolve())
+    print(f"bulk regression on {args.sim}, seed {args.seed}, {len(calls)} shard(s): expected "
+          "trace from the model, compared every cycle inside the simulator", flush=True)
+    began = time.perf_counter()
+    try:
+        results = _run_calls(calls, args)
+    except ToolMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    wall = time.perf_counter() - began
+    rows = summarise(results)
+    print(f"{'kind':8} {'ready':6} {'shards':>6} {'BDs':>8} {'compared':>10} {'model s':>8} "
+          f"{'build s':>8} {'run s':>7} {'cycles/s':>10} {'mismatches':>10}")
+    for r in rows:
+        rate = r["compared"] / r["run_s"] if r["run_s"] > 0 else 0.0
+        print(f"{r['kind']:8} {r['ready']:6} {r['shards']:6} {r['bds']:8} {r['compared']:10} "
+              f"{r['model_s']:8.1f} {r['build_s']:8.1f} {r['run_s']:7.2f} {rate:10.0f} "
+              f"{r['mismatches']:10}")
+        for seed, reason in r["failed"]:
+            print(f"FAILED shard seed {seed} ({r['kind']} {r['ready']}): {reason} "
+                  f"(see {run_folder(args.root, args.sim, r['kind'], r['ready'], seed)}"
+                  "/run.log)", file=sys.stderr)
+    compared = sum(r["compared"] for r in rows)
+    print(f"end to end: {compared:,} compared cycles in {wall:.1f} s = "
+          f"{compared / wall:,.0f} compared cycles/s (model, build, simulation and merge)")
+    failed = sum(r["mismatches"] for r in rows)
+    print("all passed" if not failed else f"{failed} shard(s) failed")
     return 1 if failed else 0
+
+
+def _run_calls(calls: list[tuple], args: argparse.Namespace) -> list:
+    """The shards in this process (one shard, no scheduler) or on Dask (:mod:`.shards`)."""
+    from .shards import ShardResult, run_shards
+
+    def report(result: ShardResult) -> None:
+        if result.failed:
+            print(f"  shard seed {result.seed}: FAILED: {result.error}", flush=True)
+        else:
+            r = result.value
+            print(f"  shard seed {result.seed} {r['kind']} {r['ready']}: {r['compared']} "
+                  f"cycles compared in {r['total_s']:.1f} s", flush=True)
+
+    if len(calls) > 1 and (args.shards > 1 or args.scheduler):
+        return run_shards(bulk_shard, calls, scheduler=args.scheduler, workers=args.workers,
+                          on_result=report)
+    results = []
+    for seed, kind, ready, count, simulator, root in calls:
+        r = run_bulk(kind, count, seed, simulator, ready, root=Path(root), progress=True)
+        results.append(ShardResult(seed, r))
+        report(results[-1])
+    return results
 
 
 if __name__ == "__main__":
