@@ -497,6 +497,9 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
         np.add(block[: tail.size], outer[full], out=tail)
     if not (skip or any(before[k] or after[k] for k in range(open_dim))):
         return out
+    if length < _RUNS_FROM:   # a pass over a short stream costs less than finding runs
+        _zero_words(out, start)
+        return out
     pad = block < 0
     edges = np.flatnonzero(pad[1:] != pad[:-1]) + 1
     runs = np.concatenate(([0] * int(pad[0]), edges, [size] * int(pad[-1]))).astype(np.int64)
@@ -509,11 +512,17 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
         rows[outer[:full] < _PAD // 2] = -1
         if tail.size and outer[full] < _PAD // 2:
             tail[:] = -1
-    elif start >= 0:   # every data address is at least start
+    else:
+        _zero_words(out, start)
+    return out
+
+
+def _zero_words(out: np.ndarray, start: int) -> None:
+    """-1 over every sum that holds a padding offset, in one pass over ``out``."""
+    if start >= 0:   # every data address is at least start
         np.maximum(out, -1, out=out)
     else:
         out[out < _PAD // 2] = -1
-    return out
 
 
 _PAD = -(1 << 60)
@@ -521,6 +530,8 @@ _PAD = -(1 << 60)
 addresses far below ``2**59``, a sum holding one stays negative without overflowing."""
 
 _RUNS = 8
+_RUNS_FROM = 4096
+"""Stream length from which :func:`stream_addresses` looks for the padding runs."""
 """Padding runs in a block up to which :func:`stream_addresses` writes them one by one."""
 
 _BLOCK = 512
