@@ -49,3 +49,16 @@ def test_bulk_shards_merge_into_one_summary(tmp_path):
         assert row["compared"] == sum(v["compared"] for v in shard_values) == row["cycles"]
     (failed,) = [r for r in rows if r["failed"]]
     assert failed["failed"][0][0] == 777 and "simulator must be one of" in failed["failed"][0][1]
+
+
+def test_regression_shards_by_seed_on_a_local_cluster(capsys):
+    """``tb/regress.py --seeds 2``: two shards of one kind on two workers, one summary."""
+    from aiedma.tb import regress
+
+    assert regress.main(["--sim", "amaranth", "--bds", "2", "--kinds", "shim", "--seeds", "2",
+                         "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2 shard(s)" in out
+    for seed in (1000, 1000 + regress.SEED_STEP):   # kind 0 of --kinds, seed 1
+        assert f"back-to-back   {seed:7}" in out
+    assert "6 passed, 0 failed" in out
