@@ -298,7 +298,7 @@ def describe_elements(r: dict) -> list[str]:
     """Lines a person reads for an :func:`element_rate` result."""
     return [f"element_stream() of {r['bds']} chained memtile BDs: {r['elements']:,} elements "
             f"({r['zero_fraction']:.1%} zero), best of {r['repeat']}",
-            *_describe_against_arange(r, "element", "elements:", "elements", 3)]
+            *_describe_against_arange(r, "element", "elements()", "elements", 3)]
 
 
 def describe_system(r: dict) -> list[str]:

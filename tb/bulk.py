@@ -1,6 +1,13 @@
 """Bulk regression: the model writes stimulus and the expected trace, the simulator compares.
 
-``python -m aiedma.tb.bulk [--sim verilator|icarus] [--bds N] [--seed S] [--ready high stall]``
+``python -m aiedma.tb.bulk [--sim verilator|icarus] [--bds N] [--seed S] [--ready high stall]
+[--shards N] [--scheduler tcp://host:port]``
+
+Each run (kind and ready pattern) is split by seed into shards (:func:`shard_calls`), run
+on Dask (:mod:`.shards`): a local cluster of every core by default, or the cluster of
+``--scheduler``; the shards' results are merged into one table (:func:`summarise`), a
+failing shard named by its seed, and the end-to-end rate (compared cycles over the
+wall time of the whole sweep) printed last.
 
 No Python runs per cycle. For each kind, the model writes into
 ``build/bulk/<sim>/<kind>/`` (all ``$readmemh`` hex files):
@@ -29,6 +36,7 @@ import fcntl
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -364,9 +372,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--ready", nargs="+", choices=READY_MODES, default=list(READY_MODES))
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
-    parser.add_argument("--shards", type=int, default=1,
-                        help="split each run into this many shards, by seed (default 1: "
-                             "in this process, no Dask)")
+    parser.add_argument("--shards", type=int, default=os.cpu_count() or 1,
+                        help="split each run into this many shards, by seed, run on Dask "
+                             "(default: one per core; 1: in this process, no Dask)")
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address (tcp://host:port) to run the shards on; "
                              "default with --shards > 1: a local cluster of every core")

@@ -448,7 +448,8 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     position of one unit of dimension ``m``, dimensions below ``m`` broadcast
     together) plus the *units* (the address of each unit of dimension ``m`` the
     stream reaches, from the open dimension inwards). ``m`` is chosen so that the
-    block is long (NumPy adds long rows fast) yet short next to the stream. A
+    block is long (NumPy adds long rows fast) yet at most a quarter of the stream
+    (building it is a pass of its own). A
     period is never materialised: a memory-tile period can hold about 10**9 words
     while a BD is at most 2**17 long, so the cost follows ``length``.
 
@@ -479,7 +480,7 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
         return out
     outer[:skip] = _PAD
     m, size = 1, radices[0]
-    while m < open_dim and size < _BLOCK and size * radices[m] <= length:
+    while m < open_dim and size < _BLOCK and size * radices[m] * 4 <= length:
         size *= radices[m]
         m += 1
     for k in range(open_dim - 1, m - 1, -1):   # the units of dimension m, outside in
@@ -534,7 +535,7 @@ _RUNS_FROM = 4096
 """Stream length from which :func:`stream_addresses` looks for the padding runs."""
 """Padding runs in a block up to which :func:`stream_addresses` writes them one by one."""
 
-_BLOCK = 512
+_BLOCK = 64
 """Words of a block in :func:`stream_addresses` at which it stops growing: long enough
 for NumPy's inner loop, short enough to cost little next to the stream."""
 
