@@ -9,8 +9,8 @@ on Dask (:mod:`.shards`): a local cluster of every core by default, or the clust
 failing shard named by its seed, and the end-to-end rate (compared cycles over the
 wall time of the whole sweep) printed last.
 
-No Python runs per cycle. For each kind, the model writes into
-``build/bulk/<sim>/<kind>/`` (all ``$readmemh`` hex files):
+No Python runs per cycle. For each run, the model writes into
+``build/bulk/<sim>/<kind>/<ready>-<seed>/`` (all ``$readmemh`` hex files):
 
 * ``bds.hex``: one BD payload per line, packed as :func:`~aiedma.hdl.layouts.bd_layout`
   packs it (checked against ``bd_layout(kind).const(...)`` by the tests);
@@ -19,11 +19,14 @@ No Python runs per cycle. For each kind, the model writes into
 * ``expected.hex``: per cycle, the beat payload bits (as
   :func:`~aiedma.hdl.layouts.beat_layout` packs them, 0 when ``o.valid`` is low), then
   ``o.valid``, ``i.ready`` and ``i.valid`` above them;
-* ``counts.hex``: the number of BDs and of cycles; ``bulk_params.vh``: the widths and
-  memory depths (compile-time) and the top's name; ``params.json``: the same, readable.
+* ``counts.hex``: the number of BDs and of cycles; ``params.json``: the widths, the
+  memory depths and the top's name, readable.
 
-``tb/bulk_tb.sv`` drives the exported top from these files and compares every cycle,
-stopping at the first mismatch with its cycle. The expected trace comes from
+The build (``bulk_params.vh`` with the widths and depths, the exported top, the
+testbench and, under Verilator, ``tb/bulk_main.cpp``, whose loop is the clock) lives in
+``build/bulk/<sim>/<kind>/build-<depth>-<bd depth>/``, shared by every run of the kind
+that fits its depths. ``tb/bulk_tb.sv`` drives the exported top from these files and
+compares every cycle, stopping at the first mismatch with its cycle. The expected trace comes from
 :func:`~aiedma.model.cycle.timing.addrgen_trace_fast`, the event-stepped equivalent of
 :func:`~aiedma.model.cycle.timing.addrgen_trace` (the tests check them equal), because the
 per-cycle model loop takes seconds per 250,000 cycles.
