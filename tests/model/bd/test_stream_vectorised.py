@@ -89,7 +89,7 @@ def bds(draw: st.DrawFn, kind: str) -> BufferDescriptor:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_stream_equals_divmod_stream(kind: str, data: st.DataObject) -> None:
     bd = data.draw(bds(kind))

@@ -60,7 +60,7 @@ def chains(draw: st.DrawFn, kind: str) -> tuple[dict, Task]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_task_equals_loop(kind, data):
     table, task = data.draw(chains(kind))
@@ -72,7 +72,7 @@ def test_task_equals_loop(kind, data):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(data=st.data(), dtype=st.sampled_from(["int32", "int16", "int8", "int64"]))
 def test_element_stream_equals_converted_words(kind, data, dtype):
     table, task = data.draw(chains(kind))
@@ -92,7 +92,7 @@ def test_element_stream_equals_converted_words(kind, data, dtype):
     np.testing.assert_array_equal(got, want)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.data(), start=st.integers(-(1 << 40), 1 << 10))
 def test_stream_below_zero(data, start):
     """A shifted stream may start below 0: zero words stay -1, data words keep their sum."""
