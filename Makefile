@@ -26,6 +26,7 @@ STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 SIM     ?= amaranth
 BDS     ?= 100000
+GRAPHS  ?= 200
 # SCHEDULER=tcp://host:port runs the regression's shards on that Dask cluster
 # (default: a local cluster of every core).
 DASK_ARGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER))
@@ -65,10 +66,13 @@ test: setup lint
 
 sim: setup
 	$(SIM_RUN)
+	$(PY) -m aiedma.tb.loop_random --graphs $(GRAPHS)
+	$(PY) -m aiedma.tb.dma_run --programs $(GRAPHS)
 	$(PY) -m aiedma.flows.graph_examples
 
 bench: setup
 	$(PY) -m aiedma.flows.bench
+	$(PY) -m aiedma.flows.loop_bench
 
 fpga: $(STAMP)
 	$(PY) -m aiedma.flows.fpga

@@ -1,7 +1,10 @@
-"""Channel datapaths: the BD address generator joined to an MM2S or S2MM datapath.
+"""Channel engines: the BD address generator, the lock gate and an MM2S or S2MM datapath.
 
-These are the tops a testbench (or an FPGA design) drives with BDs: the address
-beats never leave the block, the memory port does.
+These are the tops a testbench (or an FPGA design) drives with BDs: the memory port
+leaves the block, and so does a copy of the address beats (``beat_*``, outputs only,
+for the testbenches' per-cycle comparison; synthesis drops them when unused). The
+lock gate (:mod:`.lock_gate`) holds each BD's first beat until ``lock_grant``; tie it
+high for a channel without locks.
 """
 
 from __future__ import annotations
@@ -13,10 +16,40 @@ from amaranth.lib.wiring import In, Out
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from .addrgen import BDAddressGenerator
 from .layouts import bd_layout, check_kind, data_beat_layout
+from .lock_gate import LockGate
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
 __all__ = ["MM2SChannel", "S2MMChannel"]
+
+
+def _gate_ports(kind: str) -> dict:
+    return {
+        "lock_request": Out(1),
+        "lock_grant": In(1, init=1),
+        "beat_valid": Out(1),
+        "beat_ready": Out(1),
+        "beat_address": Out(ADDRESS_BITS[kind]),
+        "beat_zero": Out(1),
+        "beat_last": Out(1),
+    }
+
+
+def _gate(m: Module, top: wiring.Component, addrgen: BDAddressGenerator,
+          datapath: wiring.Component) -> None:
+    """Address generator -> lock gate -> datapath, and the beat monitor outputs."""
+    m.submodules.gate = gate = LockGate(top.kind)
+    wiring.connect(m, addrgen.o, gate.i)
+    wiring.connect(m, gate.o, datapath.beats)
+    m.d.comb += [
+        top.lock_request.eq(gate.lock_request),
+        gate.lock_grant.eq(top.lock_grant),
+        top.beat_valid.eq(addrgen.o.valid),
+        top.beat_ready.eq(addrgen.o.ready),
+        top.beat_address.eq(addrgen.o.payload.address),
+        top.beat_zero.eq(addrgen.o.payload.zero),
+        top.beat_last.eq(addrgen.o.payload.last),
+    ]
 
 
 class MM2SChannel(wiring.Component):
@@ -30,6 +63,10 @@ class MM2SChannel(wiring.Component):
         ``data`` and ``last`` (each BD's final word).
     mem_addr, mem_en : Out
         BRAM-style read port; ``mem_data`` (In) is the word one cycle later.
+    lock_request, lock_grant : Out, In
+        The lock gate (:class:`~.lock_gate.LockGate`); ``lock_grant`` resets high.
+    beat_valid, beat_ready, beat_address, beat_zero, beat_last : Out
+        The address generator's ``o``, as monitor outputs.
     """
 
     def __init__(self, kind: str) -> None:
@@ -40,6 +77,7 @@ class MM2SChannel(wiring.Component):
             "mem_addr": Out(ADDRESS_BITS[kind]),
             "mem_en": Out(1),
             "mem_data": In(DATA_BITS),
+            **_gate_ports(kind),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -47,7 +85,7 @@ class MM2SChannel(wiring.Component):
         m.submodules.addrgen = addrgen = BDAddressGenerator(self.kind)
         m.submodules.datapath = datapath = MM2SDatapath(self.kind)
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
-        wiring.connect(m, addrgen.o, datapath.beats)
+        _gate(m, self, addrgen, datapath)
         wiring.connect(m, datapath.o, wiring.flipped(self.o))
         m.d.comb += [
             self.mem_addr.eq(datapath.mem_addr),
@@ -66,6 +104,8 @@ class S2MMChannel(wiring.Component):
     i : In(stream.Signature(data_beat_layout()))
     mem_addr, mem_data, mem_we : Out
         Write port (a word is stored at the end of a cycle with ``mem_we`` high).
+    lock_request, lock_grant, beat_* :
+        As :class:`MM2SChannel`.
     """
 
     def __init__(self, kind: str) -> None:
@@ -76,6 +116,7 @@ class S2MMChannel(wiring.Component):
             "mem_addr": Out(ADDRESS_BITS[kind]),
             "mem_data": Out(DATA_BITS),
             "mem_we": Out(1),
+            **_gate_ports(kind),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -83,7 +124,7 @@ class S2MMChannel(wiring.Component):
         m.submodules.addrgen = addrgen = BDAddressGenerator(self.kind)
         m.submodules.datapath = datapath = S2MMDatapath(self.kind)
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
-        wiring.connect(m, addrgen.o, datapath.beats)
+        _gate(m, self, addrgen, datapath)
         wiring.connect(m, wiring.flipped(self.i), datapath.i)
         m.d.comb += [
             self.mem_addr.eq(datapath.mem_addr),

@@ -15,6 +15,7 @@ from amaranth.lib import wiring
 from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
 from .channel import MM2SChannel, S2MMChannel
+from .dma_channel import DMAChannel
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
@@ -33,6 +34,13 @@ TOPS: dict[str, Callable[[], wiring.Component]] = {
     for block, make in _BLOCKS.items() for kind in KINDS
 }
 """Exported top name -> a function building a fresh instance of it."""
+
+# Whole channels (channel 0) where the start-queue register is known: tile and memory tile.
+TOPS |= {
+    f"aiedma_{direction}_dma_channel_{kind}": (
+        lambda kind=kind, direction=direction: DMAChannel(kind, direction, 0))
+    for direction in ("mm2s", "s2mm") for kind in ("tile", "memtile")
+}
 
 
 def export_verilog(top_name: str, component: wiring.Component) -> str:

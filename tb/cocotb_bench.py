@@ -185,6 +185,7 @@ async def _mm2s_channel(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
     # that uses a stale word fails (as the Amaranth BRAM model does, seeded alike).
     noise = random.Random(seed or 0)
     mem_data = _Input(dut.mem_data)
+    dut.lock_grant.value = 1  # no locks: the gate is a wire
     await _reset(dut)
     read: int | None = None  # the address read in the previous cycle, if any
 
@@ -226,6 +227,7 @@ async def _s2mm_channel(dut: Any, stimulus: dict, bds: list[BufferDescriptor],
     word_bits = [word_layout.const({"data": w, "last": 0}).as_bits() for w in words]
     bd_valid, bd_payload = _Input(dut.bd__valid), _Input(dut.bd__payload)
     i_valid, i_payload = _Input(dut.i__valid), _Input(dut.i__payload)
+    dut.lock_grant.value = 1  # no locks: the gate is a wire
     await _reset(dut)
     bds_taken = words_taken = 0
     mismatch, cycle = None, -1

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import Hex, PacketError, field_error
 
-__all__ = ["PacketHeader", "odd_parity", "packet_header", "parse_packet_header"]
+__all__ = ["HEADER_FIELDS", "PARITY_BIT", "PacketHeader", "odd_parity", "packet_header",
+           "parse_packet_header"]
 
 # (name, lsb, bits) of each header field.
 _LAYOUT: tuple[tuple[str, int, int], ...] = (
@@ -32,6 +33,12 @@ _LAYOUT: tuple[tuple[str, int, int], ...] = (
     ("source_column", 21, 7),
 )
 _PARITY_BIT = 31
+
+HEADER_FIELDS = _LAYOUT
+"""``(name, lsb, bits)`` of each header field (the RTL builds its header word from it)."""
+
+PARITY_BIT = _PARITY_BIT
+"""The header's odd-parity bit."""
 _USED = (1 << _PARITY_BIT) | sum(((1 << bits) - 1) << lsb for _, lsb, bits in _LAYOUT)
 _RESERVED = ~_USED & 0xFFFF_FFFF
 _ALL_ONES_OK = ("source_row", "source_column")

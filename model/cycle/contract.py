@@ -137,6 +137,62 @@ consumes its data word and writes nothing; a channel clears the padding fields o
 S2MM BD before the address generator sees it. **decision**: the data stream's
 ``last`` does not end a BD (``buffer_length`` alone does); the datapath ignores it.
 
+Channel (``model/system/channel.py``, ``hdl.channel``)
+-----------------------------------------------------
+A channel is a *fetch* stage, the *engine* (the address generator, a *lock gate* on
+its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
+
+* **Fetch.** A task pushed to an idle channel is in its queue (depth 4); the fetch
+  register holds at most one BD. In a cycle the register is empty, or its BD is
+  accepted by the address generator, the next BD of the running task (else of the
+  next queued task) is fetched: read from the BD table, checked, and its
+  ``iteration_current`` written back (one walk: ``TaskWalk`` in
+  ``model/bd/task.py``). A BD fetched in cycle ``t`` is offered on ``i`` from cycle
+  ``t + BD_FETCH_LATENCY``. So the BDs of a chain, of a repeat and of queued tasks
+  are offered back to back, and the address generator's no-bubble rule carries over.
+* **Lock gate.** Between the generator's ``o`` and the datapath's ``beats``: ``first``
+  (a register, set after reset and after a beat with ``last`` moves, cleared after
+  any other beat moves) marks a BD's first beat. In cycle ``t``::
+
+      d_ready      = beats.ready of the datapath (MM2S: registers; S2MM: i.valid)
+      lock_request = o.valid and first and d_ready
+      passes       = not first or lock_grant
+      o.ready      = d_ready and passes        # the generator's o.ready
+      beats.valid  = o.valid and passes
+
+  ``lock_grant`` is the lock unit's answer to ``lock_request`` in the same cycle:
+  high when the BD has no acquire or its acquire succeeds against the lock values
+  at the start of the cycle. **decision**: a BD's lock is acquired when its first
+  beat can move, not at fetch: BDs are fetched and prepared ahead (no bubble), but a
+  channel never holds the lock of a BD that waits for anything but its lock.
+* **Completion and release.** A BD is complete when its last memory access is done:
+  MM2S in the cycle its last beat enters the datapath (the read port samples memory
+  at that edge), S2MM ``S2MM_WRITE_LATENCY`` cycles after its last join (its last
+  write). Its lock release, and the end of its task (with the task's completion
+  token), happen at the end of that cycle, so other channels see the lock from the
+  next cycle (two-phase cycles, ``model/system/scheduler.py``). **decision**: MM2S
+  releases when the data has been read, not when it has left on the stream: the lock
+  guards memory, and the words still in the datapath wait for nothing the lock holds.
+* **No deadlock from the overlap.** Between its first beat passing and its
+  completion a BD holds its lock; the next BD's lock may be acquired in that window
+  only after the last beat passed, and from then the completion is a fixed number
+  of cycles away (0 or ``S2MM_WRITE_LATENCY``) and waits for nothing. So while a
+  channel waits on anything outside it (a lock, stream room, a word), it holds
+  exactly the locks the untimed order (acquire, move the words, release, next BD)
+  holds at the same point, and the timing adds no wait-for edge.
+* **Stream stage.** MM2S: a BD with ``enable_packet`` sends its header word in the
+  first cycle, after its lock is granted, in which the stream has room (the
+  datapath's ``o.ready`` is low in that cycle); TLAST is the datapath's ``last``
+  unless ``tlast_suppress``. S2MM: the first word received for a BD with
+  ``enable_packet`` is its header, checked and dropped (``i.valid`` is low for it);
+  it is taken once every word of the BDs before has passed. S2MM ignores TLAST.
+* **BDs of length 0** never enter the engine: once no earlier BD of the channel is
+  incomplete, the fetch stage acquires the BD's lock and the BD completes in that
+  cycle (stall cause ``load``); the next BD is fetched in the same cycle.
+* **Latency**: an idle channel with a task in its queue in cycle ``c`` and a free
+  lock moves its first word on its stream in cycle ``c + CHANNEL_LATENCY[direction]``
+  (MM2S: fetch, generator, read; S2MM: fetch, generator, then the join).
+
 Addresses
 ---------
 **decision**: the RTL computes addresses modulo ``2**ADDRESS_BITS[kind]`` (a hardware
@@ -156,9 +212,12 @@ __all__ = [
     "ADDRGEN_BD_SLOTS",
     "ADDRGEN_LATENCY",
     "ADDRGEN_PREPARE_SLOTS",
+    "BD_FETCH_LATENCY",
+    "CHANNEL_LATENCY",
     "DATA_BITS",
     "MM2S_BUFFER_DEPTH",
     "MM2S_LATENCY",
+    "RELEASE_LATENCY",
     "S2MM_WRITE_LATENCY",
     "address_generation_fields",
     "wrap_addresses",
@@ -188,6 +247,22 @@ MM2S_BUFFER_DEPTH = 2
 
 S2MM_WRITE_LATENCY = 1
 """Cycles from a word/address join (cycle ``t``) to its write cycle (``mem_we`` high)."""
+
+BD_FETCH_LATENCY = 1
+"""Cycles from a BD fetched from the table (cycle ``t``) to its offer on the address
+generator's ``i`` (cycle ``t + BD_FETCH_LATENCY``): the BD table is a memory with one
+cycle of read latency."""
+
+CHANNEL_LATENCY: dict[str, int] = {
+    "mm2s": BD_FETCH_LATENCY + ADDRGEN_LATENCY + MM2S_LATENCY,
+    "s2mm": BD_FETCH_LATENCY + ADDRGEN_LATENCY,
+}
+"""Cycles from a task in an idle channel's queue (cycle ``c``) to its first word on the
+channel's stream, when its lock is free and the stream is ready."""
+
+RELEASE_LATENCY: dict[str, int] = {"mm2s": 0, "s2mm": S2MM_WRITE_LATENCY}
+"""Cycles from a BD's last beat entering the datapath to the cycle at whose end the BD
+completes (its lock released, its task ended)."""
 
 DATA_BITS = 32
 """Width of a stream word."""

@@ -15,14 +15,14 @@ the next BD) are per-cycle sequences of booleans, or None for "always high";
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..bd.descriptor import BufferDescriptor, padded_radices
-from .contract import ADDRGEN_PREPARE_SLOTS, S2MM_WRITE_LATENCY, wrap_addresses
+from .contract import ADDRGEN_PREPARE_SLOTS, wrap_addresses
+from .engine import AddrgenSlots, ChannelEngine
 
 __all__ = [
     "AddrgenTrace",
@@ -112,73 +112,6 @@ class AddrgenTrace:
         return np.flatnonzero(self.o_valid & self.o_ready)
 
 
-class _AddrgenRegisters:
-    """The contract's BD slots: prepare slots ``P[0] .. P[S-1]`` pass BDs on, ``R`` runs one.
-
-    Stepped literally from the rules of :mod:`.cycle`, so that a reader can hold each
-    line against the contract; :func:`addrgen_trace_fast` is the
-    event-stepped second implementation the tests compare with this one.
-    """
-
-    def __init__(self, kind: str, bds: Sequence[BufferDescriptor],
-                 prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> None:
-        if prepare_slots < 1:
-            raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
-        self.beats = [bd_beats(kind, bd) for bd in bds]
-        self.next_bd = 0        # index of the next BD to offer
-        self.prepare: list[int | None] = [None] * prepare_slots   # P[s]: BD index
-        self.run: int | None = None      # R: BD index
-        self.position = 0       # beats of R already given
-
-    @property
-    def done(self) -> bool:
-        return (self.next_bd == len(self.beats) and self.run is None
-                and all(slot is None for slot in self.prepare))
-
-    def outputs(self) -> tuple[bool, int, bool, bool]:
-        """``o.valid`` and the payload shown in this cycle."""
-        if self.run is None:
-            return False, 0, False, False
-        address, zero, last = self.beats[self.run]
-        p = self.position
-        return True, int(address[p]), bool(zero[p]), bool(last[p])
-
-    def step(self, offered: bool, o_ready: bool) -> tuple[bool, bool, bool]:
-        """One cycle: returns ``(i.valid, i.ready, beat taken)`` and updates at the edge."""
-        slots, last_slot = self.prepare, len(self.prepare) - 1
-        i_valid = offered and self.next_bd < len(self.beats)
-        remaining = 0 if self.run is None else self.beats[self.run][0].size - self.position
-        take = self.run is not None and o_ready
-        free = self.run is None or (take and remaining == 1)
-        end = slots[last_slot]
-        end_length = None if end is None else self.beats[end][0].size
-        leave = end is not None and (end_length == 0 or free)
-        ready = [False] * len(slots)
-        ready[last_slot] = end is None or leave
-        for s in range(last_slot - 1, -1, -1):
-            ready[s] = slots[s] is None or ready[s + 1]
-        move = [slots[s] is not None and ready[s + 1] for s in range(last_slot)]
-        i_ready = ready[0]
-        if leave and end_length:
-            self.run, self.position = end, 0
-        elif take and remaining == 1:
-            self.run = None
-        elif take:
-            self.position += 1
-        updated = list(slots)
-        for s in range(len(slots)):
-            come = (i_valid and i_ready) if s == 0 else move[s - 1]
-            go = move[s] if s < last_slot else leave
-            if come:
-                updated[s] = self.next_bd if s == 0 else slots[s - 1]
-            elif go:
-                updated[s] = None
-        if i_valid and i_ready:
-            self.next_bd += 1
-        self.prepare = updated
-        return i_valid, i_ready, take
-
-
 def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
                   ready: Sequence[bool] | None = None,
                   offer: Sequence[bool] | None = None, *,
@@ -205,16 +138,20 @@ def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
         Cycles 0 .. the cycle in which the last BD finished (its last beat
         taken, or a length-0 BD dropped), inclusive.
     """
-    regs = _AddrgenRegisters(kind, bds, prepare_slots)
+    slots = AddrgenSlots(prepare_slots)
+    beats = [_beat_lists(kind, bd) for bd in bds]
     rows: list[tuple] = []
     accepted: list[int] = []
-    cycle = 0
-    while not regs.done:
-        o_valid, address, zero, last = regs.outputs()
+    cycle = taken = 0
+    while taken < len(beats) or not slots.empty:
+        o_valid, address, zero, last = slots.outputs()
         o_ready = held_high(ready, cycle)
-        i_valid, i_ready, _ = regs.step(held_high(offer, cycle), o_ready)
+        i_valid = taken < len(beats) and held_high(offer, cycle)
+        i_ready = slots.i_ready(o_ready)
         if i_valid and i_ready:
             accepted.append(cycle)
+        slots.clock(beats[taken] if i_valid and i_ready else None, o_ready)
+        taken += i_valid and i_ready
         rows.append((i_valid, i_ready, o_valid, o_ready, address, zero, last))
         cycle += 1
     columns = list(zip(*rows, strict=True)) if rows else [()] * 7
@@ -222,6 +159,11 @@ def addrgen_trace(kind: str, bds: Sequence[BufferDescriptor],
     return AddrgenTrace(flags[0], flags[1], flags[2], flags[3],
                         np.array(columns[4], dtype=np.int64), flags[5], flags[6],
                         tuple(accepted))
+
+
+def _beat_lists(kind: str, bd: BufferDescriptor) -> tuple[list[int], list[bool]]:
+    address, zero, _ = bd_beats(kind, bd)
+    return address.tolist(), zero.tolist()
 
 
 @dataclass(frozen=True)
@@ -265,31 +207,28 @@ def mm2s_trace(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
         The address generator's ``S``, as for :func:`addrgen_trace`.
     """
     memory = np.asarray(memory)
-    regs = _AddrgenRegisters(kind, bds, prepare_slots)
-    flight: tuple[int, bool] | None = None      # F: the word on mem_data this cycle
-    buffer: deque[tuple[int, bool]] = deque()   # B: words waiting, oldest first
-    rows: list[tuple] = []
-    cycle = 0
-    while not (regs.done and flight is None and not buffer):
-        beats_ready = len(buffer) + (flight is not None) <= 1
-        shown = buffer[0] if buffer else flight
-        o_ready = held_high(ready, cycle)
-        rows.append((shown is not None, o_ready, *(shown or (0, False))))
-        beat = regs.outputs()
-        _, _, accepted = regs.step(held_high(offer, cycle), beats_ready)
-        taken = shown is not None and o_ready
-        if buffer:
-            if taken:
-                buffer.popleft()
-            if flight is not None:
-                buffer.append(flight)
-        elif flight is not None and not taken:
-            buffer.append(flight)
-        flight = None
-        if accepted:
-            _, address, zero, last = beat
-            flight = (0 if zero else int(memory[address % memory.size]), last)
-        cycle += 1
+    engine = ChannelEngine(kind, True, prepare_slots)
+    read: list[int] = [0]   # the word the read port returns this cycle
+
+    def inputs(cycle: int) -> dict:
+        return {"o_ready": held_high(ready, cycle), "mem_data": read[0]}
+
+    rows = []
+    beats = [_beat_lists(kind, bd) for bd in bds]
+    taken = 0
+    while taken < len(bds) or not engine.empty:
+        cycle = len(rows)
+        offered = taken < len(bds) and held_high(offer, cycle)
+        engine.drive(bds[taken] if offered else None, **inputs(cycle))
+        engine.grant(True)   # lock_grant tied high: the engine alone, no locks
+        signals = engine.sample()
+        done = signals.bd_valid and signals.bd_ready
+        engine.clock(beats[taken] if done else None)
+        taken += done
+        if signals.mem_read:
+            read[0] = int(memory[signals.mem_addr % memory.size])
+        rows.append((signals.stream_valid, signals.stream_ready, signals.data,
+                     signals.stream_last))
     columns = list(zip(*rows, strict=True)) if rows else [()] * 4
     return MM2STrace(np.array(columns[0], dtype=bool), np.array(columns[1], dtype=bool),
                      np.array(columns[2], dtype=np.int64), np.array(columns[3], dtype=bool))
@@ -358,27 +297,43 @@ def s2mm_trace(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
     beats = sum(bd.buffer_length for bd in bds)
     if len(words) != beats:
         raise ValueError(f"len(words)={len(words)}: the BDs take {beats} words, one per beat")
-    regs = _AddrgenRegisters(kind, bds, prepare_slots)
-    pending: deque[tuple[int, int, int]] = deque()  # (write cycle, address, word)
-    rows: list[tuple] = []
+    engine = ChannelEngine(kind, False, prepare_slots)
     joins: list[int] = []
-    cycle = 0
-    while not (regs.done and not pending):
-        i_ready, address, zero, _ = regs.outputs()
+
+    def inputs(cycle: int) -> dict:
         i_valid = len(joins) < len(words) and held_high(valid, cycle)
-        if i_valid and i_ready:
-            if not zero:
-                pending.append((cycle + S2MM_WRITE_LATENCY, address, int(words[len(joins)])))
-            joins.append(cycle)
-        write = pending.popleft() if pending and pending[0][0] == cycle else None
-        bd_valid, bd_ready, _ = regs.step(held_high(offer, cycle), i_valid)
-        rows.append((bd_valid, bd_ready, i_valid, i_ready, write is not None,
-                     *(write[1:] if write else (0, 0))))
-        cycle += 1
+        return {"i_valid": i_valid, "i_data": int(words[len(joins)]) if i_valid else 0}
+
+    rows = []
+    for signals, _ in _engine_cycles_s2mm(engine, kind, bds, offer, inputs, joins):
+        rows.append((signals.bd_valid, signals.bd_ready, signals.stream_valid,
+                     signals.stream_ready, signals.mem_write, signals.mem_addr,
+                     signals.mem_data))
     columns = list(zip(*rows, strict=True)) if rows else [()] * 7
     flags = [np.array(c, dtype=bool) for c in columns[:5]]
     return S2MMTrace(*flags, np.array(columns[5], dtype=np.int64),
                      np.array(columns[6], dtype=np.int64), tuple(joins))
+
+
+def _engine_cycles_s2mm(engine: ChannelEngine, kind: str, bds: Sequence[BufferDescriptor],
+                        offer: Sequence[bool] | None, inputs, joins: list[int]):
+    """Run the S2MM engine over ``bds`` until it is empty, yielding each cycle's ports;
+    ``inputs(cycle)`` gives the stream side, ``joins`` records every join's cycle."""
+    beats = [_beat_lists(kind, bd) for bd in bds]
+    taken = cycle = 0
+    while taken < len(bds) or not engine.empty:
+        offered = taken < len(bds) and held_high(offer, cycle)
+        given = inputs(cycle)
+        engine.drive(bds[taken] if offered else None, **given)
+        engine.grant(True)   # lock_grant tied high: the engine alone, no locks
+        signals = engine.sample()
+        if signals.stream_valid and signals.stream_ready:
+            joins.append(cycle)
+        done = signals.bd_valid and signals.bd_ready
+        engine.clock(beats[taken] if done else None)
+        taken += done
+        cycle += 1
+        yield signals, given
 
 
 def held_high_array(pattern: Sequence[bool] | None, length: int) -> np.ndarray:

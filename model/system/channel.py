@@ -44,10 +44,12 @@ from ..arch.kinds import DMA_KINDS, check_kind
 from ..bd.descriptor import BufferDescriptor, check_chain
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
-from ..bd.task import Task
+from ..bd.task import Task, TaskWalk
+from ..cycle.contract import ADDRESS_BITS, RELEASE_LATENCY
+from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
 from ..errors import AiedmaError, PacketError, field_error
 from .locks import LOCKS_PER_TILE, LockSpace, LockTable, lock_space
-from .memory import AddressSpace, core_tile_space, memory_tile_space
+from .memory import AddressSpace, MemoryAccessError, core_tile_space, memory_tile_space
 from .scheduler import Stall
 from .stream import Beat, Stream
 
@@ -170,11 +172,41 @@ class DMA:
         self.bds[bd_id] = bd
 
 
+@dataclass(eq=False)
+class _InFlight:
+    """A BD between its fetch and its completion, with what the stream stages need."""
+
+    bd_id: int
+    bd: BufferDescriptor
+    task: Task
+    ends_task: bool            # the task's last load
+    header: bool               # a packet header is still to send / receive
+    words_left: int            # S2MM: data words still to pass to the engine
+
+
 class Channel:
     """One MM2S or S2MM channel of a :class:`DMA`; an agent of :mod:`.scheduler`.
 
     Create channels through :class:`DMA` (``dma.mm2s[0]``, ``dma.channel("s2mm", 1)``),
-    connect a stream with :meth:`connect`, queue tasks with :meth:`push`.
+    connect a stream with :meth:`connect`, queue tasks with :meth:`push`. The timing
+    is the channel contract (docs/cycle.md "Channel"): a BD *fetch* stage walks the
+    running task (:class:`~aiedma.model.bd.task.TaskWalk`) and offers each BD to the
+    engine (:class:`~aiedma.model.cycle.engine.ChannelEngine`: address generator, lock
+    gate, datapath) the cycle after its fetch; the engine's lock gate asks for a BD's
+    lock when its first beat could move; stream stages put a packet header in front
+    of a BD's words (MM2S) or take one off (S2MM).
+
+    Parameters
+    ----------
+    dma : DMA
+    direction : {"mm2s", "s2mm"}
+    index : int
+    engine : object, optional
+        What runs the engine's cycles: a
+        :class:`~aiedma.model.cycle.engine.ChannelEngine` (the default) or anything with
+        its protocol (``drive``, ``lock_request``, ``grant``, ``sample``, ``clock``,
+        ``empty``, ``state``), e.g. an RTL engine checked against the model
+        (:mod:`aiedma.tb.loop`).
 
     Attributes
     ----------
@@ -194,16 +226,17 @@ class Channel:
         self.queue: deque[Task] = deque()
         self.words = 0
         self.done: list[TaskDone] = []
-        self._task: Task | None = None
-        self._pass = 0
-        self._bd_id = 0
-        self._bd: BufferDescriptor | None = None
-        self._addresses: list[int] = []
-        self._position = 0
-        self._acquired = False
-        self._header = False  # a header word is still to send (MM2S) or receive (S2MM)
-        self._seen: set[int] = set()
-        self._releases: list[tuple[int, int, str]] = []
+        self.engine = ChannelEngine(dma.kind, self._way is READ)
+        self._walk: TaskWalk | None = None
+        self._fetched: _InFlight | None = None     # offered to the engine this cycle
+        self._fetched_beats: tuple | None = None
+        self._gate: deque[_InFlight] = deque()     # accepted, first beat not yet granted
+        self._running: deque[_InFlight] = deque()  # granted, last beat not yet taken
+        self._stage: deque[_InFlight] = deque()    # the stream stage's BDs, in order
+        self._completions: deque[tuple[int, _InFlight]] = deque()  # (cycle, BD) due
+        self._mem_data = 0          # the read port's word, read in the previous cycle
+        self._written_bd = -1       # the BD of the word the datapath writes this cycle
+        self._cycle = 0
 
     def __repr__(self) -> str:
         return f"Channel({self.name!r})"
@@ -221,6 +254,15 @@ class Channel:
     def connect(self, stream: Stream) -> Channel:
         """Attach the stream it writes (MM2S) or reads (S2MM); returns ``self``."""
         self.stream = stream
+        return self
+
+    def use_engine(self, engine: object) -> Channel:
+        """Run the engine's cycles on ``engine`` (see the class text); returns ``self``."""
+        if self._walk is not None or self._fetched is not None or not self._drained() or (
+                self._stage or not self.engine.empty):
+            raise field_error(ChannelError, "engine", type(engine).__name__,
+                              f"channel {self.name} is running a task; swap engines before")
+        self.engine = engine
         return self
 
     def push(self, task: Task) -> None:
@@ -248,13 +290,18 @@ class Channel:
 
     @property
     def busy(self) -> bool:
-        """A task is running or queued."""
-        return self._task is not None or bool(self.queue)
+        """A task is queued, or a BD or word is still inside the channel."""
+        return bool(self.queue or self._walk is not None or self._fetched is not None
+                    or self._gate or self._running or self._stage or self._completions
+                    or not self.engine.empty)
 
     @property
     def bd(self) -> int | None:
-        """The BD number being run, or None between BDs."""
-        return self._bd_id if self._bd is not None else None
+        """The BD whose words move now (the oldest BD inside), or None."""
+        for queue in (self._running, self._gate):
+            if queue:
+                return queue[0].bd_id
+        return None if self._fetched is None else self._fetched.bd_id
 
     def ports(self) -> tuple[Stream, ...]:
         """The connected stream."""
@@ -263,25 +310,18 @@ class Channel:
     def _where(self, bd_id: int) -> str:
         return f"channel {self.name}, BD {bd_id}"
 
-    def _load(self, bd_id: int) -> None:
-        """Load BD ``bd_id`` as run_task does: check it, take its addresses, write back."""
+    # -- the fetch stage --
+
+    def _fetch(self) -> bool:
+        """Fetch the next BD of the running (or next queued) task; True if one came."""
+        if self._walk is None:
+            if not self.queue:
+                return False
+            self._walk = TaskWalk(self.dma.kind, self.dma.bds, self.queue.popleft(),
+                                  error=ChannelError, where=lambda b: f"; {self._where(b)}")
+        walk = self._walk
+        bd_id, bd = walk.next()
         where = self._where(bd_id)
-        if bd_id in self._seen:
-            raise field_error(ChannelError, "next_bd", bd_id,
-                              f"the chain loops back to a BD it already ran in this pass; it "
-                              f"would never end; channel {self.name}")
-        self._seen.add(bd_id)
-        bd = self.dma.bds.get(bd_id)
-        if bd is None:
-            raise field_error(ChannelError, "bd_id", bd_id,
-                              f"no such BD in the table of {self.dma.name}; {where}")
-        try:
-            check_chain(self.dma.kind, bd_id, bd)
-        except AiedmaError as error:
-            raise ChannelError(f"{error}; {where}") from None
-        if not bd.valid_bd:
-            raise field_error(ChannelError, "valid_bd", 0,
-                              f"a BD loaded by a task must have valid_bd = 1; {where}")
         if not DMA_KINDS[self.dma.kind].pads(self._way):
             padded = [f for f in _PADDING_FIELDS if bd.fields().get(f)]
             if padded:
@@ -291,102 +331,169 @@ class Channel:
         if self.stream is None:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
-        self._addresses = bd.stream().tolist()
-        self.dma.bds[bd_id] = bd.next_iteration()
-        self._bd, self._bd_id = bd, bd_id
-        self._position, self._acquired = 0, False
-        self._header = bool(bd.enable_packet)
+        self._fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
+                                  bd.buffer_length)
+        self._fetched_beats = None
+        if bd.buffer_length:
+            self._check_address_width(bd, where)
+            self._fetched_beats = (*bd_beat_lists(self.dma.kind, bd), bd_id, bd)
+        if walk.done:
+            self._walk = None
+        return True
 
-    def _finish_bd(self, cycle: int) -> None:
-        """After the BD's last word: queue the release, then chain, repeat or end."""
-        bd = self._bd
-        if bd.lock_rel_value:
-            self._releases.append((bd.lock_rel_id, bd.lock_rel_value, self._where(self._bd_id)))
-        self._bd = None
-        if bd.use_next_bd:
-            self._bd_id = bd.next_bd
-            return
-        self._pass += 1
-        if self._pass < self._task.repeat_count:
-            self._bd_id, self._seen = self._task.start_bd, set()
-            return
-        self.done.append(TaskDone(cycle, self._task))
-        self._task = None
+    def _check_address_width(self, bd: BufferDescriptor, where: str) -> None:
+        """A BD whose addresses run past the kind's address width is refused at fetch."""
+        bits = ADDRESS_BITS[self.dma.kind]
+        address = int(bd.stream().max())
+        if address >= 1 << bits:
+            raise field_error(MemoryAccessError, "address", address,
+                              f"past the {bits}-bit address space of a {self.dma.kind} DMA (the "
+                              f"address generator would wrap it); {where}")
+
+    def _acquire(self, bd: _InFlight) -> Stall | None:
+        """Acquire ``bd``'s lock now; None if it is acquired (or it has none)."""
+        if not bd.bd.lock_acq_enable:
+            return None
+        locks, where = self.dma.locks, self._where(bd.bd_id)
+        if locks.try_acquire(bd.bd.lock_acq_id, bd.bd.lock_acq_value, where):
+            return None
+        return Stall("lock", bd.bd_id, locks.wait(bd.bd.lock_acq_id, bd.bd.lock_acq_value))
+
+    # -- one cycle --
 
     def step(self, cycle: int) -> Stall | None:
-        """Move at most one word; None if one moved, else a :class:`.scheduler.Stall`.
+        """One cycle of the channel; None if a word moved on its stream, else a Stall.
 
         Raises
         ------
         ChannelError, BDError, LockError, MemoryAccessError, PacketError
-            A bad BD at load, a lock rule broken, an address outside memory, a bad
+            A bad BD at fetch, a lock rule broken, an address outside memory, a bad
             header received; each names the channel and the BD.
         """
-        progress = False
-        if self._bd is None:
-            if self._task is None:
-                if not self.queue:
-                    return Stall("idle")
-                self._task = self.queue.popleft()
-                self._pass, self._bd_id, self._seen = 0, self._task.start_bd, set()
-            self._load(self._bd_id)
-            progress = True
-        bd, bd_id = self._bd, self._bd_id
-        if not self._acquired:
-            if bd.lock_acq_enable:
-                locks, where = self.dma.locks, self._where(bd_id)
-                if not locks.try_acquire(bd.lock_acq_id, bd.lock_acq_value, where):
-                    return Stall("lock", bd_id, locks.wait(bd.lock_acq_id, bd.lock_acq_value),
-                                 progress=progress)
-            self._acquired = progress = True
-            if not self._addresses:  # buffer_length 0 (never with a header)
-                self._finish_bd(cycle)
-                return Stall("load", bd_id, progress=True)
-        move = self._move_mm2s if self.is_mm2s else self._move_s2mm
-        return move(cycle, progress)
-
-    def _move_mm2s(self, cycle: int, progress: bool) -> Stall | None:
-        bd, stream = self._bd, self.stream
-        if not stream.can_push():
-            return Stall("backpressure", self._bd_id, progress=progress, detail=stream.name)
-        if self._header:
-            stream.push(Beat(packet_header(bd.packet_id, bd.packet_type, self.dma.row,
-                                           self.dma.column)))
-            self._header = False
+        self._cycle = cycle
+        before = self._state()
+        engine, stream = self.engine, self.stream
+        fetched = self._fetched
+        offer = fetched if fetched is not None and fetched.bd.buffer_length else None
+        moved = False
+        header_word = False
+        stall: Stall | None = None
+        # The stream stage decides what the engine's stream side sees.
+        head = self._stage[0] if self._stage else None
+        if self.is_mm2s:
+            # The header goes out once the BD's lock is granted, before its first word.
+            header_due = (head is not None and head.header
+                          and not (self._gate and self._gate[0] is head))
+            o_ready = stream is not None and stream.can_push() and not header_due
+            engine.drive(offer and offer.bd, o_ready=o_ready, mem_data=self._mem_data)
+            if header_due and stream.can_push():
+                stream.push(Beat(packet_header(head.bd.packet_id, head.bd.packet_type,
+                                               self.dma.row, self.dma.column)))
+                head.header, moved, header_word = False, True, True
+        else:
+            header_due = head is not None and head.header
+            if header_due and stream.can_pop():
+                beat = stream.pop()
+                try:
+                    parse_packet_header(beat.data)
+                except PacketError as error:
+                    raise PacketError(f"{error}; received by {self._where(head.bd_id)}") from None
+                head.header, moved, header_word = False, True, True
+            i_valid = (stream is not None and not header_due and stream.can_pop())
+            engine.drive(offer and offer.bd, i_valid=i_valid,
+                         i_data=stream.peek().data if i_valid else 0)
+        # The lock gate.
+        if engine.lock_request():
+            waiting = self._gate[0]
+            stall = self._acquire(waiting)
+            engine.grant(stall is None)
+        signals = engine.sample()
+        if signals.lock_grant:
+            self._running.append(self._gate.popleft())
+        # A BD of length 0 never enters the engine: it takes its lock once everything
+        # before it is done, and releases it in the same cycle.
+        consumed = signals.bd_valid and signals.bd_ready
+        if fetched is not None and not fetched.bd.buffer_length and self._drained():
+            stall = self._acquire(fetched)
+            if stall is None:
+                self._completions.append((cycle, fetched))
+                consumed = True
+                stall = Stall("load", fetched.bd_id, progress=True)
+        if signals.bd_valid and signals.bd_ready:
+            self._gate.append(fetched)
+            self._stage.append(fetched)
+        # The datapath's memory port and stream side.
+        if self.is_mm2s:
+            if signals.mem_read:
+                self._mem_data = self.dma.memory.read(signals.mem_addr,
+                                                      self._where(self._running[0].bd_id))
+            if signals.stream_valid and signals.stream_ready:
+                head = self._stage[0]
+                stream.push(Beat(signals.data, signals.stream_last and not head.bd.tlast_suppress))
+                moved = True
+                if signals.stream_last:
+                    self._stage.popleft()
+        else:
+            if signals.mem_write:
+                self.dma.memory.write(signals.mem_addr, signals.mem_data,
+                                      self._where(self._written_bd))
+            if signals.stream_valid and signals.stream_ready:
+                stream.pop()
+                moved = True
+                head = self._stage[0]
+                head.words_left -= 1
+                self._written_bd = head.bd_id
+                if not head.words_left:
+                    self._stage.popleft()
+        # A BD is complete when its last memory access is done (MM2S: its last read is
+        # issued; S2MM: its last write): its lock is released at the end of that cycle.
+        if signals.beat_valid and signals.beat_ready and signals.last:
+            done = self._running.popleft()
+            self._completions.append((cycle + RELEASE_LATENCY[self.direction],
+                                      done))
+        engine.clock(self._fetched_beats if consumed and offer is not None else None)
+        # The fetch stage: refill when empty or when its BD moved on this cycle.
+        if consumed or fetched is None:
+            self._fetched = self._fetched_beats = None
+            self._fetch()
+        if moved:
             self.words += 1
             return None
-        address = self._addresses[self._position]
-        data = 0 if address < 0 else self.dma.memory.read(address, self._where(self._bd_id))
-        self._position += 1
-        last = self._position == len(self._addresses)
-        stream.push(Beat(data, last and not bd.tlast_suppress))
-        self.words += 1
-        if last:
-            self._finish_bd(cycle)
-        return None
+        if stall is not None and stall.cause in ("lock", "load"):
+            return Stall(stall.cause, stall.bd, stall.lock,
+                         progress=self._state() != before or stall.progress)
+        progress = self._state() != before
+        return self._stall_cause(signals, header_due and not header_word, progress)
 
-    def _move_s2mm(self, cycle: int, progress: bool) -> Stall | None:
+    def _stall_cause(self, signals: EngineCycle, header_due: bool, progress: bool) -> Stall:
         stream = self.stream
-        if not stream.can_pop():
-            return Stall("empty", self._bd_id, progress=progress, detail=stream.name)
-        beat = stream.pop()
-        self.words += 1
-        where = self._where(self._bd_id)
-        if self._header:
-            try:
-                parse_packet_header(beat.data)
-            except PacketError as error:
-                raise PacketError(f"{error}; received by {where}") from None
-            self._header = False
-            return None
-        self.dma.memory.write(self._addresses[self._position], beat.data, where)
-        self._position += 1
-        if self._position == len(self._addresses):
-            self._finish_bd(cycle)
-        return None
+        if self.is_mm2s:
+            if (signals.stream_valid or header_due) and not stream.can_push():
+                return Stall("backpressure", self._stage[0].bd_id, progress=progress,
+                             detail=stream.name)
+        elif header_due or signals.beat_valid:
+            if not (stream is not None and stream.can_pop()):
+                bd = self._stage[0].bd_id if self._stage else self.bd
+                return Stall("empty", bd, progress=progress, detail=stream.name)
+        if self.busy:
+            return Stall("load", self.bd, progress=progress)
+        return Stall("idle", progress=progress)
+
+    def _drained(self) -> bool:
+        """Every BD before the fetched one is complete (a BD of length 0 may run)."""
+        return not (self._gate or self._running or self._completions)
+
+    def _state(self) -> tuple:
+        return (self.engine.state(), id(self._fetched), len(self.queue), len(self._gate),
+                len(self._running), len(self._stage), len(self._completions),
+                tuple(r.header for r in self._stage))
 
     def commit(self) -> None:
-        """End of cycle: apply the lock releases of BDs that ended this cycle."""
-        releases, self._releases = self._releases, []
-        for lock_id, value, where in releases:
-            self.dma.locks.release(lock_id, value, where)
+        """End of cycle: release the locks of BDs complete this cycle, end their tasks."""
+        while self._completions and self._completions[0][0] <= self._cycle:
+            cycle, done = self._completions.popleft()
+            bd = done.bd
+            if bd.lock_rel_value:
+                self.dma.locks.release(bd.lock_rel_id, bd.lock_rel_value, self._where(done.bd_id))
+            if done.ends_task:
+                self.done.append(TaskDone(cycle, done.task))

@@ -66,6 +66,7 @@ Decisions (the adf documentation does not describe the compiler's choices):
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -473,7 +474,8 @@ class Graph:
         self.connections.append((source, destination))
 
     def run(self, iterations: int, inputs: Mapping[str, Any] | None = None,
-            max_cycles: int = 10_000_000) -> GraphResult:
+            max_cycles: int = 10_000_000, rtl: str | None = None,
+            output_ready: Mapping[str, Sequence[bool]] | None = None) -> GraphResult:
         """Compile to memory-tile BDs, locks and tasks, and run the cycle-level system.
 
         Parameters
@@ -485,17 +487,45 @@ class Graph:
             volume per iteration (flat, or one row per iteration).
         max_cycles : int
             Guard for the scheduler.
+        rtl : {None, "amaranth", "verilator"}
+            Run every memory-tile channel's engine (address generator, lock gate,
+            datapath) as RTL on this simulator, inside the same cycles, compared with
+            the model engine on every port of every cycle (:mod:`aiedma.tb.loop`).
+            The result is the model-only run's, or a mismatch is raised.
+        output_ready : mapping of str to sequence of bool, optional
+            Per graph output, whether it takes a word in each cycle (backpressure;
+            high after the pattern ends).
 
         Raises
         ------
         GraphError
-            For the graph checks (see the module text).
+            For the graph checks (see the module text), or an unknown ``rtl``.
         DeadlockError
             If the system deadlocks: every waiting channel, its BD and lock.
+        aiedma.tb.loop.LoopMismatch
+            With ``rtl``: the first cycle an RTL channel differs from the model.
         """
         if iterations < 1:
             raise field_error(GraphError, "iterations", iterations, "must be at least 1")
-        return _Compiler(self, iterations).run(dict(inputs or {}), max_cycles)
+        if rtl not in RTL_SIMULATORS:
+            raise field_error(GraphError, "rtl", rtl, "must be None (the model alone) or one "
+                              f"of {', '.join(s for s in RTL_SIMULATORS if s)}")
+        compiler = _Compiler(self, iterations)
+        compiler.output_ready = dict(output_ready or {})
+        return compiler.run(dict(inputs or {}), max_cycles, rtl)
+
+
+RTL_SIMULATORS: tuple[str | None, ...] = (None, "amaranth", "verilator")
+"""What ``Graph.run(rtl=...)`` takes: None runs the model alone."""
+
+RTL_RUNNER = "aiedma.tb.loop"
+"""The module whose ``run_with_rtl`` runs channels as RTL. **decision**: the model names
+it and imports it only when a run asks for RTL, so the model layer itself never
+imports Amaranth (docs/architecture.md): the testbench layer plugs in from above."""
+
+
+def _rtl_runner() -> Callable:
+    return importlib.import_module(RTL_RUNNER).run_with_rtl
 
 
 # --- compilation ---------------------------------------------------------------------------
@@ -546,6 +576,7 @@ class _Compiler:
 
     def __init__(self, graph: Graph, iterations: int) -> None:
         self.graph, self.iterations = graph, iterations
+        self.output_ready: dict[str, Sequence[bool]] = {}
         self.source = {dst: src for src, dst in graph.connections}
         self.sink = {src: dst for src, dst in graph.connections}
         column, row = _MEMTILE
@@ -844,7 +875,7 @@ class _Compiler:
 
     # -- the run --
 
-    def run(self, inputs: dict[str, Any], max_cycles: int) -> GraphResult:
+    def run(self, inputs: dict[str, Any], max_cycles: int, rtl: str | None) -> GraphResult:
         self.check_connected()
         fixed = self.fixed_volumes()
         runs = self.kernel_runs(fixed)
@@ -858,6 +889,11 @@ class _Compiler:
                                  if isinstance(n, _GraphInput)}
         if unknown:
             raise field_error(GraphError, "inputs", sorted(unknown), "no graph input has this name")
+        unknown = set(self.output_ready) - {n.name for n in self.graph.nodes.values()
+                                            if isinstance(n, _GraphOutput)}
+        if unknown:
+            raise field_error(GraphError, "output_ready", sorted(unknown),
+                              "no graph output has this name")
         fixed_runs = {k: (r, "") for k, r in runs.items()}
         for node in self.graph.nodes.values():
             if isinstance(node, _GraphInput):
@@ -878,8 +914,12 @@ class _Compiler:
                     tagged=[isinstance(self.source[p].node, SharedBuffer) for p in node.inputs]))
         controller = _Controller(self.slots)
         channels = [s.channel for s in self.slots]
-        report = run_system([controller, *sources, *kernels, *channels, *splits, *merges,
-                             *(sink for sink, _, _ in sinks)], max_cycles)
+        agents = [controller, *sources, *kernels, *channels, *splits, *merges,
+                  *(sink for sink, _, _ in sinks)]
+        if rtl is None:
+            report = run_system(agents, max_cycles)
+        else:
+            report = _rtl_runner()(agents, channels, rtl, max_cycles)
         outputs = {}
         for sink, node, dtype in sinks:
             outputs[node.name] = from_words(sink.data, dtype).reshape(self.iterations, -1)
@@ -934,7 +974,8 @@ class _Compiler:
         dtype = self.dtype_near(port)
         sink = StreamSink(node.name, self.streams[(upstream, port)],
                           expect=self.iterations * volume // elements_per_word(dtype),
-                          drop_headers=isinstance(upstream.node, PktSplit | PktMerge))
+                          drop_headers=isinstance(upstream.node, PktSplit | PktMerge),
+                          ready=self.output_ready.get(node.name))
         return sink, node, dtype
 
     def kernel_agent(self, kernel: Kernel, runs: int) -> KernelAgent:

@@ -39,6 +39,7 @@ __all__ = [
     "DeadlockError",
     "Stall",
     "SystemReport",
+    "SystemRun",
     "run_system",
 ]
 
@@ -180,6 +181,77 @@ class DeadlockError(AiedmaError):
                          f"{len(waits)} agent(s) wait:\n  " + "\n  ".join(lines))
 
 
+class SystemRun:
+    """A run of agents, one :meth:`cycle` at a time (what :func:`run_system` loops over).
+
+    A runner that interleaves something with the cycles (an RTL simulator's clock
+    edge, :mod:`aiedma.tb.loop`) calls :meth:`cycle` while :attr:`busy`, then
+    :meth:`report`.
+
+    Parameters
+    ----------
+    agents : iterable of Agent
+        Stepped in this order every cycle.
+    max_cycles : int
+        A guard against runaway runs.
+    """
+
+    def __init__(self, agents: Iterable[Agent], max_cycles: int = 10_000_000) -> None:
+        self.agents = list(agents)
+        names = [a.name for a in self.agents]
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise field_error(AiedmaError, "agents", twice, "agent names must be unique")
+        self.max_cycles = max_cycles
+        self.streams = list({id(s): s for a in self.agents for s in a.ports()}.values())
+        self.words = dict.fromkeys(names, 0)
+        self.stalls: dict[str, dict[str, int]] = {n: {} for n in names}
+        self.cycles = 0
+
+    @property
+    def busy(self) -> bool:
+        """Some agent has work left."""
+        return any(a.busy for a in self.agents)
+
+    def cycle(self) -> None:
+        """Run one cycle: step every agent, then commit agents and streams.
+
+        Raises
+        ------
+        DeadlockError, AiedmaError
+            As :func:`run_system`.
+        """
+        cycle = self.cycles
+        if cycle >= self.max_cycles:
+            raise field_error(AiedmaError, "max_cycles", self.max_cycles,
+                              "the run did not finish within this many cycles")
+        progress = False
+        waits: dict[str, Stall] = {}
+        for agent in self.agents:
+            busy = agent.busy
+            stall = agent.step(cycle)
+            if stall is None:
+                self.words[agent.name] += 1
+                progress = True
+                continue
+            causes = self.stalls[agent.name]
+            causes[stall.cause] = causes.get(stall.cause, 0) + 1
+            progress |= stall.progress
+            if busy:
+                waits[agent.name] = stall
+        for agent in self.agents:
+            agent.commit()
+        for stream in self.streams:
+            stream.commit()
+        self.cycles += 1
+        if not progress:
+            raise DeadlockError(cycle, waits, self.report())
+
+    def report(self) -> SystemReport:
+        """The statistics so far."""
+        return SystemReport(self.cycles, self.words, self.stalls, _stranded(self.streams))
+
+
 def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000) -> SystemReport:
     """Run agents cycle by cycle until none is busy.
 
@@ -203,42 +275,10 @@ def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000) -> SystemR
         Anything an agent raises (a memory access outside a memory, a lock
         overflow, a BD with ``valid_bd = 0``, ...), as it is raised.
     """
-    agents = list(agents)
-    names = [a.name for a in agents]
-    if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise field_error(AiedmaError, "agents", twice, "agent names must be unique")
-    streams = list({id(s): s for a in agents for s in a.ports()}.values())
-    words = dict.fromkeys(names, 0)
-    stalls: dict[str, dict[str, int]] = {n: {} for n in names}
-    cycle = 0
-    while any(a.busy for a in agents):
-        if cycle >= max_cycles:
-            raise field_error(AiedmaError, "max_cycles", max_cycles,
-                              "the run did not finish within this many cycles")
-        progress = False
-        waits: dict[str, Stall] = {}
-        for agent in agents:
-            busy = agent.busy
-            stall = agent.step(cycle)
-            if stall is None:
-                words[agent.name] += 1
-                progress = True
-                continue
-            causes = stalls[agent.name]
-            causes[stall.cause] = causes.get(stall.cause, 0) + 1
-            progress |= stall.progress
-            if busy:
-                waits[agent.name] = stall
-        for agent in agents:
-            agent.commit()
-        for stream in streams:
-            stream.commit()
-        cycle += 1
-        if not progress:
-            report = SystemReport(cycle, words, stalls, _stranded(streams))
-            raise DeadlockError(cycle - 1, waits, report)
-    return SystemReport(cycle, words, stalls, _stranded(streams))
+    run = SystemRun(agents, max_cycles)
+    while run.busy:
+        run.cycle()
+    return run.report()
 
 
 def _stranded(streams: Sequence) -> dict[str, int]:

@@ -206,6 +206,9 @@ class StreamSink:
     drop_headers : bool
         The first word of each packet (after a TLAST, and at the start) is a
         packet header: check it and drop it, recording its packet ID.
+    ready : sequence of bool, optional
+        Per cycle, whether it may take a word (backpressure on purpose); high
+        after the pattern ends, and always high by default.
 
     Attributes
     ----------
@@ -216,8 +219,9 @@ class StreamSink:
     """
 
     def __init__(self, name: str, input: Stream, expect: int | None = None,
-                 drop_headers: bool = False) -> None:
+                 drop_headers: bool = False, ready: Sequence[bool] | None = None) -> None:
         self.name = name
+        self.ready = ready
         self.input = input
         self.expect = expect
         self.drop_headers = drop_headers
@@ -236,7 +240,10 @@ class StreamSink:
         return len(self.input) > 0 or (self.expect is not None and len(self.beats) < self.expect)
 
     def step(self, cycle: int) -> Stall | None:
-        """Take one word if there is one."""
+        """Take one word if there is one (and the ready pattern allows)."""
+        if self.ready is not None and cycle < len(self.ready) and not self.ready[cycle]:
+            # Holding off is a choice that ends: never a deadlock.
+            return Stall("idle", progress=self.busy, detail=f"{self.name} holds off")
         if not self.input.can_pop():
             waiting = self.expect is not None and len(self.beats) < self.expect
             return Stall("empty" if waiting else "idle", detail=self.input.name)

@@ -11,6 +11,13 @@ from aiedma.model import BDError, BufferDescriptor, PacketError, PortProgram, Ta
 from aiedma.model.bd.fields import BD_COUNT
 from aiedma.model.bd.lower import LoweringError, lower
 from aiedma.model.bd.packet import packet_header, parse_packet_header
+from aiedma.model.cycle.contract import (
+    ADDRGEN_LATENCY,
+    BD_FETCH_LATENCY,
+    CHANNEL_LATENCY,
+    MM2S_LATENCY,
+    RELEASE_LATENCY,
+)
 from aiedma.model.errors import TilingError
 from aiedma.model.system.channel import CHANNELS, DMA, TASK_QUEUE_DEPTH, ChannelError
 from aiedma.model.system.locks import LockError, LockWait
@@ -144,7 +151,9 @@ def test_a_chain_runs_in_order_and_repeats():
     dma.write_bd(7, bd(base_address=50, buffer_length=1))
     beats, report = read_all(dma, [Task(2, repeat_count=2)])
     assert [b.data for b in beats] == [11, 12, 51, 11, 12, 51]
-    assert report.cycles == 7, "one word per cycle, no bubble at BD or pass boundaries"
+    # The first word after the channel latency, then one per cycle with no bubble at BD
+    # or pass boundaries; the sink takes the last one a cycle later.
+    assert report.cycles == CHANNEL_LATENCY["mm2s"] + 6 + 1
     assert report.words[dma.mm2s[0].name] == 6
 
 
@@ -154,7 +163,8 @@ def test_queued_tasks_follow_without_a_bubble():
     dma.write_bd(1, bd(base_address=100, buffer_length=2))
     beats, report = read_all(dma, [Task(0), Task(1), Task(0)])
     assert [b.data for b in beats] == [1, 2, 3, 101, 102, 1, 2, 3]
-    assert report.stalls[dma.mm2s[0].name] == {"idle": 1}  # the sink's last cycle
+    # Filling the pipeline, then a word every cycle, then the sink's last cycle.
+    assert report.stalls[dma.mm2s[0].name] == {"load": CHANNEL_LATENCY["mm2s"], "idle": 1}
 
 
 def test_iteration_offsets_every_load_and_is_written_back():
@@ -172,18 +182,28 @@ def test_completion_tokens_only_when_asked():
     dma.write_bd(0, bd(buffer_length=2))
     read_all(dma, [Task(0, enable_token_issue=True), Task(0), Task(0, 2, True)])
     ch = dma.mm2s[0]
-    assert [d.cycle for d in ch.done] == [1, 3, 7]
-    assert ch.tokens == [1, 7]
+    # A task ends when its last read is issued: its last word's cycle minus the read latency.
+    first = CHANNEL_LATENCY["mm2s"]
+    ends = [first + n - 1 - MM2S_LATENCY + RELEASE_LATENCY["mm2s"] for n in (2, 4, 8)]
+    assert [d.cycle for d in ch.done] == ends
+    assert ch.tokens == [ends[0], ends[2]]
 
 
-def test_a_zero_length_bd_costs_one_load_cycle():
+def test_a_zero_length_bd_runs_after_the_bds_before_it_complete():
     dma = tile_dma()
     dma.write_bd(0, bd(buffer_length=2, use_next_bd=1, next_bd=1))
     dma.write_bd(1, bd(buffer_length=0, use_next_bd=1, next_bd=2))
     dma.write_bd(2, bd(base_address=5, buffer_length=1))
-    beats, report = read_all(dma, [Task(0)])
-    assert [b.data for b in beats] == [1, 2, 6]
-    assert report.stalls[dma.mm2s[0].name]["load"] == 1
+    stream = Stream("out", depth=8)
+    ch = dma.mm2s[0].connect(stream)
+    ch.push(Task(0))
+    moved = [c for c in range(30) if step([ch], c) == [None]]
+    assert [b.data for b in stream._items] == [1, 2, 6]
+    # BD 0 completes with its last read (a cycle before its last word); BD 1 runs in the
+    # next cycle and BD 2 is fetched then, so its word comes a channel latency later.
+    bd1 = moved[1] - MM2S_LATENCY + RELEASE_LATENCY["mm2s"] + 1
+    assert moved == [CHANNEL_LATENCY["mm2s"], CHANNEL_LATENCY["mm2s"] + 1,
+                     bd1 + CHANNEL_LATENCY["mm2s"]]
 
 
 # --- locks ------------------------------------------------------------------------------------
@@ -197,18 +217,22 @@ def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last(
     stream = Stream("out", depth=8)
     ch = dma.mm2s[0].connect(stream)
     ch.push(Task(0))
-    (stall,) = step([ch], 0)
-    assert stall == Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1), progress=True)
+    # The BD is fetched and prepared without its lock; its first beat asks for it.
+    gate = BD_FETCH_LATENCY + ADDRGEN_LATENCY
+    assert all(s.cause == "load" for c in range(gate) for s in step([ch], c))
+    (stall,) = step([ch], gate)
+    assert stall == Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1))
     assert str(stall) == f"BD 0: waits on lock 4 ({locks.name} lock 4) = 0, wants >= 1"
-    assert step([ch], 1) == [Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1))]
-    assert len(stream) == 0, "no word before the acquire"
+    assert step([ch], gate + 1) == [Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1))]
     locks.set(4, 1)
-    assert step([ch], 2) == [None] and locks[4] == 0 and len(stream) == 1
-    assert step([ch], 3) == [None] and locks[5] == 0
-    # The last word moves in cycle 4; the release is seen from the end of that cycle.
-    assert ch.step(4) is None and locks[5] == 0
+    (stall,) = step([ch], gate + 2)  # granted: the first beat enters the datapath
+    assert stall.cause == "load" and stall.progress and locks[4] == 0 and len(stream) == 0
+    assert step([ch], gate + 3) == [None] and len(stream) == 1
+    # The last beat enters the datapath in gate + 4: the release is seen at its end.
+    assert ch.step(gate + 4) is None and locks[5] == 0
     ch.commit()
-    assert locks[5] == 2
+    assert locks[5] == 2 and ch.busy, "released while the last word is still inside"
+    assert step([ch], gate + 5) == [None] and not ch.busy
 
 
 def test_acquire_equal_waits_for_the_value_and_keeps_it():
@@ -218,9 +242,12 @@ def test_acquire_equal_waits_for_the_value_and_keeps_it():
     locks.set(1, 3)
     ch = dma.mm2s[0].connect(Stream("out"))
     ch.push(Task(0))
-    assert step([ch], 0)[0].lock.wanted == "== 2"
+    gate = BD_FETCH_LATENCY + ADDRGEN_LATENCY
+    assert all(step([ch], c)[0].lock is None for c in range(gate)), "not before the first beat"
+    assert step([ch], gate)[0].lock.wanted == "== 2"
     locks.set(1, 2)
-    assert step([ch], 1) == [None] and locks[1] == 2
+    assert step([ch], gate + 1)[0].cause == "load" and locks[1] == 2
+    assert step([ch], gate + 2) == [None]
 
 
 def test_a_release_overflow_names_the_channel_and_bd():
@@ -301,7 +328,7 @@ def test_s2mm_refuses_a_header_with_bad_parity():
     ({0: bd(buffer_length=1, use_next_bd=1, next_bd=3),
       3: BufferDescriptor("tile", buffer_length=1)}, Task(0), ChannelError,
      r"^valid_bd=0: .*; channel tile\(2,3\)\.mm2s0, BD 3$"),
-    ({}, Task(5), ChannelError, r"^bd_id=5: no such BD in the table of tile\(2,3\); channel "
+    ({}, Task(5), ChannelError, r"^bd_id=5: no such BD in the table; channel "
                                 r"tile\(2,3\)\.mm2s0, BD 5$"),
     ({0: bd(buffer_length=1, use_next_bd=1, next_bd=1), 1: bd(buffer_length=1, use_next_bd=1)},
      Task(0), ChannelError, r"^next_bd=0: the chain loops back to a BD it already ran"),
@@ -356,12 +383,19 @@ def test_stall_causes():
     ch = dma.mm2s[0].connect(out)
     assert ch.step(0) == Stall("idle")
     ch.push(Task(0))
-    assert ch.step(1) is None
-    assert ch.step(2) == Stall("backpressure", 0, detail="out")
+    latency = CHANNEL_LATENCY["mm2s"]
+    assert [s.cause for s in step([ch], 1)] == ["load"]
+    for c in range(2, latency + 1):
+        step([ch], c)
+    assert ch.step(latency + 1) is None
+    stall = ch.step(latency + 2)
+    assert (stall.cause, stall.bd, stall.detail) == ("backpressure", 0, "out")
     inbound = Stream("in")
     s2mm = dma.s2mm[0].connect(inbound)
     s2mm.push(Task(0))
-    assert s2mm.step(0) == Stall("empty", 0, progress=True, detail="in")
+    for c in range(CHANNEL_LATENCY["s2mm"]):
+        assert step([s2mm], c)[0].cause == "load"
+    assert s2mm.step(CHANNEL_LATENCY["s2mm"]) == Stall("empty", 0, detail="in")
 
 
 # --- agreement with run_task ------------------------------------------------------------------

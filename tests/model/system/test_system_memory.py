@@ -138,7 +138,7 @@ def test_a_channel_reading_past_its_memory_names_channel_bd_and_address():
     stream = Stream("out")
     dma.mm2s[1].connect(stream).push(Task(3))
     with pytest.raises(MemoryAccessError,
-                       match=r"^address=16384: outside every window of tile\(0,2\) .*; "
+                       match=r"^address=16385: past the 14-bit address space of a tile DMA .*; "
                              r"channel tile\(0,2\)\.mm2s1, BD 3$"):
         run_system([dma.mm2s[1], StreamSink("sink", stream)])
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from aiedma.model import AiedmaError, BufferDescriptor, Task
+from aiedma.model.cycle.contract import CHANNEL_LATENCY
 from aiedma.model.system.channel import DMA
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
 from aiedma.model.system.scheduler import STALL_CAUSES, DeadlockError, Stall, run_system
@@ -85,7 +86,8 @@ def test_a_wait_on_a_lock_nobody_releases_is_a_deadlock():
     with pytest.raises(DeadlockError) as caught:
         run_system([source, mem.s2mm[0]])
     error = caught.value
-    assert str(error).startswith("deadlock at cycle 2: nothing can move and 2 agent(s) wait:")
+    assert str(error).startswith(f"deadlock at cycle {CHANNEL_LATENCY['s2mm']}: nothing can "
+                                 "move and 2 agent(s) wait:")
     assert ("memtile(0,1).s2mm0: BD 0: waits on lock 65 (memtile(0,1) locks lock 1) = 0, "
             "wants >= 1") in str(error)
     assert "source: waits for output space (in)" in str(error)

@@ -1,0 +1,141 @@
+"""A DMA's BD table in block RAM: the register port, a whole-BD fetch, iteration write-back.
+
+The words are the register image of ``BufferDescriptor.encode()``: BD ``n`` word ``w``
+is at register address ``BD_REGISTER_BASE[kind] + 0x20 n + 4 w`` (docs/bd.md
+"Registers"). The table keeps one memory per word index, so a BD is fetched whole in
+one cycle: a fetch of BD ``n`` in cycle ``t`` shows its fields, decoded to actual
+values (the field table's encodings: minus one, two's complement, burst length), in
+cycle ``t + BD_FETCH_LATENCY`` (the contract's fetch stage). In that cycle the table
+also writes the BD's ``iteration_current`` back, advanced modulo ``iteration_wrap``
+(docs/bd.md "Iteration"), and a fetch of the same BD in that cycle sees the new value
+(the fetch ports are transparent to the write-back).
+
+**decision**: a register write and a write-back to the same word in the same cycle: the
+write-back wins (it is the hardware's own state; a program that rewrites a BD a running
+channel fetches has a race either way).
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ..model.bd.fields import BD_COUNT, FIELD_INDEX, FIELDS, WORDS, Encoding, Field
+from ..model.cycle.contract import BD_FETCH_LATENCY
+from .layouts import check_kind, field_shape
+
+__all__ = ["REGISTER_ADDRESS_BITS", "BDTable", "bd_full_layout", "decode_field"]
+
+REGISTER_ADDRESS_BITS = 20
+"""Width of a tile-local register byte address (the memory tile's BDs start at 0xA0000)."""
+
+if BD_FETCH_LATENCY != 1:
+    raise AssertionError("the BD table's memories have one cycle of read latency")
+
+
+def bd_full_layout(kind: str) -> data.StructLayout:
+    """Every field of the kind's BD as its actual value, in table order."""
+    return data.StructLayout({f.name: field_shape(f) for f in FIELDS[kind]})
+
+
+def decode_field(field: Field, words: list[Value]) -> Value:
+    """A field's actual value from the BD's register words (its slices, then its encoding)."""
+    raw = Cat(*(words[s.word][s.lsb:s.msb + 1] for s in field.slices))
+    if field.encoding is Encoding.MINUS_ONE:
+        return raw + 1
+    if field.encoding is Encoding.SIGNED:
+        return raw.as_signed()
+    if field.encoding is Encoding.BURST_LENGTH:
+        return Mux(raw == 0, 64, Mux(raw == 1, 128, 256))
+    return raw
+
+
+class BDTable(wiring.Component):
+    """The BD table of one DMA kind.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+
+    Attributes
+    ----------
+    reg_addr : In(REGISTER_ADDRESS_BITS)
+        Byte address of the register access (outside the BD region: ignored).
+    reg_write, reg_wdata : In
+        Write the word (at the end of the cycle).
+    reg_read : In
+    reg_rdata : Out(32)
+        The word read in the previous cycle (0 outside the BD region).
+    fetch_en : In(1)
+    fetch_id : In(range(BD_COUNT[kind]))
+        Fetch a BD; its fields are on ``bd`` in the next cycle.
+    bd : Out(bd_full_layout(kind))
+    bd_id : Out
+        The BD shown on ``bd`` (the previous cycle's ``fetch_id``).
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = check_kind(kind)
+        count = BD_COUNT[kind]
+        super().__init__({
+            "reg_addr": In(REGISTER_ADDRESS_BITS), "reg_write": In(1), "reg_wdata": In(32),
+            "reg_read": In(1), "reg_rdata": Out(32),
+            "fetch_en": In(1), "fetch_id": In(range(count)),
+            "bd": Out(bd_full_layout(kind)), "bd_id": Out(range(count)),
+        })
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        kind, count, words = self.kind, BD_COUNT[self.kind], WORDS[self.kind]
+        base = DMA_KINDS[kind].bd_register_base
+        offset = Signal(REGISTER_ADDRESS_BITS)
+        m.d.comb += offset.eq(self.reg_addr - base)
+        in_region = (self.reg_addr >= base) & (self.reg_addr < base + BD_REGISTER_STRIDE * count)
+        reg_bd, reg_word = offset[5:], offset[2:5]
+        iteration = FIELD_INDEX[kind]["iteration_current"]
+        (slot,) = iteration.slices
+        # The write-back of the BD fetched in the previous cycle.
+        fetched = Signal()
+        m.d.sync += [fetched.eq(self.fetch_en), self.bd_id.eq(self.fetch_id)]
+        read_word = Signal(3)
+        read_hit = Signal()
+        m.d.sync += [read_word.eq(reg_word), read_hit.eq(self.reg_read & in_region)]
+        fetch_data, register_data = [], []
+        for w in range(words):
+            m.submodules[f"word{w}"] = memory = Memory(shape=32, depth=count, init=[])
+            write = memory.write_port()
+            fetch = memory.read_port(transparent_for=(write,))
+            reg = memory.read_port()
+            m.d.comb += [
+                write.addr.eq(self.reg_bd_index(reg_bd)),
+                write.data.eq(self.reg_wdata),
+                write.en.eq(self.reg_write & in_region & (reg_word == w)),
+                fetch.addr.eq(self.fetch_id),
+                fetch.en.eq(self.fetch_en),
+                reg.addr.eq(self.reg_bd_index(reg_bd)),
+                reg.en.eq(self.reg_read),
+            ]
+            fetch_data.append(fetch.data)
+            register_data.append(reg.data)
+            if w == slot.word:
+                writeback_port = write
+        m.d.comb += self.reg_rdata.eq(
+            Mux(read_hit, Cat(*register_data).word_select(read_word, 32), 0))
+        for f in FIELDS[kind]:
+            m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, fetch_data))
+        # iteration_current advances modulo iteration_wrap and goes back into its word.
+        current = self.bd.iteration_current
+        advanced = Mux(current + 1 >= self.bd.iteration_wrap, 0, current + 1)
+        word = fetch_data[slot.word]
+        updated = Cat(word[:slot.lsb], advanced[:slot.width], word[slot.msb + 1:])
+        with m.If(fetched):
+            m.d.comb += [writeback_port.addr.eq(self.bd_id), writeback_port.data.eq(updated),
+                         writeback_port.en.eq(1)]
+        return m
+
+    def reg_bd_index(self, value: Value) -> Value:
+        """The BD number of a register offset, cut to the table's index width."""
+        return value[:Const(BD_COUNT[self.kind] - 1).shape().width]

@@ -1,0 +1,352 @@
+"""The channel engine, cycle by cycle: address generator, lock gate and datapath of one channel.
+
+This is the model of what ``hdl.channel.MM2SChannel`` / ``S2MMChannel`` do, written
+from the contract (:mod:`.contract`, docs/cycle.md "Channel"), as registers stepped
+once per cycle. The system model's channels (:mod:`aiedma.model.system.channel`) run
+it, and when a channel runs as RTL the same engine runs beside the RTL as its
+reference (:mod:`aiedma.tb.loop`): both get the same inputs every cycle and every
+signal of :class:`EngineCycle` must agree.
+
+The engine's surroundings (the channel's BD fetch, lock unit, stream stages and
+memory) drive it through one protocol per cycle::
+
+    engine.drive(bd, o_ready=..., i_valid=..., i_data=..., mem_data=...)
+    if engine.lock_request():              # a BD's first beat waits at the gate
+        engine.grant(lock acquired?)
+    signals = engine.sample()              # every port of this cycle
+    engine.clock()                         # the rising edge
+
+Everything :meth:`sample` returns is settled for the cycle; :meth:`clock` applies the
+updates of the edge. The lock gate sits between the address generator's ``o`` and
+the datapath's ``beats``: a BD's first beat passes only in a cycle its lock is
+granted, and the request is raised only when the datapath can take the beat in that
+cycle, so a granted lock always moves the first beat.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ..bd.descriptor import BufferDescriptor
+from .contract import ADDRGEN_PREPARE_SLOTS, MM2S_BUFFER_DEPTH, wrap_addresses
+
+__all__ = [
+    "AddrgenSlots",
+    "ChannelEngine",
+    "EngineCycle",
+    "Mm2sDatapathModel",
+    "S2mmDatapathModel",
+    "bd_beat_lists",
+]
+
+
+def bd_beat_lists(kind: str, bd: BufferDescriptor) -> tuple[list[int], list[bool]]:
+    """One BD's beats as the RTL gives them: addresses (0 on zero beats) and zero flags."""
+    stream = wrap_addresses(kind, bd.stream())
+    zero = stream < 0
+    return np.where(zero, 0, stream).tolist(), zero.tolist()
+
+
+class AddrgenSlots:
+    """The address generator's BD slots, stepped by the rules of :mod:`.contract`.
+
+    ``P[0] .. P[S-1]`` pass BDs on, ``R`` gives one beat per cycle while ``o.ready``.
+    A slot holds a BD's beats ``(addresses, zeros)``.
+
+    Parameters
+    ----------
+    prepare_slots : int
+        ``S`` (the RTL's :data:`~.contract.ADDRGEN_PREPARE_SLOTS` by default).
+    """
+
+    def __init__(self, prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> None:
+        if prepare_slots < 1:
+            raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
+        self.prepare: list[tuple[list[int], list[bool]] | None] = [None] * prepare_slots
+        self.run: tuple[list[int], list[bool]] | None = None
+        self.position = 0
+
+    @property
+    def empty(self) -> bool:
+        """No BD is held."""
+        return self.run is None and all(s is None for s in self.prepare)
+
+    def state(self) -> tuple:
+        """Everything that changes, for telling a cycle that changed nothing."""
+        return (*(id(s) for s in self.prepare), id(self.run), self.position)
+
+    def outputs(self) -> tuple[bool, int, bool, bool]:
+        """``o.valid`` and the beat shown: ``(valid, address, zero, last)``."""
+        if self.run is None:
+            return False, 0, False, False
+        addresses, zeros = self.run[0], self.run[1]
+        p = self.position
+        return True, addresses[p], zeros[p], p == len(addresses) - 1
+
+    def _ready(self, o_ready: bool) -> tuple[list[bool], bool, bool]:
+        slots, last = self.prepare, len(self.prepare) - 1
+        remaining = 0 if self.run is None else len(self.run[0]) - self.position
+        take = self.run is not None and o_ready
+        free = self.run is None or (take and remaining == 1)
+        end = slots[last]
+        leave = end is not None and (not end[0] or free)
+        ready = [False] * len(slots)
+        ready[last] = end is None or leave
+        for s in range(last - 1, -1, -1):
+            ready[s] = slots[s] is None or ready[s + 1]
+        return ready, leave, take
+
+    def i_ready(self, o_ready: bool) -> bool:
+        """``i.ready`` in a cycle whose ``o.ready`` is given (combinational)."""
+        return self._ready(o_ready)[0][0]
+
+    def clock(self, accepted: tuple[list[int], list[bool]] | None, o_ready: bool) -> None:
+        """The edge: ``accepted`` is the BD taken on ``i`` this cycle, if any."""
+        slots, last = self.prepare, len(self.prepare) - 1
+        ready, leave, take = self._ready(o_ready)
+        remaining = 0 if self.run is None else len(self.run[0]) - self.position
+        if leave and slots[last][0]:
+            self.run, self.position = slots[last], 0
+        elif take and remaining == 1:
+            self.run = None
+        elif take:
+            self.position += 1
+        updated = list(slots)
+        for s in range(len(slots)):
+            come = accepted is not None if s == 0 else slots[s - 1] is not None and ready[s]
+            go = (slots[s] is not None and ready[s + 1]) if s < last else leave
+            if come:
+                updated[s] = accepted if s == 0 else slots[s - 1]
+            elif go:
+                updated[s] = None
+        self.prepare = updated
+
+
+class Mm2sDatapathModel:
+    """The MM2S datapath of :mod:`.contract`: a word in flight ``F`` and a 2-word buffer ``B``.
+
+    The read port's data (``mem_data``) is an input: the engine's surroundings read
+    memory in the cycle ``mem_en`` is high and drive the word in the next cycle.
+    """
+
+    def __init__(self) -> None:
+        self.flight: tuple[bool, bool] | None = None  # (zero, last) of the word on mem_data
+        self.buffer: deque[tuple[int, bool]] = deque()
+
+    def state(self) -> tuple:
+        return self.flight, tuple(self.buffer)
+
+    @property
+    def empty(self) -> bool:
+        return self.flight is None and not self.buffer
+
+    def beats_ready(self) -> bool:
+        """Registers only: room for the word of a beat accepted now."""
+        return len(self.buffer) + (self.flight is not None) <= MM2S_BUFFER_DEPTH - 1
+
+    def outputs(self, mem_data: int) -> tuple[bool, int, bool]:
+        """``o``: ``(valid, data, last)``."""
+        if self.buffer:
+            return True, *self.buffer[0]
+        if self.flight is not None:
+            zero, last = self.flight
+            return True, 0 if zero else mem_data, last
+        return False, 0, False
+
+    def clock(self, accepted: tuple[bool, bool] | None, o_ready: bool, mem_data: int) -> None:
+        """The edge: ``accepted`` is the beat's ``(zero, last)`` taken this cycle, if any."""
+        valid = self.flight is not None or bool(self.buffer)
+        taken = valid and o_ready
+        fresh = None
+        if self.flight is not None:
+            zero, last = self.flight
+            fresh = (0 if zero else mem_data, last)
+        if self.buffer:
+            if taken:
+                self.buffer.popleft()
+            if fresh is not None:
+                self.buffer.append(fresh)
+        elif fresh is not None and not taken:
+            self.buffer.append(fresh)
+        self.flight = accepted
+
+
+class S2mmDatapathModel:
+    """The S2MM datapath of :mod:`.contract`: a word joins its beat and is written a cycle later."""
+
+    def __init__(self) -> None:
+        self.write: tuple[int, int] | None = None   # (address, data) written this cycle
+
+    def state(self) -> tuple:
+        return (self.write,)
+
+    @property
+    def empty(self) -> bool:
+        return self.write is None
+
+    def clock(self, joined: tuple[int, bool, int] | None) -> None:
+        """The edge: ``joined`` is ``(address, zero, data)`` of this cycle's join, if any."""
+        self.write = None
+        if joined is not None and not joined[1]:
+            self.write = (joined[0], joined[2])
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCycle:
+    """Every port of a channel engine in one cycle; what RTL and model must agree on.
+
+    Payloads are 0 (and flags False) in cycles their ``valid`` (or enable) is low, so
+    two engines compare field by field.
+
+    Attributes
+    ----------
+    bd_valid, bd_ready : bool
+        The BD input handshake.
+    beat_valid, beat_ready : bool
+        The address generator's ``o`` handshake (``beat_ready`` after the lock gate).
+    address : int
+    zero, last : bool
+        The beat shown.
+    lock_request, lock_grant : bool
+        The gate asks for the lock of a BD's first beat; the grant lets it pass.
+    stream_valid, stream_ready : bool
+        The data stream: ``o`` on MM2S, ``i`` on S2MM.
+    data : int
+    stream_last : bool
+        The word on ``o`` (MM2S; ``last`` is the BD's final word); S2MM: the word on ``i``.
+    mem_read, mem_write : bool
+        ``mem_en`` (MM2S) and ``mem_we`` (S2MM).
+    mem_addr, mem_data : int
+        The read or write address; the written word (S2MM).
+    """
+
+    bd_valid: bool = False
+    bd_ready: bool = False
+    beat_valid: bool = False
+    beat_ready: bool = False
+    address: int = 0
+    zero: bool = False
+    last: bool = False
+    lock_request: bool = False
+    lock_grant: bool = False
+    stream_valid: bool = False
+    stream_ready: bool = False
+    data: int = 0
+    stream_last: bool = False
+    mem_read: bool = False
+    mem_write: bool = False
+    mem_addr: int = 0
+    mem_data: int = 0
+
+    def differences(self, other: EngineCycle) -> dict[str, tuple]:
+        """The fields whose values differ: ``{name: (self's, other's)}``."""
+        return {f.name: (getattr(self, f.name), getattr(other, f.name)) for f in fields(self)
+                if getattr(self, f.name) != getattr(other, f.name)}
+
+
+class ChannelEngine:
+    """A channel's engine, model side: address generator, lock gate, MM2S or S2MM datapath.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    mm2s : bool
+        MM2S (memory to stream) or S2MM.
+    prepare_slots : int, optional
+        The address generator's ``S``.
+    """
+
+    def __init__(self, kind: str, mm2s: bool, prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> None:
+        self.kind, self.mm2s = kind, mm2s
+        self.slots = AddrgenSlots(prepare_slots)
+        self.datapath = Mm2sDatapathModel() if mm2s else S2mmDatapathModel()
+        self.first = True   # the next beat is a BD's first: it waits for its lock
+        self._bd: BufferDescriptor | None = None
+        self._o_ready = self._i_valid = False
+        self._i_data = self._mem_data = 0
+        self._grant = False
+
+    @property
+    def empty(self) -> bool:
+        """No BD and no word is left inside."""
+        return self.slots.empty and self.datapath.empty
+
+    def state(self) -> tuple:
+        """Everything that changes, for telling a cycle that changed nothing."""
+        return (*self.slots.state(), *self.datapath.state(), self.first)
+
+    def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
+              i_data: int = 0, mem_data: int = 0) -> None:
+        """This cycle's inputs: the BD offered (None: ``bd.valid`` low) and the stream side."""
+        self._bd, self._o_ready, self._i_valid = bd, o_ready, i_valid
+        self._i_data, self._mem_data, self._grant = i_data, mem_data, False
+
+    def _datapath_ready(self) -> bool:
+        return self.datapath.beats_ready() if self.mm2s else self._i_valid
+
+    def lock_request(self) -> bool:
+        """A BD's first beat is shown and the datapath could take it this cycle."""
+        return self.slots.run is not None and self.first and self._datapath_ready()
+
+    def grant(self, granted: bool) -> None:
+        """The lock unit's answer to :meth:`lock_request` in this cycle."""
+        self._grant = granted
+
+    def _gate(self) -> tuple[bool, bool]:
+        """``(beat passes to the datapath, address generator's o.ready)``."""
+        passes = not self.first or self._grant
+        valid = self.slots.run is not None
+        ready = self._datapath_ready() and passes
+        return valid and passes, ready
+
+    def sample(self) -> EngineCycle:
+        """Every port of this cycle (after :meth:`drive` and :meth:`grant`)."""
+        beat_valid, address, zero, last = self.slots.outputs()
+        _, a_ready = self._gate()
+        request = beat_valid and self.first and self._datapath_ready()
+        bd_valid = self._bd is not None
+        bd_ready = self.slots.i_ready(a_ready)
+        moved = beat_valid and a_ready
+        common = {"bd_valid": bd_valid, "bd_ready": bd_ready, "beat_valid": beat_valid,
+                  "beat_ready": a_ready, "address": address, "zero": zero, "last": last,
+                  "lock_request": request, "lock_grant": request and self._grant}
+        if self.mm2s:
+            o_valid, data, o_last = self.datapath.outputs(self._mem_data)
+            read = moved and not zero
+            return EngineCycle(**common, stream_valid=o_valid, stream_ready=self._o_ready,
+                               data=data if o_valid else 0, stream_last=o_last and o_valid,
+                               mem_read=read, mem_addr=address if read else 0)
+        write = self.datapath.write
+        passes, _ = self._gate()
+        return EngineCycle(**common, stream_valid=self._i_valid,
+                           stream_ready=beat_valid and passes,
+                           data=self._i_data if self._i_valid else 0,
+                           mem_write=write is not None,
+                           mem_addr=write[0] if write else 0, mem_data=write[1] if write else 0)
+
+    def clock(self, accepted_beats: tuple[list[int], list[bool]] | None = None) -> None:
+        """The rising edge.
+
+        Parameters
+        ----------
+        accepted_beats : tuple, optional
+            The beats of the BD offered this cycle (:func:`bd_beat_lists`), computed
+            once by the caller; taken if the BD was accepted.
+        """
+        beat_valid, address, zero, last = self.slots.outputs()
+        _, a_ready = self._gate()
+        moved = beat_valid and a_ready
+        accepted = None
+        if self._bd is not None and self.slots.i_ready(a_ready):
+            accepted = (accepted_beats if accepted_beats is not None
+                        else bd_beat_lists(self.kind, self._bd))
+        if self.mm2s:
+            self.datapath.clock((zero, last) if moved else None, self._o_ready, self._mem_data)
+        else:
+            self.datapath.clock((address, zero, self._i_data) if moved else None)
+        if moved:
+            self.first = last
+        self.slots.clock(accepted, a_ready)

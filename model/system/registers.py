@@ -1,0 +1,132 @@
+"""Programming a model DMA through the AIE-ML register map: BD words, task pushes, lock values.
+
+A program is a list of ``(register_address, value)`` writes, as a host (or a CDO
+file) issues them: BD ``n`` word ``w`` at the kind's BD base + 0x20 n + 4 w, a task
+word (``Task.encode()``) at a channel's start-queue register, a lock's value at its
+value register (``model/arch/registers.py``). :func:`apply_writes` applies one to a
+:class:`~.channel.DMA` before a run; :func:`program_writes` gives the writes that load
+a DMA's BD table, queued tasks and locks, so a lowered port or a whole graph can be
+written out and replayed (into this model or into the RTL: ``aiedma.tb.dma_run``).
+
+**decision**: writes are applied in order before cycle 0; a BD is decoded once all
+writes are in (its words as they stand then), so a program may write a BD's words in
+any order, and a start-queue write may come before the words of its BDs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..arch.directions import CHANNEL_NAMES
+from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ..arch.registers import lock_value_address, start_queue_address
+from ..bd.descriptor import BufferDescriptor
+from ..bd.fields import WORDS
+from ..bd.task import Task
+from ..errors import AiedmaError, field_error
+from .channel import DMA, TASK_QUEUE_DEPTH
+
+__all__ = ["RegisterError", "apply_writes", "program_writes"]
+
+
+class RegisterError(AiedmaError):
+    """A register write the DMA has no register for, or a value its register refuses."""
+
+
+def _decoder(dma: DMA) -> dict[int, tuple[str, object]]:
+    """Register address -> what it is, for the DMA's kind."""
+    kind = dma.kind
+    table: dict[int, tuple[str, object]] = {}
+    base = DMA_KINDS[kind].bd_register_base
+    for n in range(DMA_KINDS[kind].bd_count):
+        for w in range(WORDS[kind]):
+            table[base + BD_REGISTER_STRIDE * n + 4 * w] = ("bd", (n, w))
+    for direction in CHANNEL_NAMES:
+        for index in range(DMA_KINDS[kind].channels):
+            table[start_queue_address(kind, direction, index)] = ("task", (direction, index))
+    for lock in range(DMA_KINDS[kind].locks):
+        table[lock_value_address(kind, lock)] = ("lock", lock)
+    return table
+
+
+def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
+    """Program ``dma`` with register writes (its BD table, its channels' queues, its locks).
+
+    Raises
+    ------
+    RegisterError
+        For an address with no register of this kind, a value that is not a 32-bit
+        word, a lock value outside 0..63, or BD words that do not decode (the BD and
+        the rule named); nothing is applied then.
+        More tasks than a channel's queue holds is refused the same way.
+    """
+    decoder = _decoder(dma)
+    images = {n: list(bd.encode()) for n, bd in dma.bds.items()}
+    tasks: list[tuple[str, int, Task]] = []
+    locks: list[tuple[int, int]] = []
+    for k, write in enumerate(writes):
+        address, value = int(write[0]), int(write[1])
+        if not 0 <= value <= 0xFFFF_FFFF:
+            raise field_error(RegisterError, "value", value,
+                              f"write {k} to {address:#x}: a register word is 0..2^32-1")
+        what = decoder.get(address)
+        if what is None:
+            raise field_error(RegisterError, "address", f"{address:#x}",
+                              f"write {k}: no BD, start-queue or lock register of a "
+                              f"{dma.kind} DMA is there")
+        role, where = what
+        if role == "bd":
+            n, w = where
+            images.setdefault(n, [0] * WORDS[dma.kind])[w] = value
+        elif role == "task":
+            direction, index = where
+            tasks.append((direction, index, Task(value & 0x3F, (value >> 16 & 0xFF) + 1,
+                                                 bool(value >> 31))))
+        else:
+            if value > 63:
+                raise field_error(RegisterError, "value", value,
+                                  f"write {k} to lock {where}: a lock holds 0..63")
+            locks.append((where, value))
+    bds = {}
+    for n, words in images.items():
+        try:
+            bds[n] = BufferDescriptor.decode(dma.kind, words)
+        except AiedmaError as error:
+            raise RegisterError(f"{error}; BD {n} as written") from None
+    pushed: dict[tuple[str, int], int] = {}
+    for direction, index, _ in tasks:
+        pushed[direction, index] = pushed.get((direction, index), 0) + 1
+    for (direction, index), count in pushed.items():
+        channel = dma.channel(direction, index)
+        if len(channel.queue) + count > TASK_QUEUE_DEPTH:
+            raise field_error(RegisterError, "tasks", count,
+                              f"{count} pushes onto channel {channel.name}, which holds "
+                              f"{len(channel.queue)}: a queue holds {TASK_QUEUE_DEPTH}")
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    for n, bd in bds.items():
+        dma.write_bd(n, bd)
+    for lock, value in locks:
+        table, local = dma.locks.route(own + lock)
+        table.set(local, value)
+    for direction, index, task in tasks:
+        dma.channel(direction, index).push(task)
+
+
+def program_writes(dma: DMA) -> list[tuple[int, int]]:
+    """The writes that load ``dma``'s BD table, its queued tasks and its own locks.
+
+    Lock values are written only where they are not 0 (their reset value).
+    """
+    kind = dma.kind
+    base = DMA_KINDS[kind].bd_register_base
+    writes = [(base + BD_REGISTER_STRIDE * n + 4 * w, word)
+              for n, bd in sorted(dma.bds.items()) for w, word in enumerate(bd.encode())]
+    own = DMA_KINDS[kind].lock_window("own").start
+    for lock in range(DMA_KINDS[kind].locks):
+        table, local = dma.locks.route(own + lock)
+        if table[local]:
+            writes.append((lock_value_address(kind, lock), table[local]))
+    for channel in dma.channels:
+        queue = start_queue_address(kind, channel.direction, channel.index)
+        writes += [(queue, task.encode()) for task in channel.queue]
+    return writes

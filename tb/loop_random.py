@@ -1,0 +1,298 @@
+"""Random graphs for RTL-in-the-loop regressions: the model alone and with RTL must agree.
+
+:func:`random_graph` draws, from a seed, a graph a user could write: a 1-D or 2-D
+shared buffer (one or two buffers, ping-pong), written from a graph input with a
+random tiling that covers it, read by one or two ports with random tiles, traversal
+orders, offsets and zero padding (tiles running past the buffer), over 1 to 3
+iterations, with random backpressure on every graph output. Draws that the
+tiling or lowering rules refuse are drawn again. :func:`check_graph` runs one
+with the model alone and with every memory-tile channel as RTL, and compares the
+outputs and every report column.
+
+:func:`random_program` draws a task program on one memory tile (three channels,
+chains, repeats, iteration offsets, padding, packet headers, TLAST suppression, a
+lock between two channels, backpressure) and :func:`check_program` runs it both ways.
+
+``python -m aiedma.tb.loop_random [--graphs N] [--programs N] [--seed S] [--sim ...]``
+runs a regression and prints one line per kind of draw and simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.task import Task
+from ..model.errors import AiedmaError
+from ..model.system.channel import DMA
+from ..model.system.graph import Graph, GraphResult
+from ..model.system.memory import MEMORY_TILE_WINDOWS
+from ..model.system.scheduler import SystemReport, run_system
+from ..model.system.stream import Stream, StreamSink
+from .loop import SIMULATORS, run_with_rtl
+
+__all__ = ["RandomGraph", "RandomProgram", "check_graph", "check_program", "random_graph",
+           "random_program"]
+
+
+@dataclass
+class RandomGraph:
+    """One drawn graph and how to run it."""
+
+    seed: int
+    graph: Graph
+    iterations: int
+    inputs: dict[str, np.ndarray]
+    output_ready: dict[str, list[bool]]
+    description: str
+
+    def run(self, rtl: str | None = None) -> GraphResult:
+        return self.graph.run(self.iterations, self.inputs, rtl=rtl,
+                              output_ready=self.output_ready)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _traversal(rng: random.Random, tile: list[int], counts: list[int]) -> list[tuple]:
+    loops = [(k, tile[k], counts[k]) for k in range(len(tile)) if counts[k] > 1]
+    rng.shuffle(loops)
+    return loops
+
+
+def _draw(rng: random.Random, seed: int) -> RandomGraph:
+    shape = [rng.choice([2, 4, 6, 8])] + ([rng.choice([2, 3, 4])] if rng.random() < 0.7 else [])
+    dims = len(shape)
+    write_tile = [rng.choice(_divisors(n)) for n in shape]
+    write = {"buffer_dimension": shape, "tiling_dimension": write_tile, "offset": [0] * dims,
+             "tile_traversal": _traversal(rng, write_tile,
+                                          [n // t for n, t in zip(shape, write_tile, strict=True)])}
+    readers = rng.choice([1, 1, 2])
+    g = Graph(f"random {seed}")
+    buf = g.shared_buffer(shape, 1, readers, name="buf")
+    buf.num_buffers = rng.choice([1, 2])
+    g.connect(g.input("in"), buf.inputs[0])
+    buf.write_access(0, write)
+    reads = []
+    for r in range(readers):
+        tile = [rng.randint(1, n) for n in shape]
+        pad = rng.random() < 0.5
+        offset = [rng.choice([0, -1]) if pad else 0 for _ in shape]
+        counts = [max(1, -(-(n - o) // t)) if pad else n // t
+                  for n, t, o in zip(shape, tile, offset, strict=True)]
+        if not pad:
+            tile = [rng.choice(_divisors(n)) for n in shape]
+            counts = [n // t for n, t in zip(shape, tile, strict=True)]
+        read = {"buffer_dimension": shape, "tiling_dimension": tile, "offset": offset,
+                "tile_traversal": _traversal(rng, tile, counts)}
+        if pad:
+            read["boundary_dimension"] = shape
+        buf.read_access(buf.outputs[r], read)
+        g.connect(buf.outputs[r], g.output(f"out{r}"))
+        reads.append(read)
+    iterations = rng.randint(1, 3)
+    words = int(np.prod(shape))
+    inputs = {"in": np.array([rng.randrange(1 << 31) for _ in range(iterations * words)])}
+    ready = {f"out{r}": [rng.random() < 0.7 for _ in range(rng.randint(0, 200))]
+             for r in range(readers)}
+    text = (f"shape {shape}, {buf.num_buffers} buffer(s), {iterations} iteration(s), "
+            f"write {write}, reads {reads}")
+    return RandomGraph(seed, g, iterations, inputs, ready, text)
+
+
+def random_graph(seed: int) -> RandomGraph:
+    """A random graph that compiles and runs on the model (drawn again until one does).
+
+    Parameters
+    ----------
+    seed : int
+        Fixes every draw: the same seed gives the same graph.
+    """
+    rng = random.Random(seed)
+    for _ in range(200):
+        drawn = _draw(rng, seed)
+        try:
+            drawn.run()
+        except AiedmaError:   # a tiling the rules refuse, or over the BD budget
+            continue
+        return drawn
+    raise RuntimeError(f"seed={seed}: no legal graph in 200 draws")
+
+
+def check_graph(drawn: RandomGraph, simulator: str) -> GraphResult:
+    """Run ``drawn`` on the model and with RTL; raise if outputs or report differ.
+
+    Raises
+    ------
+    aiedma.tb.loop.LoopMismatch
+        At the first cycle an RTL channel differs from the model.
+    AssertionError
+        If the outputs or report differ (they cannot when every cycle agreed).
+    """
+    model = drawn.run()
+    rtl = drawn.run(rtl=simulator)
+    for name, words in model.outputs.items():
+        if not np.array_equal(words, rtl.outputs[name]):
+            raise AssertionError(f"seed={drawn.seed}: output {name} differs with {simulator}")
+    if model.report.text() != rtl.report.text():
+        raise AssertionError(f"seed={drawn.seed}: report differs with {simulator}:\n"
+                             f"{model.report.text()}\n{rtl.report.text()}")
+    return rtl
+
+
+_OWN = MEMORY_TILE_WINDOWS["own"]
+_SOURCE, TARGET = _OWN, _OWN + 4096        # word addresses of the two regions
+_LOCK = 64 + 1                             # lock 1 of the tile's own locks
+
+
+@dataclass
+class RandomProgram:
+    """A random task program on one memory tile, built afresh for every run.
+
+    MM2S 0 reads a random BD chain (padding, 2-D patterns, iteration offsets, packet
+    headers, TLAST suppressed or not) from the source region, ``repeat`` passes, into
+    S2MM 0, whose chain has the same lengths and packet flags and writes the target
+    region, releasing lock 1 after each BD; MM2S 1 acquires lock 1 before each of its
+    reads of the target region and sends them to a sink with random backpressure.
+    """
+
+    seed: int
+    reads: list[BufferDescriptor]
+    writes: list[BufferDescriptor]
+    repeat: int
+    memory: np.ndarray
+    sink_ready: list[bool]
+    description: str
+    tokens: tuple[bool, bool, bool] = (False, False, False)
+
+    def build(self) -> tuple[list, list, DMA, StreamSink]:
+        """``(agents, channels, dma, sink)`` of a fresh system."""
+        dma = DMA("memtile", 0, 1)
+        dma.memory.resolve(_SOURCE)[0].load(0, self.memory)
+        n = len(self.reads)
+        for k, (read, write) in enumerate(zip(self.reads, self.writes, strict=True)):
+            dma.write_bd(k, read)
+            dma.write_bd(24 + k, write)   # S2MM 0 runs BDs 0-23 too: use its half's top
+        link, out = Stream("link"), Stream("out")
+        reader = dma.mm2s[0].connect(link)
+        writer = dma.s2mm[1].connect(link)
+        second = dma.mm2s[1].connect(out)
+        dma.write_bd(40, BufferDescriptor("memtile", base_address=TARGET, buffer_length=4,
+                                          lock_acq_enable=1, lock_acq_id=_LOCK, lock_acq_value=-1,
+                                          valid_bd=1))
+        reader.push(Task(0, self.repeat, self.tokens[0]))
+        writer.push(Task(24, self.repeat, self.tokens[1]))
+        second.push(Task(40, n * self.repeat, self.tokens[2]))
+        sink = StreamSink("sink", out, ready=self.sink_ready)
+        channels = [reader, writer, second]
+        return [*channels, sink], channels, dma, sink
+
+    def run(self, rtl: str | None = None) -> tuple[SystemReport, list[int], np.ndarray]:
+        agents, channels, dma, sink = self.build()
+        report = (run_system(agents) if rtl is None
+                  else run_with_rtl(agents, channels, rtl, seed=self.seed))
+        target = dma.memory.resolve(TARGET)
+        return report, sink.data, target[0].dump(target[1], 64)
+
+
+def _random_read(rng: random.Random, base: int) -> BufferDescriptor:
+    d0_wrap, d1_wrap = rng.randint(1, 4), rng.randint(1, 3)
+    fields = {"base_address": base, "d0_wrap": d0_wrap, "d0_stepsize": rng.randint(1, 3),
+              "d1_wrap": d1_wrap, "d1_stepsize": rng.randint(4, 9),
+              "d2_stepsize": rng.randint(20, 30)}
+    if rng.random() < 0.5:
+        fields["d0_zero_before"] = rng.randint(0, 2)
+        fields["d0_zero_after"] = rng.randint(0, 2)
+    if rng.random() < 0.4:
+        fields["iteration_wrap"] = rng.randint(1, 3)
+        fields["iteration_stepsize"] = rng.randint(1, 40)
+    span = d0_wrap + fields.get("d0_zero_before", 0) + fields.get("d0_zero_after", 0)
+    fields["buffer_length"] = rng.randint(1, span * d1_wrap + 3)
+    if rng.random() < 0.4:
+        fields["enable_packet"] = 1
+        fields["packet_id"] = rng.randint(0, 31)
+    fields["tlast_suppress"] = int(rng.random() < 0.3)
+    return BufferDescriptor("memtile", valid_bd=1, **fields)
+
+
+def random_program(seed: int) -> RandomProgram:
+    """A random :class:`RandomProgram` (the same seed gives the same program)."""
+    rng = random.Random(seed)
+    chain = rng.randint(1, 3)
+    reads, writes = [], []
+    for k in range(chain):
+        read = _random_read(rng, _SOURCE + 8 * k)
+        more = {"use_next_bd": 1, "next_bd": k + 1} if k + 1 < chain else {}
+        reads.append(read.replace(**more) if more else read)
+        wmore = {"use_next_bd": 1, "next_bd": 24 + k + 1} if k + 1 < chain else {}
+        writes.append(BufferDescriptor(
+            "memtile", base_address=TARGET + 4 * k, buffer_length=read.buffer_length,
+            d0_wrap=0, enable_packet=read.enable_packet, lock_rel_id=_LOCK, lock_rel_value=1,
+            valid_bd=1, **wmore))
+    repeat = rng.randint(1, 3)
+    memory = np.array([rng.randrange(1 << 32) for _ in range(256)])
+    ready = [rng.random() < 0.6 for _ in range(rng.randint(0, 300))]
+    tokens = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5)
+    text = f"repeat {repeat}, tokens {tokens}, reads {reads}"
+    return RandomProgram(seed, reads, writes, repeat, memory, ready, text, tokens)
+
+
+def check_program(program: RandomProgram, simulator: str) -> SystemReport:
+    """Run ``program`` on the model and with its three channels as RTL; raise if they differ."""
+    report, words, target = program.run()
+    rtl_report, rtl_words, rtl_target = program.run(simulator)
+    if words != rtl_words or not np.array_equal(target, rtl_target):
+        raise AssertionError(f"seed={program.seed}: outputs differ with {simulator}")
+    if report.text() != rtl_report.text():
+        raise AssertionError(f"seed={program.seed}: report differs with {simulator}:\n"
+                             f"{report.text()}\n{rtl_report.text()}")
+    return rtl_report
+
+
+def _regression(what: str, count: int, first: int, simulator: str, draw, check) -> int:
+    """Run ``count`` draws from seed ``first``; print one summary line; return the failures."""
+    start, cycles, mismatches = time.perf_counter(), 0, 0
+    for seed in range(first, first + count):
+        drawn = draw(seed)
+        try:
+            report: Any = check(drawn, simulator)
+        except AssertionError as error:   # a LoopMismatch is one, with its cycle and seed
+            mismatches += 1
+            print(f"FAIL {what} on {simulator}, seed={seed}: {error}\n  {drawn.description}")
+            continue
+        cycles += report.cycles
+    print(f"random {what} on {simulator}: {count} (seeds {first}..{first + count - 1}), "
+          f"{cycles} cycles compared, model and RTL cycles equal: {mismatches == 0}, "
+          f"{mismatches} mismatches, {time.perf_counter() - start:.1f} s")
+    return mismatches
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m aiedma.tb.loop_random",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", type=int, default=200)
+    parser.add_argument("--programs", type=int, default=None,
+                        help="random task programs (default: as many as --graphs)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sim", nargs="+", choices=SIMULATORS, default=list(SIMULATORS))
+    args = parser.parse_args(argv)
+    programs = args.graphs if args.programs is None else args.programs
+    failed = 0
+    for simulator in args.sim:
+        failed += _regression("graphs", args.graphs, args.seed, simulator, random_graph,
+                              lambda d, sim: check_graph(d, sim).report.system)
+        failed += _regression("task programs", programs, args.seed, simulator, random_program,
+                              check_program)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
