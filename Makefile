@@ -5,7 +5,8 @@
 #                (SIM=amaranth|verilator|icarus, WAVES=1 writes build/waves/),
 #                then the tutorial graph on the system model;
 #                SIM=bulk / SIM=bulk-icarus: BDS (100000) random BDs per kind,
-#                compared every cycle inside a Verilog testbench
+#                compared every cycle inside a Verilog testbench; shards by seed
+#                run on Dask (SCHEDULER=tcp://host:port, else every local core)
 #   make bench   every benchmark (model, system model, co-simulation on each
 #                simulator, RTL words per cycle, the FPGA table when present),
 #                printed and saved as build/bench.json and build/bench.md
@@ -26,13 +27,16 @@ PYTEST_ARGS ?= -n auto
 SIM     ?= amaranth
 BDS     ?= 100000
 GRAPHS  ?= 200
+# SCHEDULER=tcp://host:port runs the regression's shards on that Dask cluster
+# (default: a local cluster of every core).
+DASK_ARGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 ifeq ($(SIM),bulk)
-SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim verilator --bds $(BDS) --seed 1
+SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim verilator --bds $(BDS) --seed 1 $(DASK_ARGS)
 else ifeq ($(SIM),bulk-icarus)
-SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim icarus --bds $(BDS) --seed 1
+SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim icarus --bds $(BDS) --seed 1 $(DASK_ARGS)
 else
-SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves)
+SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves) $(DASK_ARGS)
 endif
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -44,7 +48,7 @@ setup: $(STAMP) icarus
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,fpga,formal]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,fpga,formal,dist]'
 	touch $@
 
 # Icarus Verilog comes from Debian; installed only when missing.

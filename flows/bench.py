@@ -10,7 +10,7 @@ each figure with a natural baseline shows its ratio to a baseline measured in th
 same run. The benchmarks (``--only`` takes these names, or the groups ``model`` and
 ``cosim``):
 
-``walk``, ``stream``, ``system``
+``walk``, ``stream``, ``elements``, ``system``
     The golden model (:mod:`aiedma.flows.model_bench`): the 4-D halo walk and BD
     address streams against ``np.arange``, and the system model's simulated
     cycles per second on the ping-pong pipeline (one buffer as the baseline).
@@ -61,10 +61,10 @@ __all__ = [
 ]
 
 SCHEMA = "aiedma-bench/1"
-BENCHMARKS = ("walk", "stream", "system", "amaranth", "verilator", "icarus", "bulk-verilator",
-              "bulk-icarus", "bulk-large", "wpc", "fpga")
+BENCHMARKS = ("walk", "stream", "elements", "system", "amaranth", "verilator", "icarus",
+              "bulk-verilator", "bulk-icarus", "bulk-large", "wpc", "fpga")
 """Every benchmark, in the order the suite runs them."""
-GROUPS = {"model": ("walk", "stream", "system"),
+GROUPS = {"model": ("walk", "stream", "elements", "system"),
           "cosim": ("amaranth", "verilator", "icarus", "bulk-verilator", "bulk-icarus",
                     "bulk-large")}
 """Names ``--only`` also takes, for several benchmarks at once."""
@@ -167,6 +167,13 @@ def bench_stream(s: Settings) -> list[dict]:
         _say("\n".join(model_bench.describe_stream(r)))
         rows.append(r)
     return rows
+
+
+def bench_elements(s: Settings) -> dict:
+    """``element_stream()`` rate of :func:`~aiedma.flows.model_bench.chained_program`."""
+    r = model_bench.element_rate(model_bench.chained_program(s.quick), s.repeat)
+    _say("\n".join(model_bench.describe_elements(r)))
+    return r
 
 
 def bench_system(s: Settings) -> list[dict]:
@@ -281,12 +288,11 @@ def bench_checked(simulator: str, s: Settings, stimuli: dict) -> list[dict]:
 
 
 def _bulk_run(bench: str, simulator: str, ready: str, count: int, s: Settings) -> dict:
-    # A root per size and pattern: the bulk build depends on the trace's depth, and
-    # one shared root would recompile on every switch between them.
-    root = s.out / "bench" / f"bulk-{count}-{ready}"
-    stamp = root / simulator / s.kind / "build.stamp"
+    # One root: a kind's runs share its build (tb/bulk.py keeps one per memory depth).
+    root = s.out / "bench" / "bulk"
+    stamps = (root / simulator / s.kind).glob("build-*/build.stamp")
     row = _row(bench, ready, s, count)
-    before = _mtime(stamp)
+    before = {p: _mtime(p) for p in stamps}
     try:
         r = run_bulk(s.kind, count, row["seed"], simulator, ready, root=root)
     except (ToolMissing, RuntimeError) as error:
@@ -294,7 +300,10 @@ def _bulk_run(bench: str, simulator: str, ready: str, count: int, s: Settings) -
     words = r["words"]
     row |= {"cycles": r["compared"], "model_cycles": r["cycles"], "words": words,
             "sim_s": r["run_s"], "cycles_per_s": r["cycles_per_s"], "overhead_s": r["model_s"],
-            "build_s": r["build_s"], "compiled": _mtime(stamp) != before}
+            "build_s": r["build_s"], "total_s": r["total_s"],
+            "end_to_end_cycles_per_s": r["end_to_end_cycles_per_s"],
+            "compiled": {p: _mtime(p) for p in (root / simulator / s.kind).glob(
+                "build-*/build.stamp")} != before}
     if ready == "high":
         row["words_per_cycle"] = _words_per_cycle(words, r["compared"])
     if r["mismatch"] is not None or r["compared"] != r["cycles"]:
@@ -320,6 +329,8 @@ def _say_row(row: dict) -> None:
         _say(f"  {row['simulator']:24} {row['ready']:5} {row['bds']:6} BDs "
              f"{row['cycles']:9,} cycles  sim {row['sim_s']:7.3f} s  "
              f"{row['cycles_per_s']:12,.0f} cycles/s  overhead {row['overhead_s']:6.2f} s"
+             + (f"  end to end {row['end_to_end_cycles_per_s']:12,.0f} compared cycles/s"
+                if "end_to_end_cycles_per_s" in row else "")
              + ("" if row["status"] == "ok" else f"  MISMATCH: {row['reason']}"))
 
 
@@ -448,6 +459,12 @@ def _model_md(results: dict) -> list[str]:
         rows.append([f"{r['name']} BD `stream()` ({r['zero_fraction']:.1%} zero)",
                      f"{r['words']:,} words", r["stream_s"] * 1e3, r["rate"] / 1e6,
                      r["arange_rate"] / 1e6, r["ratio"]])
+    if "elements" in results:
+        r = results["elements"]
+        rows.append([f"`element_stream()` of {r['bds']} chained memtile BDs "
+                     f"({r['zero_fraction']:.1%} zero)", f"{r['elements']:,} elements",
+                     r["element_s"] * 1e3, r["rate"] / 1e6, r["arange_rate"] / 1e6,
+                     r["ratio"]])
     if not rows:
         return []
     return ["## Golden model", "",
@@ -499,6 +516,22 @@ def _cosim_md(cosim: dict) -> list[str]:
             *[f"* {name}: {note}" for name, note in _TIME_NOTES.items()], ""]
 
 
+def _bulk_md(cosim: dict) -> list[str]:
+    rows = [r for r in cosim["rows"] if "end_to_end_cycles_per_s" in r]
+    if not rows:
+        return []
+    return ["## Bulk regression end to end", "",
+            "What a user waits for: random BDs, patterns, expected trace and files, the build "
+            "(reused when cached) and the simulation, all timed together, as compared cycles "
+            "per second. The baseline is the simulator process alone in the same run.", "",
+            *_table(["simulator", "ready", "BDs", "cycles compared", "total s",
+                     "end-to-end cycles/s", "simulation cycles/s", "ratio to simulation"],
+                    [[r["simulator"], r["ready"], r["bds"], r["cycles"], r["total_s"],
+                      r["end_to_end_cycles_per_s"], r["cycles_per_s"],
+                      r["end_to_end_cycles_per_s"] / r["cycles_per_s"]
+                      if r["cycles_per_s"] else None] for r in rows])]
+
+
 def _wpc_md(rows: list[dict]) -> list[str]:
     if not rows:
         return []
@@ -529,6 +562,7 @@ def to_markdown(report: dict) -> str:
     lines += _system_md(results.get("system", []))
     if "cosim" in results:
         lines += _cosim_md(results["cosim"])
+        lines += _bulk_md(results["cosim"])
     lines += _wpc_md(results.get("words_per_cycle", []))
     lines += _fpga_md(results.get("fpga"))
     return "\n".join(lines)
@@ -561,6 +595,7 @@ def _cosim(selected: Sequence[str], s: Settings) -> dict:
 _STEPS: dict[str, tuple[str, Callable[[Settings], object]]] = {
     "walk": ("walk", bench_walk),
     "stream": ("stream", bench_stream),
+    "elements": ("elements", bench_elements),
     "system": ("system", bench_system),
     "wpc": ("words_per_cycle", bench_wpc),
 }

@@ -5,11 +5,13 @@ a baseline measured in the same run on the same machine, so the ratio means
 something where the absolute rate does not. The functions return the figures
 as dicts, which :mod:`aiedma.flows.bench` (``make bench``) saves with the RTL's.
 
-Three figures, all model-only (this module never imports Amaranth or cocotb):
+Four figures, all model-only (this module never imports Amaranth or cocotb):
 
 * the walk rate of :data:`HALO_WALK` against ``np.arange`` of the same length;
 * the address stream rate of :meth:`~.bd.BufferDescriptor.stream` on
   :data:`PADDED_MEMTILE_BD` and :data:`LONG_SHIM_BD`, against ``np.arange``;
+* the task stream rate of :meth:`~.bd.lower.LoweredProgram.element_stream` on
+  :func:`chained_program` (16 chained BDs), against ``np.arange``;
 * the system model's simulated cycles per second on the ping-pong pipeline of
   :func:`~.graph_examples.pipeline_graph`, with one and with two buffers.
 """
@@ -24,10 +26,12 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.lower import LoweredProgram, lower
 from ..model.tiling.parameters import TilingParameters
 from .graph_examples import pipeline_graph
 
 __all__ = [
+    "CHAINED_TILES",
     "HALO_WALK",
     "LONG_SHIM_BD",
     "PADDED_MEMTILE_BD",
@@ -35,9 +39,12 @@ __all__ = [
     "STREAM_BDS",
     "SYSTEM_REPEAT",
     "best_time",
+    "chained_program",
+    "describe_elements",
     "describe_stream",
     "describe_system",
     "describe_walk",
+    "element_rate",
     "main",
     "stream_bds",
     "stream_rate",
@@ -77,6 +84,26 @@ LONG_SHIM_BD = BufferDescriptor(
 """A 3-D shim BD of 4,194,304 words (256 x 128 x 128): the shim's 32-bit
 ``buffer_length`` is the only one that reaches millions of words in one BD
 (the shim has no zero padding)."""
+
+CHAINED_TILES = 16
+"""Port-program entries of :func:`chained_program`: one memory-tile BD each."""
+
+
+def chained_program(quick: bool = False) -> LoweredProgram:
+    """A memory-tile read of :data:`CHAINED_TILES` padded tiles, lowered to chained BDs.
+
+    Each entry reads a 260 x 264 tile of a 256 x 272 int32 buffer from 2 elements
+    before it (zero padding on three sides; odd entries start 8 rows lower), so no two
+    neighbouring BDs can merge: 16 chained BDs, 1.1 M elements. ``quick``: a 64 x 32
+    buffer, the same shape of chain.
+    """
+    width, rows = (64, 32) if quick else (256, 272)
+    entries = [TilingParameters(buffer_dimension=[width, rows],
+                                tiling_dimension=[width + 4, rows - 8],
+                                offset=[-2, (k % 2) * 8 - 2], tile_traversal=[])
+               for k in range(CHAINED_TILES)]
+    return lower(entries, "memtile", "read")
+
 
 STREAM_BDS = {"padded memtile read": PADDED_MEMTILE_BD, "long shim": LONG_SHIM_BD}
 """The BDs of the stream figure, by the name a report gives them."""
@@ -171,6 +198,23 @@ def stream_rate(bd: BufferDescriptor, repeat: int = 7) -> dict:
              "repeat": repeat} | _against_arange("stream", bd.stream, n, repeat))
 
 
+def element_rate(program: LoweredProgram, repeat: int = 7) -> dict:
+    """Time :meth:`~.bd.lower.LoweredProgram.element_stream` against ``np.arange``.
+
+    Returns
+    -------
+    dict
+        ``bds``, ``elements``, ``zero_fraction``, ``repeat``, ``element_s`` and
+        ``arange_s`` (best times), ``rate`` and ``arange_rate`` (elements/s) and
+        ``ratio`` (element rate over ``np.arange`` rate).
+    """
+    elements = program.element_stream()
+    n = elements.size
+    return ({"bds": len(program.bds), "elements": n,
+             "zero_fraction": float(np.count_nonzero(elements < 0)) / n if n else 0.0,
+             "repeat": repeat} | _against_arange("element", program.element_stream, n, repeat))
+
+
 def stream_bds(quick: bool = False) -> dict[str, BufferDescriptor]:
     """:data:`STREAM_BDS`; with ``quick``, cut to :data:`QUICK_STREAM_LENGTH` words.
 
@@ -250,6 +294,13 @@ def describe_stream(r: dict) -> list[str]:
             *_describe_against_arange(r, "stream", "stream()", "words", 3)]
 
 
+def describe_elements(r: dict) -> list[str]:
+    """Lines a person reads for an :func:`element_rate` result."""
+    return [f"element_stream() of {r['bds']} chained memtile BDs: {r['elements']:,} elements "
+            f"({r['zero_fraction']:.1%} zero), best of {r['repeat']}",
+            *_describe_against_arange(r, "element", "elements()", "elements", 3)]
+
+
 def describe_system(r: dict) -> list[str]:
     """Lines a person reads for a :func:`system_rate` result."""
     return [f"system model, ping-pong pipeline num_buffers={r['num_buffers']}: "
@@ -270,6 +321,7 @@ def main(argv: list[str] | None = None) -> None:
     _print(describe_walk(walk_rate(HALO_WALK, args.repeat)))
     for bd in stream_bds(args.quick).values():
         _print(describe_stream(stream_rate(bd, args.repeat)))
+    _print(describe_elements(element_rate(chained_program(args.quick), args.repeat)))
     for r in system_rates(5 if args.quick else 100, args.repeat):
         _print(describe_system(r))
 

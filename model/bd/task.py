@@ -9,6 +9,7 @@ cycle-level channel (queues, locks, timing) takes its loads one at a time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ import numpy as np
 from ..errors import AiedmaError, BDError, field_error
 from .descriptor import BufferDescriptor, check_chain
 
-__all__ = ["REPEAT_COUNT_MAX", "Task", "TaskWalk", "run_task"]
+__all__ = ["REPEAT_COUNT_MAX", "Task", "TaskWalk", "run_task", "task_stream"]
 
 REPEAT_COUNT_MAX = 256
 """A task's repeat count is stored minus one in 8 bits (register bits 23:16)."""
@@ -151,9 +152,44 @@ def run_task(kind: str, bds: Mapping[int, BufferDescriptor],
     BDError
         As :meth:`TaskWalk.next`.
     """
+    return task_stream(kind, bds, task)
+
+
+def task_stream(kind: str, bds: Mapping[int, BufferDescriptor], task: Task,
+                shift: int = 0) -> tuple[np.ndarray, dict[int, BufferDescriptor]]:
+    """:func:`run_task` with ``shift`` added to every data address (not to zero words).
+
+    The chain of one pass comes from :class:`TaskWalk` (which checks every load).
+    Every pass runs that same chain (``use_next_bd`` and ``next_bd`` never change),
+    and pass ``r`` loads each BD with ``iteration_current`` advanced ``r`` times, so
+    each load is written in place into the task's stream
+    (:meth:`~.descriptor.BufferDescriptor.stream` with ``out``) and a pass whose
+    iteration indices repeat an earlier pass's is copied from it.
+    """
+    first_pass = TaskWalk(kind, dict(bds), Task(task.start_bd),
+                          where=lambda bd_id: f"; BD {bd_id}")
+    chain: list[int] = []
+    while not first_pass.done:
+        chain.append(first_pass.next()[0])
     table = dict(bds)
-    walk = TaskWalk(kind, table, task, where=lambda bd_id: f"; BD {bd_id}")
-    parts: list[np.ndarray] = []
-    while not walk.done:
-        parts.append(walk.next()[1].stream())
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64), table
+    loads = [table[bd_id] for bd_id in chain]
+    pass_length = sum(bd.buffer_length for bd in loads)
+    words = np.empty(task.repeat_count * pass_length, dtype=np.int64)
+    passes = words.reshape(task.repeat_count, pass_length)
+    # Pass r's iteration indices repeat with the period lcm(iteration_wrap).
+    period = min(math.lcm(*(bd.iteration_wrap for bd in loads)), task.repeat_count)
+    for r in range(period):
+        position = 0
+        for bd in loads:
+            current = (bd.iteration_current + r) % bd.iteration_wrap
+            bd.stream(current, shift=shift,
+                      out=passes[r, position : position + bd.buffer_length])
+            position += bd.buffer_length
+    for r in range(period, task.repeat_count, period):
+        done = min(period, task.repeat_count - r)
+        passes[r : r + done] = passes[:done]
+    for bd_id, bd in zip(chain, loads, strict=True):
+        current = (bd.iteration_current + task.repeat_count) % bd.iteration_wrap
+        table[bd_id] = bd if current == bd.iteration_current else bd.replace(
+            iteration_current=current)
+    return words, table

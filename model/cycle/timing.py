@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bd.descriptor import BufferDescriptor
+from ..bd.descriptor import BufferDescriptor, padded_radices
 from .contract import ADDRGEN_PREPARE_SLOTS, wrap_addresses
 from .engine import AddrgenSlots, ChannelEngine
 
@@ -60,8 +60,15 @@ def beat_counters(bd: BufferDescriptor, position: int) -> dict[str, int]:
     a counter below ``before`` or past ``before + wrap`` is in padding. The first
     dimension that never wraps (or the outermost) takes the rest of the count.
     """
-    counters = bd.dimension_counters(np.array([position]))
-    return {f"d{k}": int(c[0]) for k, c in enumerate(counters)}
+    # One position: the radices of padded_digits (the one rule), in plain integers,
+    # as a stall pattern asks this for every beat of thousands of BDs.
+    pattern = bd.pattern()
+    counters, rest = {}, position
+    for k, radix in enumerate(padded_radices(pattern["wraps"], pattern["before"],
+                                             pattern["after"])):
+        rest, counters[f"d{k}"] = divmod(rest, radix)
+    counters[f"d{len(counters)}"] = rest
+    return counters
 
 
 def held_high(pattern: Sequence[bool] | None, cycle: int) -> bool:

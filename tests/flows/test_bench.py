@@ -62,9 +62,10 @@ def test_report_schema(run):
     assert report["schema"] == bench.SCHEMA
     assert report["command"][:3] == ["python", "-m", "aiedma.flows.bench"]
     assert report["command"][-4:] == ["--only", CHEAP, "--fpga-json", report["command"][-1]]
-    assert report["selected"] == ["walk", "stream", "system", "amaranth", "wpc", "fpga"]
-    assert set(report["results"]) == {"walk", "stream", "system", "cosim", "words_per_cycle",
-                                      "fpga"}
+    assert report["selected"] == ["walk", "stream", "elements", "system", "amaranth", "wpc",
+                                  "fpga"]
+    assert set(report["results"]) == {"walk", "stream", "elements", "system", "cosim",
+                                      "words_per_cycle", "fpga"}
     m = report["machine"]
     assert set(m) >= {"cpu", "cores", "python", "numpy", "verilator", "icarus"}
     assert m["cpu"] and m["cores"] >= 1 and m["numpy"] == np.__version__
@@ -88,6 +89,13 @@ def test_model_figures_are_consistent(run):
         assert r["rate"] == pytest.approx(r["words"] / r["stream_s"])
         assert r["ratio"] == pytest.approx(r["arange_s"] / r["stream_s"])
     assert results["stream"][0]["zero_fraction"] > 0  # the memtile BD is padded
+    r = results["elements"]
+    program = model_bench.chained_program(quick=True)
+    assert r["bds"] == len(program.bds) == model_bench.CHAINED_TILES
+    assert r["elements"] == program.element_stream().size
+    assert _positive(r["element_s"], r["arange_s"], r["rate"], r["ratio"])
+    assert r["ratio"] == pytest.approx(r["arange_s"] / r["element_s"])
+    assert 0 < r["zero_fraction"] < 1
 
 
 def test_system_cycles_are_the_runs_own(run):
