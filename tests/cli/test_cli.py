@@ -11,7 +11,6 @@ import pytest
 from vectors import DATA
 
 from aiedma import cli
-from aiedma.hdl.export import TOPS
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY
 
 
@@ -204,7 +203,7 @@ def test_sim_command_runs_a_short_regression():
 
 
 def test_sim_runs_the_tutorial_graph_with_rtl_channels(capsys):
-    assert cli.main(["sim", "--graph", "tutorial", "--buffers", "2", "--iterations", "2",
+    assert cli.main(["sim", "--graph", "tutorial", "--buffers", "2", "--iterations", "1",
                      "--rtl", "amaranth"]) == 0
     out = capsys.readouterr().out
     model_cycles = int(out.splitlines()[1].split()[0])
@@ -224,12 +223,15 @@ def test_sim_graph_options_are_checked(argv, message, capsys):
     assert capsys.readouterr().err.strip() == f"aiedma sim: error: {message}"
 
 
-def test_verilog_command_writes_and_lints_every_top(tmp_path):
-    result = run("verilog", "--out", tmp_path / "v")
-    assert result.returncode == 0, result.stdout + result.stderr
-    written = sorted(path.stem for path in (tmp_path / "v").glob("*.v"))
-    assert written == sorted(TOPS)
-    assert f"{len(TOPS)} of {len(TOPS)} tops lint clean" in result.stdout
+def test_verilog_command_runs_the_export_flow(monkeypatch, tmp_path):
+    # The flow itself (every top written and linted) is tests/tb/test_cocotb.py's
+    # test_make_verilog_exports_and_lints_every_top; here: the command reaches it.
+    from aiedma.flows import verilog as verilog_export
+
+    calls = []
+    monkeypatch.setattr(verilog_export, "main", lambda argv: calls.append(argv) or 0)
+    assert cli.main(["verilog", "--out", str(tmp_path / "v")]) == 0
+    assert calls == [["--out", str(tmp_path / "v")]]
 
 
 GRAPH_H = """\

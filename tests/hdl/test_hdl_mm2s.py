@@ -103,7 +103,7 @@ def test_one_word_per_cycle_with_ready_high(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=20)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 2**32 - 1), stall=st.sampled_from([0.2, 0.5, 0.8]),
        idle=st.sampled_from([0.0, 0.3]))
 def test_backpressure(kind, seed, stall, idle):
@@ -129,7 +129,7 @@ def test_bd_md_padding_example():
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=20)
+@settings(max_examples=10)
 @given(data=st.data())
 def test_channel_chains(kind, data):
     """Random BD chains through generator and datapath, every cycle checked against the

@@ -82,7 +82,7 @@ def check_timing(writes, log) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=20)
+@settings(max_examples=10)
 @given(data=st.data())
 def test_writes_follow_the_beats(kind, data):
     """Beats of random BDs (padding included: a zero beat takes its word and writes
@@ -112,7 +112,7 @@ def test_one_word_per_cycle(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(data=st.data())
 def test_channel_chains(kind, data):
     """Random BD chains, words offered with idle cycles, BDs offered with gaps: every

@@ -64,7 +64,9 @@ def test_addrgen_ready_high(simulator, kind):
     assert result["cycles_per_second"] > 0
 
 
-@pytest.mark.parametrize("kind", KINDS)
+# Backpressure on the memory tile only: the cocotb driver's handshake does not depend on
+# the kind, and tests/hdl checks every kind under backpressure on Amaranth's simulator.
+@pytest.mark.parametrize("kind", ["memtile"])
 @pytest.mark.parametrize("simulator", SIMULATORS)
 def test_addrgen_backpressure_and_idle_input(simulator, kind):
     seed = 1000 + KINDS.index(kind)

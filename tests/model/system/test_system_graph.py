@@ -3,9 +3,12 @@ packet split and merge, borrowed neighbour channels, sub-word element types, and
 checks with their messages."""
 
 
+import re
+
 import numpy as np
 import pytest
 
+from aiedma.flows import graph_examples
 from aiedma.flows.graph_examples import (
     TUTORIAL_READS,
     main,
@@ -436,11 +439,16 @@ def test_a_packet_input_checks_the_header():
     assert kernel.packet_ids == [[3]] and kernel.received[0][0].tolist() == [5]
 
 
-def test_the_example_module_runs_and_prints_reports(capsys):
+def test_the_example_module_runs_and_prints_reports(capsys, monkeypatch):
+    # RTL on Amaranth only: tests/tb/test_loop.py runs the tutorial graph on Verilator.
+    monkeypatch.setattr(graph_examples, "SIMULATORS", ("amaranth",))
     assert main() == 0
     out = capsys.readouterr().out
     assert out.count("k3 and k4 received exactly the listed elements") == 2
     assert "memtile(1,1).mm2s0" in out and "locks used on memtile(1,1): 8" in out
+    for cycles in re.findall(r"^(\d+) cycles$", out, flags=re.M):
+        assert f"RTL on amaranth : cycles model {cycles}, RTL {cycles};" in out
+    assert out.count("0 mismatches") == 2
 
 
 def _split_fed_by_input(g):
