@@ -18,8 +18,15 @@ import numpy as np
 
 from .model import AiedmaError, BufferDescriptor, PortProgram, format_runs
 from .model.arch.dtypes import ELEMENT_BITS
+from .model.arch.kinds import DMA_KINDS
 from .model.bd.fields import FIELDS, WORDS
 from .model.bd.lower import LoweredProgram, lower
+from .model.system.registers import (
+    channel_words,
+    lowered_writes,
+    read_writes_document,
+    writes_document,
+)
 from .model.tiling.adf_cpp import parse_graph_header, parse_port_program
 from .model.tiling.parameters import DIRECTIONS, KINDS
 
@@ -94,6 +101,17 @@ example:
       prints its report, then again with every memory-tile channel as RTL on
       Verilator, compared with the model on every cycle: cycles of both runs,
       words, mismatches (exit status 1 on a mismatch).
+"""
+
+REPLAY_EXAMPLE = """\
+example:
+  aiedma bd --kind memtile --base-address 0x20000 --format writes pad.json > pad.writes
+  aiedma replay pad.writes --rtl verilator
+      pad.writes: memtile DMA, 9 writes, 24 cycles (RTL on verilator, ...)
+      mm2s0: 16 words, 1 with TLAST: 0, 0, 131072..131084, 0
+      the words memory-tile MM2S channel 0 sends (every memory word holds its own
+      address; padding is 0), its completion tokens and the locks after the run.
+      A memory tile's own memory is words 0x20000.. (0.. is its west neighbour's).
 """
 
 VERILOG_EXAMPLE = """\
@@ -284,6 +302,15 @@ def _bd(args: argparse.Namespace) -> int:
     dtype = args.dtype or src.dtype or "int32"
     lowered = lower(src.program, args.kind, direction, dtype, args.base_address,
                     first_bd=args.first_bd)
+    if args.format == "writes":
+        try:
+            writes = lowered_writes(lowered, args.channel)
+        except AiedmaError as error:
+            raise _Usage(f"--format writes: {error}") from None
+        document = writes_document(lowered.kind, writes)
+        pairs = ",\n".join(f"  {json.dumps(pair)}" for pair in document.pop("writes"))
+        print(json.dumps(document)[:-1] + f', "writes": [\n{pairs}\n]}}')
+        return 0
     if args.format == "json":
         json.dump({"kind": lowered.kind, "task": {"start_bd": lowered.task.start_bd,
                                                   "repeat_count": lowered.task.repeat_count,
@@ -346,6 +373,54 @@ def _sim_graph(args: argparse.Namespace) -> int:
     line, same = graph_examples.compare_tutorial(args.buffers, args.iterations, args.rtl, model)
     print(line)
     return 0 if same else 1
+
+
+def _replay(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        document = json.loads(path.read_text())
+    except OSError as error:
+        raise _Usage(f"{path}: {error.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise _Usage(f"{path}: not JSON ({error})") from None
+    kind, writes = read_writes_document(document)
+    if args.kind and args.kind != kind:
+        raise _Usage(f"--kind={args.kind}: {path} programs a {kind} DMA")
+    if kind == "shim":
+        raise _Usage(f"{path}: a shim DMA cannot be replayed (its start-queue addresses and "
+                     "external memory are not modelled)")
+    from .tb.dma_run import run_dma  # Amaranth loads only when asked for
+
+    own = DMA_KINDS[kind].memory_window("own")
+    before = np.arange(own.start, own.stop)  # each word holds its own address
+    inputs = {name: np.arange(count) for name, count in channel_words(kind, writes).items()
+              if name.startswith("s2mm")}
+    result = run_dma(kind, writes, before, inputs, simulator=args.rtl)
+    if args.format == "json":
+        json.dump({"kind": kind, "cycles": result.cycles,
+                   "outputs": {name: [[data, int(last)] for data, last in words]
+                               for name, words in result.outputs.items()},
+                   "changed": (own.start + np.flatnonzero(result.memory != before)).tolist(),
+                   "tokens": result.tokens, "locks": result.locks}, sys.stdout)
+        print()
+        return 0
+    where = f"RTL on {args.rtl}, every cycle compared with the model" if args.rtl else "model"
+    print(f"{path.name}: {kind} DMA, {len(writes)} writes, {result.cycles} cycles ({where})")
+    for name, words in result.outputs.items():
+        data = np.array([data for data, _ in words], dtype=np.int64)
+        lasts = sum(last for _, last in words)
+        print(f"{name}: {len(words)} words, {lasts} with TLAST: {format_runs(data)}")
+    changed = own.start + np.flatnonzero(result.memory != before)
+    for name, count in ((name, len(words)) for name, words in inputs.items()):
+        print(f"{name}: received {count} words; memory words changed: "
+              f"{format_runs(changed) if changed.size else 'none'}")
+    for name, cycles in result.tokens.items():
+        if cycles:
+            print(f"{name}: completion tokens at cycles {', '.join(map(str, cycles))}")
+    held = {lock: value for lock, value in enumerate(result.locks) if value}
+    print("locks after the run: " + (", ".join(f"{k}={v}" for k, v in held.items())
+                                     or "all 0"))
+    return 0
 
 
 def _verilog(args: argparse.Namespace) -> int:
@@ -437,7 +512,11 @@ def _parser() -> argparse.ArgumentParser:
     bd.add_argument("--base-address", type=_word, default=0,
                     help="word address of the buffer's element 0 (default 0)")
     bd.add_argument("--first-bd", type=int, default=0, help="number of the first BD (default 0)")
-    bd.add_argument("--format", choices=("table", "json"), default="table")
+    bd.add_argument("--format", choices=("table", "json", "writes"), default="table",
+                    help="writes: the register writes that run it (JSON, for aiedma replay)")
+    bd.add_argument("--channel", type=int, default=0,
+                    help="with --format writes: the channel whose start queue takes the "
+                         "task (default 0)")
 
     decode = command(
         "decode", "print the fields of a BD's register words",
@@ -482,6 +561,21 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--rtl", choices=("amaranth", "verilator"),
                      help="with --graph: run every memory-tile channel as RTL on this "
                           "simulator too, compared with the model on every cycle")
+
+    replay = command(
+        "replay", "run a DMA's register writes (BD words, task pushes, lock values)",
+        "Program a tile or memory-tile DMA with the register writes of a JSON file (what "
+        "aiedma bd --format writes prints) and run it: the model alone, or its channels "
+        "as RTL compared with the model on every cycle. Before the run every word of the "
+        "tile's memory holds its own address; an S2MM channel with tasks receives 0, 1, "
+        "2, ...",
+        REPLAY_EXAMPLE, _replay,
+    )
+    replay.add_argument("file", help="JSON: {\"kind\": ..., \"writes\": [[address, value], ...]}")
+    replay.add_argument("--kind", choices=KINDS, help="check the file programs this kind")
+    replay.add_argument("--rtl", choices=("amaranth", "verilator"),
+                        help="run the channels as RTL on this simulator, checked every cycle")
+    replay.add_argument("--format", choices=("text", "json"), default="text")
 
     verilog = command(
         "verilog", "export the RTL to Verilog and lint it (what make verilog runs)",

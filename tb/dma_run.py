@@ -33,6 +33,7 @@ from ..model.system.channel import DMA
 from ..model.system.registers import apply_writes, program_writes
 from ..model.system.scheduler import Agent, Stall, SystemReport, SystemRun, run_system
 from ..model.system.stream import Beat, Stream, StreamSink, StreamSource
+from .loop import SIMULATORS
 from .loop_random import TARGET, random_program
 
 __all__ = ["DmaRun", "RtlChannelAgent", "check_program_channels", "main", "register_writes",
@@ -106,7 +107,8 @@ class RtlChannelAgent:
     channel : Channel
         The model channel it replaces: its DMA (table, memory, locks), stream and
         pending tasks (loaded into the RTL before the run).
-    simulator : {"amaranth", "verilator"}
+    simulator : {"amaranth", "verilator", None}
+        Where the RTL channels run; None runs the model alone.
     """
 
     def __init__(self, channel: Any, simulator: str = "amaranth") -> None:
@@ -212,7 +214,8 @@ def run_rtl_channels(agents: Sequence[Agent], channels: Sequence[Any],
 
     Parameters
     ----------
-    simulator : {"amaranth", "verilator"}
+    simulator : {"amaranth", "verilator", None}
+        Where the RTL channels run; None runs the model alone.
 
     Returns
     -------
@@ -388,7 +391,7 @@ def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
 
 def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
             inputs: dict | None = None, ready: dict | None = None,
-            simulator: str = "amaranth") -> DmaRun:
+            simulator: str | None = "amaranth") -> DmaRun:
     """Program a DMA through its register map and run it, its channels as RTL, checked.
 
     Parameters
@@ -402,7 +405,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         Per S2MM channel with tasks (``"s2mm0"``): the words it receives.
     ready : dict of str to sequence of bool
         Per MM2S channel: whether its output takes a word each cycle (backpressure).
-    simulator : {"amaranth", "verilator"}
+    simulator : {"amaranth", "verilator", None}
+        Where the RTL channels run; None runs the model alone.
 
     Returns
     -------
@@ -416,6 +420,9 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         If the RTL channels differ from the model channels: the words or their cycles
         at an output, the cycle count, the memory, the locks or the token cycles.
     """
+    if simulator is not None and simulator not in SIMULATORS:
+        raise field_error(AiedmaError, "simulator", simulator,
+                          f"must be None (the model alone) or one of {', '.join(SIMULATORS)}")
     memory = np.zeros(0, dtype=np.int64) if memory is None else np.asarray(memory)
     inputs, ready = dict(inputs or {}), dict(ready or {})
     dma, store, offset, agents, channels, sinks, times = _dma_system(kind, writes, memory,
@@ -424,6 +431,9 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
     model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
                     for c in channels}
+    if simulator is None:
+        model.tokens = model_tokens
+        return model
     dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,
                                                                         inputs, ready)
     rtl_report, rtl = run_rtl_channels(agents, channels, report.cycles + 200, simulator)

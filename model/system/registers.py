@@ -16,17 +16,27 @@ any order, and a start-queue write may come before the words of its BDs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from ..arch.directions import CHANNEL_NAMES
+from ..arch.directions import CHANNEL_NAMES, check_direction
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
 from ..arch.registers import lock_value_address, start_queue_address
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import WORDS
-from ..bd.task import Task
+from ..bd.lower import LoweredProgram
+from ..bd.task import Task, run_task
 from ..errors import AiedmaError, field_error
 from .channel import DMA, TASK_QUEUE_DEPTH
 
-__all__ = ["RegisterError", "apply_writes", "program_writes"]
+__all__ = [
+    "RegisterError",
+    "apply_writes",
+    "channel_words",
+    "lowered_writes",
+    "program_writes",
+    "read_writes_document",
+    "writes_document",
+]
 
 
 class RegisterError(AiedmaError):
@@ -130,3 +140,112 @@ def program_writes(dma: DMA) -> list[tuple[int, int]]:
         queue = start_queue_address(kind, channel.direction, channel.index)
         writes += [(queue, task.encode()) for task in channel.queue]
     return writes
+
+
+def lowered_writes(lowered: LoweredProgram, channel: int = 0) -> list[tuple[int, int]]:
+    """The writes that run a lowered port program: its BD words, then its task pushed.
+
+    Parameters
+    ----------
+    lowered : LoweredProgram
+        What :func:`~aiedma.model.bd.lower.lower` gave.
+    channel : int
+        The channel of the program's direction (a read runs on MM2S ``channel``, a
+        write on S2MM ``channel``) whose start queue takes the task.
+
+    Raises
+    ------
+    AiedmaError
+        For a channel the kind does not have, a channel whose half of the memory
+        tile's BDs does not hold the program's first BD, or the shim (its
+        start-queue addresses are not known here).
+    """
+    kind = lowered.kind
+    base = DMA_KINDS[kind].bd_register_base
+    writes = [(base + BD_REGISTER_STRIDE * b.bd_id + 4 * w, word)
+              for b in lowered.bds for w, word in enumerate(b.bd.encode())]
+    direction = check_direction(lowered.direction, "access").channel
+    queue = start_queue_address(kind, direction, channel)
+    dma = DMA_KINDS[kind]
+    dma.check_bd_in_half(AiedmaError, "start_bd", lowered.task.start_bd,
+                         dma.channel_bds(channel),
+                         f"{direction.upper()} channel {channel} runs BDs")
+    writes.append((queue, lowered.task.encode()))
+    return writes
+
+
+def channel_words(kind: str, writes: Iterable[Sequence[int]]) -> dict[str, int]:
+    """Per channel with tasks (``"mm2s0"``, ``"s2mm1"``): the words its queued tasks move.
+
+    Raises
+    ------
+    RegisterError
+        As :func:`apply_writes`; a task's own errors (a missing or invalid BD) as
+        :func:`~aiedma.model.bd.task.run_task` raises them.
+    """
+    dma = DMA(kind, 0, 1)
+    apply_writes(dma, writes)
+    table, counts = dict(dma.bds), {}
+    for channel in dma.channels:
+        for task in channel.queue:
+            words, table = run_task(kind, table, task)
+            name = f"{channel.direction}{channel.index}"
+            counts[name] = counts.get(name, 0) + words.size
+    return counts
+
+
+WRITES_FORMAT = "aiedma register writes"
+"""The ``format`` entry of a register-write document (:func:`writes_document`)."""
+
+
+def writes_document(kind: str, writes: Iterable[Sequence[int]]) -> dict[str, Any]:
+    """A register-write program as JSON data: its kind and ``[address, value]`` in hex.
+
+    ``aiedma bd --format writes`` prints it and ``aiedma replay`` reads it back
+    (:func:`read_writes_document`).
+    """
+    return {"format": WRITES_FORMAT, "kind": kind,
+            "writes": [[f"0x{int(a):05X}", f"0x{int(v):08X}"] for a, v in writes]}
+
+
+def _word(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise field_error(RegisterError, field, value, "must be an integer or a hex string")
+    if isinstance(value, str):
+        try:
+            value = int(value, 0)
+        except ValueError:
+            raise field_error(RegisterError, field, value,
+                              "must be an integer or a hex string (0x...)") from None
+    return value
+
+
+def read_writes_document(document: object) -> tuple[str, list[tuple[int, int]]]:
+    """The kind and the writes of a register-write document (:func:`writes_document`).
+
+    Raises
+    ------
+    RegisterError
+        For a document that is not an object with ``kind`` (one of the DMA kinds) and
+        ``writes`` (a list of ``[address, value]`` pairs, integers or hex strings),
+        naming the entry.
+    """
+    if not isinstance(document, dict):
+        raise field_error(RegisterError, "document", type(document).__name__,
+                          'must be an object {"kind": ..., "writes": [[address, value], ...]}')
+    kind = document.get("kind")
+    if kind not in DMA_KINDS:
+        raise field_error(RegisterError, "kind", kind,
+                          f"must be one of {', '.join(DMA_KINDS)}")
+    writes = document.get("writes")
+    if not isinstance(writes, list):
+        raise field_error(RegisterError, "writes", type(writes).__name__,
+                          "must be a list of [address, value] pairs")
+    pairs = []
+    for k, write in enumerate(writes):
+        if not isinstance(write, list) or len(write) != 2:
+            raise field_error(RegisterError, f"writes[{k}]", write,
+                              "must be a pair [address, value]")
+        pairs.append((_word(write[0], f"writes[{k}] address"),
+                      _word(write[1], f"writes[{k}] value")))
+    return kind, pairs

@@ -1,0 +1,97 @@
+"""aiedma bd --format writes, aiedma replay: a lowered port as register writes, run."""
+
+import json
+
+import numpy as np
+import pytest
+
+from aiedma import cli
+from aiedma.model.bd.lower import lower
+from aiedma.model.tiling.parameters import TilingParameters
+
+PADDED = {"buffer_dimension": [13], "tiling_dimension": [16], "offset": [-2]}
+TILES = {"buffer_dimension": [8, 4], "tiling_dimension": [4, 2],
+         "tile_traversal": [{"dimension": 1, "stride": 2, "wrap": 2}]}
+OWN_MEMTILE = 0x20000  # the memory tile's own words (0.. is its west neighbour's)
+
+
+def writes_file(tmp_path, capsys, tiling, *options):
+    port = tmp_path / "port.json"
+    port.write_text(json.dumps(tiling))
+    assert cli.main(["bd", *options, "--format", "writes", str(port)]) == 0
+    path = tmp_path / "port.writes"
+    path.write_text(capsys.readouterr().out)
+    return path
+
+
+def replay(path, capsys, *options):
+    assert cli.main(["replay", "--format", "json", str(path), *options]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("rtl", [None, "amaranth"])
+def test_a_read_replays_to_its_word_stream(tmp_path, capsys, rtl):
+    path = writes_file(tmp_path, capsys, PADDED, "--kind", "memtile", "--base-address",
+                       str(OWN_MEMTILE))
+    result = replay(path, capsys, *(["--rtl", rtl] if rtl else []))
+    stream = lower(TilingParameters.from_dict(PADDED), "memtile", "read",
+                   base_address=OWN_MEMTILE).word_stream()
+    # Every memory word holds its own address and padding is 0.
+    assert [data for data, _ in result["outputs"]["mm2s0"]] == np.where(
+        stream < 0, 0, stream).tolist()
+    assert [last for _, last in result["outputs"]["mm2s0"]] == [0] * 15 + [1]
+    assert result["cycles"] > stream.size
+
+
+def test_a_write_replays_into_memory_on_the_rtl(tmp_path, capsys):
+    path = writes_file(tmp_path, capsys, TILES, "--kind", "tile", "--direction", "write",
+                       "--base-address", "100", "--channel", "1")
+    model, rtl = replay(path, capsys), replay(path, capsys, "--rtl", "amaranth")
+    assert model == rtl
+    stream = lower(TilingParameters.from_dict(TILES), "tile", "write",
+                   base_address=100).word_stream()
+    # The S2MM receives 0, 1, 2, ...: word k lands at address stream[k], which held its
+    # own address (never k here), so the changed words are the written ones.
+    assert all(stream[k] != k for k in range(stream.size))
+    assert model["changed"] == sorted(set(stream.tolist()))
+
+
+def test_the_text_report(tmp_path, capsys):
+    path = writes_file(tmp_path, capsys, PADDED, "--kind", "memtile", "--base-address",
+                       str(OWN_MEMTILE))
+    assert cli.main(["replay", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("port.writes: memtile DMA, 9 writes, ")
+    assert lines[0].endswith(" cycles (model)")
+    assert lines[1] == "mm2s0: 16 words, 1 with TLAST: 0, 0, 131072..131084, 0"
+    assert lines[2] == "locks after the run: all 0"
+
+
+@pytest.mark.parametrize("text, options, message", [
+    ("{", [], "not JSON"),
+    ('{"kind": "memtile", "writes": [["0xA0000", "zz"]]}', [],
+     "writes[0] value='zz': must be an integer or a hex string (0x...)"),
+    ('{"kind": "memtile", "writes": [["0x5", 1]]}', [],
+     "address='0x5': write 0: no BD, start-queue or lock register of a memtile DMA is there"),
+    ('{"kind": "tile", "writes": []}', ["--kind", "memtile"],
+     "bad.json programs a tile DMA"),
+    ('{"kind": "shim", "writes": []}', [],
+     "a shim DMA cannot be replayed (its start-queue addresses and external memory are "
+     "not modelled)"),
+])
+def test_bad_replay_input_is_one_line(tmp_path, capsys, text, options, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    assert cli.main(["replay", str(path), *options]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_writes_for_a_channel_of_the_other_half_are_refused(tmp_path, capsys):
+    port = tmp_path / "port.json"
+    port.write_text(json.dumps(PADDED))
+    assert cli.main(["bd", "--kind", "memtile", "--format", "writes", "--channel", "1",
+                     str(port)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "aiedma bd: error: --format writes: start_bd=0: MM2S channel 1 runs BDs 24-47 "
+        "(shared by channels 1/3/5 of both directions)")
