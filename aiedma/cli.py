@@ -349,6 +349,9 @@ def _sim(args: argparse.Namespace) -> int:
     if args.rtl:
         raise _Usage(f"--rtl={args.rtl}: runs a graph's memory-tile channels as RTL; "
                      "give the graph with --graph")
+    if args.exact:
+        raise _Usage("--exact: steps every cycle of a graph's system model; give the graph "
+                     "with --graph")
     from .tb import regress  # Amaranth and the simulators load only when asked for
 
     argv = ["--sim", args.sim, "--bds", str(args.bds), "--seed", str(args.seed),
@@ -364,8 +367,9 @@ def _sim_graph(args: argparse.Namespace) -> int:
             raise _Usage(f"--{option}={getattr(args, option)}: must be at least 1")
     if args.buffers > 2:
         raise _Usage(f"--buffers={args.buffers}: a shared buffer has 1 or 2 (ping-pong)")
-    model = graph_examples.run_tutorial(args.buffers, args.iterations)
-    print(f"tiling tutorial graph, num_buffers={args.buffers}, {args.iterations} iterations: "
+    model = graph_examples.run_tutorial(args.buffers, args.iterations, exact=args.exact)
+    print(f"tiling tutorial graph, num_buffers={args.buffers}, {args.iterations} iterations"
+          f"{', every cycle stepped' if args.exact else ''}: "
           "k3 and k4 received exactly the elements their tilings walk")
     print(model.report.text())
     if not args.rtl:
@@ -561,6 +565,9 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--rtl", choices=("amaranth", "verilator"),
                      help="with --graph: run every memory-tile channel as RTL on this "
                           "simulator too, compared with the model on every cycle")
+    sim.add_argument("--exact", action="store_true",
+                     help="with --graph: step the system model every cycle (no fast path; "
+                          "same outputs and report)")
 
     replay = command(
         "replay", "run a DMA's register writes (BD words, task pushes, lock values)",

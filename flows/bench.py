@@ -117,8 +117,6 @@ class Settings:
         Random BDs of the ``bulk-large`` run.
     wpc_bds : int
         Random BDs per kind of the words-per-cycle run.
-    iterations : int
-        Iterations of the system-model pipeline.
     fpga_json : Path
         Where ``make fpga`` leaves its table.
     """
@@ -131,14 +129,12 @@ class Settings:
     bds: int = 1000
     large_bds: int = 20_000
     wpc_bds: int = 300
-    iterations: int = 100
     fpga_json: Path = DEFAULT_FPGA_JSON
 
     @classmethod
     def quick_sizes(cls, **changes) -> Settings:
         """Settings with the small sizes of ``--quick`` (``changes`` override them)."""
-        return cls(**({"quick": True, "bds": 20, "large_bds": 200, "wpc_bds": 20,
-                       "iterations": 5} | changes))
+        return cls(**({"quick": True, "bds": 20, "large_bds": 200, "wpc_bds": 20} | changes))
 
     def kind_seed(self, kind: str) -> int:
         """The seed of ``kind``'s runs (as ``tb/regress.py`` and ``tb/bulk.py`` derive it)."""
@@ -177,14 +173,11 @@ def bench_elements(s: Settings) -> dict:
 
 
 def bench_system(s: Settings) -> list[dict]:
-    """System-model cycles/s of the pipeline with 2 buffers, and with 1 as the baseline."""
+    """System-model cycles/s of each graph, fast path against every cycle stepped."""
     rows = []
-    for r in model_bench.system_rates(s.iterations, s.repeat):
+    for r in model_bench.system_rates(s.repeat, s.quick):
         _say("\n".join(model_bench.describe_system(r)))
         rows.append(r)
-    baseline = rows[0]["cycles_per_s"]
-    for r in rows:
-        r["ratio"] = r["cycles_per_s"] / baseline
     return rows
 
 
@@ -478,13 +471,14 @@ def _system_md(rows: list[dict]) -> list[str]:
     if not rows:
         return []
     return ["## System model", "",
-            "`pipeline_graph(num_buffers, 64)` run for the given iterations (graph build, "
-            "compile and run timed together, best of the repeats); the baseline is "
-            "`num_buffers=1`.", "",
-            *_table(["pipeline", "iterations", "simulated cycles", "wall s", "cycles/s",
-                     "ratio to num_buffers=1"],
-                    [[f"num_buffers={r['num_buffers']}", r["iterations"], r["cycles"],
-                      r["wall_s"], r["cycles_per_s"], r["ratio"]] for r in rows])]
+            "`pipeline_graph(num_buffers, 64)` and `copy_graph((256, 64), num_buffers)` "
+            "(graph build, compile and run timed together, best of the repeats); the "
+            "baseline is the same run with `exact=True` (every cycle stepped).", "",
+            *_table(["graph", "buffers", "iterations", "simulated cycles", "exact s",
+                     "exact cycles/s", "fast s", "fast cycles/s", "ratio fast/exact"],
+                    [[r["graph"], r["num_buffers"], r["iterations"], r["cycles"], r["exact_s"],
+                      r["exact_cycles_per_s"], r["fast_s"], r["fast_cycles_per_s"],
+                      r["speedup"]] for r in rows])]
 
 
 def _cosim_md(cosim: dict) -> list[str]:

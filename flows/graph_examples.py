@@ -8,6 +8,7 @@ buffers, checks what kernels k3 and k4 received against the walks of their
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -20,6 +21,7 @@ __all__ = [
     "TUTORIAL_READS",
     "TUTORIAL_WRITES",
     "compare_tutorial",
+    "copy_graph",
     "packet_merge_graph",
     "packet_split_graph",
     "pipeline_graph",
@@ -87,6 +89,22 @@ def pipeline_graph(num_buffers: int = 1, size: int = 64) -> Graph:
     return g
 
 
+def copy_graph(shape: Sequence[int] = (256, 64), num_buffers: int = 2) -> Graph:
+    """in -> shared buffer of ``shape`` (``num_buffers`` copies) -> out, whole-buffer tiles.
+
+    The memory tile alone: an S2MM channel fills a buffer while an MM2S channel
+    drains the other one (ping-pong with two buffers).
+    """
+    g = Graph("copy")
+    buf = g.shared_buffer(list(shape), 1, 1, name="buf")
+    buf.num_buffers = num_buffers
+    g.connect(g.input("in"), buf.inputs[0])
+    g.connect(buf.outputs[0], g.output("out"))
+    buf.write_access(0, {"tiling_dimension": list(shape)})
+    buf.read_access(0, {"tiling_dimension": list(shape)})
+    return g
+
+
 def packet_split_graph() -> Graph:
     """One read of the 10x6 buffer with two entries (packet IDs 0 and 1) split to k3 and k4."""
     g = Graph("packet split")
@@ -129,10 +147,12 @@ def packet_merge_graph() -> Graph:
     return g
 
 
-def run_tutorial(num_buffers: int = 1, iterations: int = 3, rtl: str | None = None) -> GraphResult:
+def run_tutorial(num_buffers: int = 1, iterations: int = 3, rtl: str | None = None,
+                 exact: bool = False) -> GraphResult:
     """Run :func:`tutorial_graph`; iteration ``i`` writes element ``e`` as ``e + 1000 i``.
 
-    ``rtl`` runs every memory-tile channel as RTL on that simulator (``Graph.run``).
+    ``rtl`` runs every memory-tile channel as RTL on that simulator, ``exact`` steps
+    every cycle of the model (``Graph.run``).
 
     Raises
     ------
@@ -142,7 +162,7 @@ def run_tutorial(num_buffers: int = 1, iterations: int = 3, rtl: str | None = No
     walks = [TilingParameters.from_dict(t).indices() for t in (*TUTORIAL_WRITES, *TUTORIAL_READS)]
     stamp = 1000 * np.arange(iterations)[:, None]
     result = tutorial_graph(num_buffers).run(
-        iterations, {"in1": walks[0] + stamp, "in2": walks[1] + stamp}, rtl=rtl)
+        iterations, {"in1": walks[0] + stamp, "in2": walks[1] + stamp}, rtl=rtl, exact=exact)
     for name, walk in (("out3", walks[2]), ("out4", walks[3])):
         if not np.array_equal(result.outputs[name], walk + stamp):
             raise AssertionError(f"{name} got {result.outputs[name].tolist()}")

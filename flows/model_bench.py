@@ -13,7 +13,9 @@ Four figures, all model-only (this module never imports Amaranth or cocotb):
 * the task stream rate of :meth:`~.bd.lower.LoweredProgram.element_stream` on
   :func:`chained_program` (16 chained BDs), against ``np.arange``;
 * the system model's simulated cycles per second on the ping-pong pipeline of
-  :func:`~.graph_examples.pipeline_graph`, with one and with two buffers.
+  :func:`~.graph_examples.pipeline_graph` and the memory-tile copy of
+  :func:`~.graph_examples.copy_graph`, with one and with two buffers, stepping every
+  cycle (``exact=True``, the baseline) and on the scheduler's fast path.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 from ..model.bd.descriptor import BufferDescriptor
 from ..model.bd.lower import LoweredProgram, lower
 from ..model.tiling.parameters import TilingParameters
-from .graph_examples import pipeline_graph
+from .graph_examples import copy_graph, pipeline_graph
 
 __all__ = [
     "CHAINED_TILES",
@@ -112,7 +114,7 @@ QUICK_STREAM_LENGTH = 1 << 14
 """The longest ``buffer_length`` of a stream BD in a quick (smoke) run."""
 
 SYSTEM_REPEAT = 3
-"""Timings of a system figure at most: one run lasts a second or so."""
+"""Timings of a system figure at most: an exact run of the copy graph lasts seconds."""
 
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:
@@ -226,49 +228,88 @@ def stream_bds(quick: bool = False) -> dict[str, BufferDescriptor]:
             for name, bd in STREAM_BDS.items()}
 
 
-def system_rate(num_buffers: int, iterations: int = 100, size: int = 64,
-                repeat: int = 3) -> dict:
-    """Simulated cycles per second of the system model on the ping-pong pipeline.
+SYSTEM_GRAPHS: dict[str, dict] = {
+    "pipeline": {"num_buffers": (1, 2), "iterations": 100, "size": 64},
+    "copy": {"num_buffers": (1, 2), "iterations": 4, "shape": (256, 64)},
+}
+"""The system figures: the ping-pong pipeline (kernels with 16- and 64-word buffers)
+and the memory-tile copy of one 256x64 buffer, each with one and two buffers."""
 
-    Runs :func:`~.graph_examples.pipeline_graph` (``num_buffers`` copies of a
-    ``size``-word shared buffer) for ``iterations`` iterations; the graph is
-    built and compiled inside the timed call, as ``Graph.run`` does it.
+QUICK_SYSTEM_GRAPHS: dict[str, dict] = {
+    "pipeline": {"num_buffers": (1, 2), "iterations": 5, "size": 64},
+    "copy": {"num_buffers": (1, 2), "iterations": 2, "shape": (32, 16)},
+}
+
+
+def _system_run(graph: str, num_buffers: int, settings: dict) -> tuple[Callable, np.ndarray]:
+    """A call that builds, compiles and runs one system figure's graph, and its input."""
+    if graph == "pipeline":
+        words = settings["size"]
+        build = lambda: pipeline_graph(num_buffers, words)  # noqa: E731
+    else:
+        words = int(np.prod(settings["shape"]))
+        build = lambda: copy_graph(settings["shape"], num_buffers)  # noqa: E731
+    data = np.arange(settings["iterations"] * words, dtype=np.int32)
+    return build, data
+
+
+def system_rate(graph: str, num_buffers: int, settings: dict, repeat: int = 3) -> dict:
+    """Simulated cycles per second of the system model, stepping every cycle and fast.
+
+    Runs ``graph`` (``"pipeline"``: :func:`~.graph_examples.pipeline_graph`,
+    ``"copy"``: :func:`~.graph_examples.copy_graph`) for ``settings["iterations"]``,
+    the graph built and compiled inside the timed call as ``Graph.run`` does it, once
+    with ``exact=True`` (the baseline) and once on the fast path, in the same run.
 
     Returns
     -------
     dict
-        ``num_buffers``, ``iterations``, ``size``, ``words`` (into the buffer),
-        ``cycles`` (simulated, from the run's report), ``repeat``, ``wall_s``
-        (best) and ``cycles_per_s``.
+        ``graph``, ``num_buffers``, ``iterations``, ``words`` (into the buffer),
+        ``cycles`` (simulated, the same both ways), ``repeat``; per mode ``exact`` /
+        ``fast``: ``<mode>_s`` (best wall time) and ``<mode>_cycles_per_s``; and
+        ``speedup`` (fast over exact).
 
     Raises
     ------
     AssertionError
-        If the pipeline's output is not ``3 * input + 1``: a wrong run has no rate.
+        If an output is wrong, or the two modes' outputs or reports differ: a wrong
+        run has no rate.
     """
-    data = np.arange(iterations * size, dtype=np.int32)
-    results = []
+    build, data = _system_run(graph, num_buffers, settings)
+    expected = data * 3 + 1 if graph == "pipeline" else data
+    row = {"graph": graph, "num_buffers": num_buffers, "iterations": settings["iterations"],
+           "words": int(data.size), "repeat": repeat}
+    reports = []
+    for mode in ("exact", "fast"):
+        results: list = []
 
-    def run() -> None:
-        results.append(pipeline_graph(num_buffers, size).run(iterations, {"in": data}))
+        def run(exact: bool = mode == "exact", into: list = results) -> None:
+            into.append(build().run(settings["iterations"], {"in": data}, exact=exact))
 
-    wall = best_time(run, repeat)
-    result = results[-1]
-    if not np.array_equal(result.outputs["out"].ravel(), data * 3 + 1):
-        raise AssertionError(f"pipeline with num_buffers={num_buffers} gave a wrong output")
-    cycles = result.report.cycles
-    return {"num_buffers": num_buffers, "iterations": iterations, "size": size,
-            "words": int(data.size), "cycles": cycles, "repeat": repeat, "wall_s": wall,
-            "cycles_per_s": cycles / wall}
+        wall = best_time(run, repeat)
+        result = results[-1]
+        if not np.array_equal(result.outputs["out"].ravel(), expected):
+            raise AssertionError(f"{graph} with num_buffers={num_buffers} ({mode}) gave a "
+                                 "wrong output")
+        reports.append(result.report.text())
+        row[f"{mode}_s"] = wall
+        row[f"{mode}_cycles_per_s"] = result.report.cycles / wall
+        row["cycles"] = result.report.cycles
+    if reports[0] != reports[1]:
+        raise AssertionError(f"{graph} with num_buffers={num_buffers}: the fast path's report "
+                             f"differs:\n{reports[0]}\n{reports[1]}")
+    row["speedup"] = row["fast_cycles_per_s"] / row["exact_cycles_per_s"]
+    return row
 
 
-def system_rates(iterations: int, repeat: int) -> Iterator[dict]:
-    """:func:`system_rate` with one buffer (the baseline), then two, each as measured.
+def system_rates(repeat: int, quick: bool = False) -> Iterator[dict]:
+    """:func:`system_rate` of every graph of :data:`SYSTEM_GRAPHS` (or the quick ones).
 
     Each figure is the best of ``repeat`` timings, at most :data:`SYSTEM_REPEAT`.
     """
-    for num_buffers in (1, 2):
-        yield system_rate(num_buffers, iterations, repeat=min(repeat, SYSTEM_REPEAT))
+    for graph, settings in (QUICK_SYSTEM_GRAPHS if quick else SYSTEM_GRAPHS).items():
+        for num_buffers in settings["num_buffers"]:
+            yield system_rate(graph, num_buffers, settings, repeat=min(repeat, SYSTEM_REPEAT))
 
 
 def _describe_against_arange(r: dict, name: str, call: str, unit: str,
@@ -303,10 +344,14 @@ def describe_elements(r: dict) -> list[str]:
 
 def describe_system(r: dict) -> list[str]:
     """Lines a person reads for a :func:`system_rate` result."""
-    return [f"system model, ping-pong pipeline num_buffers={r['num_buffers']}: "
-            f"{r['iterations']} iterations of {r['size']} words, {r['cycles']:,} cycles in "
-            f"{r['wall_s']:.3f} s: {r['cycles_per_s'] / 1e3:.1f} k cycles/s "
-            f"(best of {r['repeat']})"]
+    return [f"system model, {r['graph']} graph num_buffers={r['num_buffers']}: "
+            f"{r['iterations']} iterations, {r['words']:,} words, {r['cycles']:,} cycles "
+            f"(best of {r['repeat']})",
+            f"  exact (every cycle): {r['exact_s']:8.3f} s  {r['exact_cycles_per_s'] / 1e3:9.1f} "
+            "k cycles/s",
+            f"  fast path:           {r['fast_s']:8.3f} s  {r['fast_cycles_per_s'] / 1e3:9.1f} "
+            "k cycles/s",
+            f"  ratio fast/exact: {r['speedup']:.1f}"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -322,7 +367,7 @@ def main(argv: list[str] | None = None) -> None:
     for bd in stream_bds(args.quick).values():
         _print(describe_stream(stream_rate(bd, args.repeat)))
     _print(describe_elements(element_rate(chained_program(args.quick), args.repeat)))
-    for r in system_rates(5 if args.quick else 100, args.repeat):
+    for r in system_rates(args.repeat, args.quick):
         _print(describe_system(r))
 
 

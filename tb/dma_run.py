@@ -285,7 +285,7 @@ def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemR
     """
     agents, channels, dma, sink = program.build()
     model_times = _timed(sink)
-    report = run_system(agents)
+    report = run_system(agents, exact=True)   # every cycle stepped: _timed sees each word
     model_tokens = [[d.cycle for d in ch.done if d.token] for ch in channels]
     agents, channels, rtl_dma, rtl_sink = program.build()
     rtl_times = _timed(rtl_sink)
@@ -427,7 +427,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     inputs, ready = dict(inputs or {}), dict(ready or {})
     dma, store, offset, agents, channels, sinks, times = _dma_system(kind, writes, memory,
                                                                     inputs, ready)
-    report = run_system(agents)
+    report = run_system(agents, exact=True)   # every cycle stepped: the word times are recorded
     model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
     model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
                     for c in channels}

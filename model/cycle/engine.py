@@ -139,6 +139,11 @@ class Mm2sDatapathModel:
     def state(self) -> tuple:
         return self.flight, tuple(self.buffer)
 
+    def steady_state(self) -> tuple:
+        """:meth:`state` without the data (words and zero flags) passing through."""
+        return (None if self.flight is None else self.flight[1],
+                tuple(last for _, last in self.buffer))
+
     @property
     def empty(self) -> bool:
         return self.flight is None and not self.buffer
@@ -182,6 +187,10 @@ class S2mmDatapathModel:
 
     def state(self) -> tuple:
         return (self.write,)
+
+    def steady_state(self) -> tuple:
+        """:meth:`state` without the address and data written."""
+        return (self.write is None,)
 
     @property
     def empty(self) -> bool:
@@ -277,6 +286,13 @@ class ChannelEngine:
     def state(self) -> tuple:
         """Everything that changes, for telling a cycle that changed nothing."""
         return (*self.slots.state(), *self.datapath.state(), self.first)
+
+    def steady_state(self) -> tuple:
+        """:meth:`state` without what advances at a steady rate: the beat position
+        and the words passing through (the system model's fast path)."""
+        slots = self.slots
+        return (*(id(s) for s in slots.prepare), id(slots.run), *self.datapath.steady_state(),
+                self.first)
 
     def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
               i_data: int = 0, mem_data: int = 0) -> None:

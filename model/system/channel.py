@@ -37,7 +37,10 @@ Decisions (docs/bd.md is silent on timing and on these points):
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..arch.directions import CHANNEL_NAMES, READ, WRITE, check_direction
 from ..arch.kinds import DMA_KINDS, check_kind
@@ -49,8 +52,15 @@ from ..cycle.contract import ADDRESS_BITS, RELEASE_LATENCY
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
 from ..errors import AiedmaError, PacketError, field_error
 from .locks import LOCKS_PER_TILE, LockSpace, LockTable, lock_space
-from .memory import AddressSpace, MemoryAccessError, core_tile_space, memory_tile_space
-from .scheduler import Stall
+from .memory import (
+    WORD_MAX,
+    WORD_MIN,
+    AddressSpace,
+    MemoryAccessError,
+    core_tile_space,
+    memory_tile_space,
+)
+from .scheduler import NO_LIMIT, FastPlan, Stall
 from .stream import Beat, Stream
 
 __all__ = [
@@ -487,6 +497,111 @@ class Channel:
         return (self.engine.state(), id(self._fetched), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
                 tuple(r.header for r in self._stage))
+
+    # -- the fast path (:class:`.scheduler.Steady`) --
+
+    def steady_state(self) -> Hashable | None:
+        """The channel's state without its beat position and data; None on an RTL engine
+        (an RTL engine steps every cycle, as it must)."""
+        if type(self.engine) is not ChannelEngine:
+            return None
+        return (self.engine.steady_state(), id(self._fetched), id(self._walk), len(self.queue),
+                len(self._gate), len(self._running), len(self._stage), len(self._completions),
+                tuple(r.header for r in self._stage), self._written_bd)
+
+    def horizon(self, last: int, moved: bool) -> int:
+        """Cycles until a lock release is due or, streaming, until the BD's last beat."""
+        n = NO_LIMIT
+        if self._completions:
+            n = min(due for due, _ in self._completions) - last - 1
+        if not moved:
+            return n
+        engine = self.engine
+        run = engine.slots.run
+        if run is None or engine.first:
+            return 0
+        # The BD's last beat completes it (lock release, stage, TLAST): stop before it.
+        n = min(n, len(run[0]) - engine.slots.position - 1)
+        if self.is_mm2s:
+            datapath = engine.datapath
+            if (datapath.flight is None or datapath.flight[1]
+                    or any(last_word for _, last_word in datapath.buffer)):
+                return 0
+        elif engine.datapath.write is None or not self._stage:
+            return 0
+        else:
+            n = min(n, self._stage[0].words_left - 1)
+        return n
+
+    def plan(self, cycles: int, moved: bool) -> FastPlan | None:
+        """The jump: MM2S reads and pushes ``cycles`` words, S2MM pops and writes them."""
+        if not moved:
+            return FastPlan()
+        slots = self.engine.slots
+        start = slots.position
+        addresses = np.asarray(slots.run[0][start:start + cycles], dtype=np.int64)
+        zeros = np.asarray(slots.run[1][start:start + cycles], dtype=bool)
+        if self.is_mm2s:
+            return self._plan_mm2s(cycles, addresses, zeros)
+        return self._plan_s2mm(cycles, addresses, zeros)
+
+    def _plan_mm2s(self, cycles: int, addresses: np.ndarray, zeros: np.ndarray) -> FastPlan | None:
+        read = addresses[~zeros]
+        placed = self.dma.memory.locate(read)
+        if placed is None:
+            return None   # stepping raises the error at its beat
+        engine = self.engine
+        datapath = engine.datapath
+
+        def push() -> None:
+            # In cycle j the beat at position + j is read; the word leaving is the one
+            # B + 1 places ahead of it (B words in the buffer, one in flight).
+            values = np.zeros(read.size, dtype=np.int64)
+            for memory, mask, offsets in placed:
+                values[mask] = memory.data[offsets]
+            data = np.zeros(cycles, dtype=np.int64)
+            data[~zeros] = values
+            held = len(datapath.buffer)
+            words = [word for word, _ in datapath.buffer]
+            words.append(0 if datapath.flight[0] else self._mem_data)
+            words += data.tolist()
+            self.stream.bulk_push([Beat(word) for word in words[:cycles]])
+            datapath.buffer = deque((word, False) for word in words[cycles:cycles + held])
+            datapath.flight = (bool(zeros[-1]), False)
+            if values.size:
+                self._mem_data = int(values[-1])
+            engine.slots.position += cycles
+            self.words += cycles
+            self._cycle += cycles
+
+        return FastPlan(push=push, reads=[(memory, offsets) for memory, _, offsets in placed])
+
+    def _plan_s2mm(self, cycles: int, addresses: np.ndarray, zeros: np.ndarray) -> FastPlan | None:
+        if zeros.any():
+            return None
+        engine = self.engine
+        pending = engine.datapath.write   # joined in the last cycle, written in the first
+        written = np.concatenate(([pending[0]], addresses[:-1]))
+        placed = self.dma.memory.locate(written)
+        if placed is None:
+            return None
+
+        def pop() -> None:
+            beats = self.stream.bulk_pop(cycles)
+            values = np.asarray([pending[1], *(b.data for b in beats[:-1])], dtype=np.int64)
+            bad = np.flatnonzero((values < WORD_MIN) | (values > WORD_MAX))
+            if bad.size:   # the error stepping gives at that word
+                self.dma.memory.write(int(written[bad[0]]), int(values[bad[0]]),
+                                      self._where(self._written_bd))
+            for memory, mask, offsets in placed:
+                memory.data[offsets] = (values[mask] & 0xFFFF_FFFF).astype(np.uint32)
+            engine.datapath.write = (int(addresses[-1]), beats[-1].data)
+            self._stage[0].words_left -= cycles
+            engine.slots.position += cycles
+            self.words += cycles
+            self._cycle += cycles
+
+        return FastPlan(pop=pop, writes=[(memory, offsets) for memory, _, offsets in placed])
 
     def commit(self) -> None:
         """End of cycle: release the locks of BDs complete this cycle, end their tasks."""

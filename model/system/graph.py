@@ -94,7 +94,7 @@ from .kernel import (
 )
 from .locks import LOCKS_PER_TILE, LockTable, lock_space
 from .memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, memory_tile_space
-from .scheduler import Stall, SystemReport, run_system
+from .scheduler import NO_LIMIT, FastPlan, Stall, SystemReport, run_system
 from .stream import PacketMerge, PacketSplit, Stream, StreamSink, StreamSource
 
 __all__ = [
@@ -475,7 +475,8 @@ class Graph:
 
     def run(self, iterations: int, inputs: Mapping[str, Any] | None = None,
             max_cycles: int = 10_000_000, rtl: str | None = None,
-            output_ready: Mapping[str, Sequence[bool]] | None = None) -> GraphResult:
+            output_ready: Mapping[str, Sequence[bool]] | None = None,
+            exact: bool = False) -> GraphResult:
         """Compile to memory-tile BDs, locks and tasks, and run the cycle-level system.
 
         Parameters
@@ -495,6 +496,10 @@ class Graph:
         output_ready : mapping of str to sequence of bool, optional
             Per graph output, whether it takes a word in each cycle (backpressure;
             high after the pattern ends).
+        exact : bool
+            Step every cycle. By default the scheduler jumps stretches in which every
+            agent repeats its last cycle (:mod:`.scheduler`, the fast path), with the
+            same outputs and report; with ``rtl`` every cycle is stepped anyway.
 
         Raises
         ------
@@ -512,7 +517,7 @@ class Graph:
                               f"of {', '.join(s for s in RTL_SIMULATORS if s)}")
         compiler = _Compiler(self, iterations)
         compiler.output_ready = dict(output_ready or {})
-        return compiler.run(dict(inputs or {}), max_cycles, rtl)
+        return compiler.run(dict(inputs or {}), max_cycles, rtl, exact)
 
 
 RTL_SIMULATORS: tuple[str | None, ...] = (None, "amaranth", "verilator")
@@ -569,6 +574,18 @@ class _Controller:
 
     def ports(self) -> tuple:
         return ()
+
+    # The fast path: it pushes only when a queue has room, which the channels' own
+    # steady states show, so it waits as long as they stay steady.
+
+    def steady_state(self) -> tuple:
+        return tuple(len(s.tasks) for s in self.slots)
+
+    def horizon(self, last: int, moved: bool) -> int:
+        return NO_LIMIT
+
+    def plan(self, cycles: int, moved: bool) -> FastPlan:
+        return FastPlan()
 
 
 class _Compiler:
@@ -875,7 +892,8 @@ class _Compiler:
 
     # -- the run --
 
-    def run(self, inputs: dict[str, Any], max_cycles: int, rtl: str | None) -> GraphResult:
+    def run(self, inputs: dict[str, Any], max_cycles: int, rtl: str | None,
+            exact: bool = False) -> GraphResult:
         self.check_connected()
         fixed = self.fixed_volumes()
         runs = self.kernel_runs(fixed)
@@ -917,7 +935,7 @@ class _Compiler:
         agents = [controller, *sources, *kernels, *channels, *splits, *merges,
                   *(sink for sink, _, _ in sinks)]
         if rtl is None:
-            report = run_system(agents, max_cycles)
+            report = run_system(agents, max_cycles, exact=exact)
         else:
             report = _rtl_runner()(agents, channels, rtl, max_cycles)
         outputs = {}

@@ -25,7 +25,7 @@ Decisions (the spec describes the graph, not the core's timing):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +33,7 @@ import numpy as np
 from ..arch.dtypes import GRAPH_DTYPES, elements_per_word
 from ..bd.packet import parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
-from .scheduler import Stall
+from .scheduler import NO_LIMIT, FastPlan, Stall
 from .stream import Beat, Stream
 
 __all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
@@ -236,3 +236,48 @@ class KernelAgent:
             return None
         full = [p.stream.name for s, p in zip(self._sent, self.outputs, strict=True) if s < p.size]
         return Stall("backpressure", progress=progress, detail=", ".join(full))
+
+    # -- the fast path (:class:`.scheduler.Steady`) --
+
+    def steady_state(self) -> Hashable:
+        """Runs done, filling or sending, the round-robin pointers, which buffers are
+        full or sent, where headers are due; not how far a buffer is."""
+        return (self.done, self._results is None, self._next_in, self._next_out,
+                tuple(len(b) >= p.size for b, p in zip(self._buffers, self.inputs, strict=True)),
+                tuple(s >= p.size for s, p in zip(self._sent, self.outputs, strict=True)),
+                tuple(self._at_header))
+
+    def _port(self, moved: bool) -> int:
+        """The input (filling) or output (sending) it moved a word on in the last cycle:
+        the round robin moved one past it, and stays there while only it moves."""
+        if self._results is None:
+            return (self._next_in - 1) % len(self.inputs)
+        return (self._next_out - 1) % len(self.outputs)
+
+    def horizon(self, last: int, moved: bool) -> int:
+        """Until the buffer it fills is full or the buffer it sends is sent."""
+        if not moved:
+            return NO_LIMIT
+        k = self._port(moved)
+        if self._results is None:
+            if self.inputs[k].packet:
+                return 0   # a TLAST decides where the next header is
+            return self.inputs[k].size - len(self._buffers[k]) - 1
+        return self.outputs[k].size - self._sent[k] - 1
+
+    def plan(self, cycles: int, moved: bool) -> FastPlan:
+        """Take or send ``cycles`` words on the one port it uses."""
+        if not moved:
+            return FastPlan()
+        k = self._port(moved)
+        if self._results is None:
+            buffer, stream = self._buffers[k], self.inputs[k].stream
+            return FastPlan(pop=lambda: buffer.extend(b.data for b in stream.bulk_pop(cycles)))
+        port, start = self.outputs[k], self._sent[k]
+
+        def push() -> None:
+            words = self._results[k][start:start + cycles]
+            port.stream.bulk_push([Beat(w, False) for w in words])
+            self._sent[k] = start + cycles
+
+        return FastPlan(push=push)

@@ -40,6 +40,8 @@ __all__ = [
     "CORE_TILE_WORDS",
     "MEMORY_TILE_WINDOWS",
     "MEMORY_TILE_WORDS",
+    "WORD_MAX",
+    "WORD_MIN",
     "AddressSpace",
     "Memory",
     "MemoryAccessError",
@@ -62,7 +64,8 @@ MEMORY_TILE_WINDOWS: dict[str, int] = {
 }
 """First word address of each window a memory-tile DMA sees (each 128K words)."""
 
-_WORD_MIN, _WORD_MAX = -(1 << 31), (1 << 32) - 1
+WORD_MIN, WORD_MAX = -(1 << 31), (1 << 32) - 1
+"""What a 32-bit memory word takes: signed or unsigned values (stored mod 2^32)."""
 
 
 class MemoryAccessError(AiedmaError):
@@ -123,7 +126,7 @@ class Memory:
     def write(self, offset: int, value: int, where: str = "") -> None:
         """Store ``value`` (``-2**31 .. 2**32 - 1``; negative as two's complement)."""
         self._check(offset, where)
-        if not _WORD_MIN <= value <= _WORD_MAX:
+        if not WORD_MIN <= value <= WORD_MAX:
             raise field_error(MemoryAccessError, "value", value,
                               f"a 32-bit word is -2^31..2^32-1{_where(where)}")
         self.data[offset] = value & 0xFFFF_FFFF
@@ -134,8 +137,8 @@ class Memory:
         self._check(offset, where)
         if values.size:
             self._check(offset + values.size - 1, where)
-            if values.min() < _WORD_MIN or values.max() > _WORD_MAX:
-                bad = values[(values < _WORD_MIN) | (values > _WORD_MAX)][0]
+            if values.min() < WORD_MIN or values.max() > WORD_MAX:
+                bad = values[(values < WORD_MIN) | (values > WORD_MAX)][0]
                 raise field_error(MemoryAccessError, "value", int(bad),
                                   f"a 32-bit word is -2^31..2^32-1{_where(where)}")
         self.data[offset:offset + values.size] = (values & 0xFFFF_FFFF).astype(np.uint32)
@@ -217,6 +220,25 @@ class AddressSpace:
         """Store ``value`` at ``address``."""
         memory, offset = self.resolve(address, where)
         memory.write(offset, value, where)
+
+    def locate(self, addresses: np.ndarray) -> list[tuple[Memory, np.ndarray, np.ndarray]] | None:
+        """Where many addresses land: ``(memory, mask, offsets)`` per window reached.
+
+        ``mask`` selects the addresses in that window, ``offsets`` are their word
+        offsets in ``memory``. None if any address is in no window or in one with no
+        memory (:meth:`resolve` says which, with the full error).
+        """
+        placed, found = [], 0
+        for w in self.windows:
+            mask = (addresses >= w.start) & (addresses < w.start + w.size)
+            count = int(np.count_nonzero(mask))
+            if not count:
+                continue
+            if w.memory is None:
+                return None
+            placed.append((w.memory, mask, addresses[mask] - w.start))
+            found += count
+        return placed if found == addresses.size else None
 
 
 def core_tile_space(name: str, memory: Memory | None = None) -> AddressSpace:

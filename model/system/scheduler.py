@@ -22,13 +22,28 @@ Decisions (the spec leaves timing to the model):
   cause, so ``words + sum(stalls) == cycles`` for each agent in the report.
 * **decision**: words still in streams when everything is done are not an error
   here; the report lists them (``stranded``) and callers that care check it.
+
+The fast path (:func:`run_system` unless ``exact=True``; docs/cycle.md "Fast path"):
+when the control state of every agent and the fill of every stream at the end of
+a cycle equal those at the end of the cycle before, every agent will repeat its
+last cycle's action (the same word move or the same stall) until one of its
+counters reaches a threshold: the end of a BD's beats, a kernel buffer filled, a
+source's last word, a sink's ready pattern changing, a lock release due. Each
+agent says how far that is (:meth:`Steady.horizon`), and the run jumps that many
+cycles at once, moving the words in bulk, with the same outputs, memory, cycle
+count and report as stepping every cycle. Only agents that describe their steady
+state take part (:class:`Steady`); one agent that does not (an RTL engine, a
+packet switch) keeps the whole run stepping cycle by cycle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
+
+import numpy as np
 
 from ..errors import AiedmaError, field_error
 from .locks import LockWait
@@ -37,7 +52,9 @@ __all__ = [
     "STALL_CAUSES",
     "Agent",
     "DeadlockError",
+    "FastPlan",
     "Stall",
+    "Steady",
     "SystemReport",
     "SystemRun",
     "run_system",
@@ -114,6 +131,58 @@ class Agent(Protocol):
 
     def ports(self) -> Sequence:
         """The streams it pushes to or pops from (the scheduler commits them)."""
+        ...
+
+
+NO_LIMIT = sys.maxsize
+"""A :meth:`Steady.horizon` with no threshold ahead (a stall nothing of its own ends)."""
+
+
+@dataclass
+class FastPlan:
+    """What one agent does over a jump of many cycles (see :class:`Steady`).
+
+    Attributes
+    ----------
+    push : callable, optional
+        Moves the words it pushes in the jump into its streams (called first, for
+        every agent, so consumers find them).
+    pop : callable, optional
+        Takes the words it pops in the jump (called after every ``push``).
+    reads, writes : list of (Memory, numpy.ndarray)
+        The memory words it reads or writes in the jump, so the scheduler can refuse
+        a jump in which two agents touch the same word (their order would matter).
+    """
+
+    push: Callable[[], None] | None = None
+    pop: Callable[[], None] | None = None
+    reads: list = field(default_factory=list)
+    writes: list = field(default_factory=list)
+
+
+@runtime_checkable
+class Steady(Protocol):
+    """What an agent implements to take part in the fast path.
+
+    The scheduler calls these at the end of a cycle ``last`` (after every commit),
+    knowing what the agent did in that cycle (a word, or a stall and its cause).
+    """
+
+    def steady_state(self) -> Hashable | None:
+        """Its control state: everything that decides what it does next, except the
+        counters that advance at a steady rate (positions, fills) and the data; None
+        when it cannot say (then no jump happens)."""
+        ...
+
+    def horizon(self, last: int, moved: bool) -> int:
+        """How many cycles after ``last`` it can repeat what it did in ``last``
+        (``moved``: it moved a word) before a counter reaches a threshold; 0 if not
+        even one, :data:`NO_LIMIT` if nothing of its own ends it."""
+        ...
+
+    def plan(self, cycles: int, moved: bool) -> FastPlan | None:
+        """The jump of ``cycles`` cycles (at most its horizon), or None to refuse it
+        (e.g. a memory address it would fault on: stepping raises that error)."""
         ...
 
 
@@ -194,9 +263,16 @@ class SystemRun:
         Stepped in this order every cycle.
     max_cycles : int
         A guard against runaway runs.
+    exact : bool
+        Step every cycle (True), or let :meth:`advance` jump steady stretches
+        (the fast path, see the module text). :meth:`cycle` always steps one.
     """
 
-    def __init__(self, agents: Iterable[Agent], max_cycles: int = 10_000_000) -> None:
+    JUMP_RETRY = 32
+    """Cycles stepped one by one after a refused jump before the next try."""
+
+    def __init__(self, agents: Iterable[Agent], max_cycles: int = 10_000_000,
+                 exact: bool = True) -> None:
         self.agents = list(agents)
         names = [a.name for a in self.agents]
         if len(set(names)) != len(names):
@@ -207,6 +283,14 @@ class SystemRun:
         self.words = dict.fromkeys(names, 0)
         self.stalls: dict[str, dict[str, int]] = {n: {} for n in names}
         self.cycles = 0
+        self.exact = exact
+        self.jumps = 0              # fast-path jumps taken
+        self.jumped = 0             # cycles they covered
+        self._moved: list[bool] = []
+        self._causes: list[str | None] = []
+        self._shape: tuple | None = None
+        self._retry = 0
+        self._steady = (not exact and all(isinstance(a, Steady) for a in self.agents))
 
     @property
     def busy(self) -> bool:
@@ -227,9 +311,14 @@ class SystemRun:
                               "the run did not finish within this many cycles")
         progress = False
         waits: dict[str, Stall] = {}
+        moved, kinds = self._moved, self._causes
+        moved.clear()
+        kinds.clear()
         for agent in self.agents:
             busy = agent.busy
             stall = agent.step(cycle)
+            moved.append(stall is None)
+            kinds.append(None if stall is None else stall.cause)
             if stall is None:
                 self.words[agent.name] += 1
                 progress = True
@@ -247,12 +336,79 @@ class SystemRun:
         if not progress:
             raise DeadlockError(cycle, waits, self.report())
 
+    def advance(self) -> None:
+        """One :meth:`cycle`, then, on the fast path, a jump over a steady stretch.
+
+        Raises
+        ------
+        DeadlockError, AiedmaError
+            As :func:`run_system`.
+        """
+        self.cycle()
+        if not self._steady:
+            return
+        if self._retry:
+            self._retry -= 1
+            self._shape = None
+            return
+        shape = self._control_state()
+        before, self._shape = self._shape, shape
+        if shape is None or shape != before:
+            return
+        self._jump()
+
+    def _control_state(self) -> tuple | None:
+        states = []
+        for agent in self.agents:
+            state = agent.steady_state()
+            if state is None:
+                return None
+            states.append(state)
+        states.append(tuple(len(s) for s in self.streams))
+        states.append(tuple(self._causes))
+        return tuple(states)
+
+    def _jump(self) -> None:
+        """Jump every agent over the cycles in which all repeat their last action."""
+        last = self.cycles - 1
+        n = self.max_cycles - self.cycles
+        for agent, moved in zip(self.agents, self._moved, strict=True):
+            n = min(n, agent.horizon(last, moved))
+            if n < 1:
+                return
+        plans = []
+        for agent, moved in zip(self.agents, self._moved, strict=True):
+            plan = agent.plan(n, moved)
+            if plan is None:
+                self._retry = self.JUMP_RETRY
+                return
+            plans.append(plan)
+        if _touch_same_word(plans):
+            self._retry = self.JUMP_RETRY
+            return
+        for plan in plans:
+            if plan.push is not None:
+                plan.push()
+        for plan in plans:
+            if plan.pop is not None:
+                plan.pop()
+        for agent, cause in zip(self.agents, self._causes, strict=True):
+            if cause is None:
+                self.words[agent.name] += n
+            else:
+                self.stalls[agent.name][cause] += n
+        self.cycles += n
+        self.jumps += 1
+        self.jumped += n
+        self._shape = None   # the next jump needs two steady cycles after this one
+
     def report(self) -> SystemReport:
         """The statistics so far."""
         return SystemReport(self.cycles, self.words, self.stalls, _stranded(self.streams))
 
 
-def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000) -> SystemReport:
+def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000,
+               exact: bool = False) -> SystemReport:
     """Run agents cycle by cycle until none is busy.
 
     Parameters
@@ -261,6 +417,9 @@ def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000) -> SystemR
         Stepped in this order every cycle.
     max_cycles : int
         A guard against runaway runs.
+    exact : bool
+        Step every single cycle. By default steady stretches are jumped (the fast
+        path, see the module text): same outputs, memory, cycles and report.
 
     Returns
     -------
@@ -275,10 +434,28 @@ def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000) -> SystemR
         Anything an agent raises (a memory access outside a memory, a lock
         overflow, a BD with ``valid_bd = 0``, ...), as it is raised.
     """
-    run = SystemRun(agents, max_cycles)
+    run = SystemRun(agents, max_cycles, exact=exact)
     while run.busy:
-        run.cycle()
+        run.advance()
     return run.report()
+
+
+def _touch_same_word(plans: Sequence[FastPlan]) -> bool:
+    """Two plans write one word, or one writes a word another reads (or it twice)."""
+    reads: dict[int, list] = {}
+    writes: dict[int, list] = {}
+    for plan in plans:
+        for memory, offsets in plan.reads:
+            reads.setdefault(id(memory), []).append(offsets)
+        for memory, offsets in plan.writes:
+            writes.setdefault(id(memory), []).append(offsets)
+    for key, written in writes.items():
+        every = np.concatenate(written)
+        if np.unique(every).size != every.size:
+            return True
+        if key in reads and np.isin(np.concatenate(reads[key]), every).any():
+            return True
+    return False
 
 
 def _stranded(streams: Sequence) -> dict[str, int]:

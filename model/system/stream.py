@@ -29,12 +29,12 @@ Decisions (the spec leaves these open):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from ..bd.packet import packet_header, parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
-from .scheduler import Stall
+from .scheduler import NO_LIMIT, FastPlan, Stall
 
 __all__ = [
     "STREAM_DEPTH",
@@ -51,13 +51,20 @@ STREAM_DEPTH = 2
 """Default stream FIFO depth in words."""
 
 
+_PATTERN_SCAN = 4096
+"""Cycles of a sink's ready pattern looked ahead for one fast-path jump."""
+
+
 class StreamError(AiedmaError):
     """A stream rule is broken: a push into a full stream, a packet with no route."""
 
 
-@dataclass(frozen=True, slots=True)
-class Beat:
-    """One stream word: 32-bit ``data`` and ``last`` (TLAST)."""
+class Beat(NamedTuple):
+    """One stream word: 32-bit ``data`` and ``last`` (TLAST).
+
+    A named tuple, not a dataclass: the system model makes one per word moved, and
+    a tuple is the cheapest immutable record Python builds.
+    """
 
     data: int
     last: bool = False
@@ -139,6 +146,24 @@ class Stream:
         self._incoming.clear()
         self._start = len(self._items)
 
+    # The fast path (:mod:`.scheduler`): over a jump a stream's producer pushes as many
+    # words as its consumer pops, one each per cycle, so its fill ends where it began;
+    # every push of the jump is made before every pop.
+
+    def bulk_push(self, beats: Iterable[Beat]) -> None:
+        """Append the words a producer pushes over a fast-path jump."""
+        before = len(self._items)
+        self._items.extend(beats)
+        self.pushed += len(self._items) - before
+
+    def bulk_pop(self, count: int) -> list[Beat]:
+        """Take the ``count`` oldest words a consumer pops over a fast-path jump."""
+        items = self._items
+        if count > len(items):
+            raise field_error(StreamError, "pop", self.name,
+                              f"a jump pops {count} words and {len(items)} are there")
+        return [items.popleft() for _ in range(count)]
+
 
 def _header(beat: Beat, where: str) -> int:
     """The packet ID of a header word; a bad header raises with ``where``."""
@@ -167,9 +192,9 @@ class StreamSource:
         self.name = name
         self.output = output
         items = list(words)
+        last = len(items) - 1
         self._beats = deque(
-            w if isinstance(w, Beat) else Beat(int(w), i == len(items) - 1)
-            for i, w in enumerate(items))
+            w if isinstance(w, Beat) else Beat(int(w), i == last) for i, w in enumerate(items))
 
     @property
     def busy(self) -> bool:
@@ -191,6 +216,24 @@ class StreamSource:
     def ports(self) -> tuple[Stream, ...]:
         """The output stream."""
         return (self.output,)
+
+    # -- the fast path (:class:`.scheduler.Steady`) --
+
+    def steady_state(self) -> Hashable:
+        """Words left or not."""
+        return bool(self._beats)
+
+    def horizon(self, last: int, moved: bool) -> int:
+        """A pushing source repeats until its last word is pushed."""
+        return len(self._beats) - 1 if moved else NO_LIMIT
+
+    def plan(self, cycles: int, moved: bool) -> FastPlan:
+        """Push ``cycles`` words."""
+        if not moved:
+            return FastPlan()
+        beats = self._beats
+        return FastPlan(push=lambda: self.output.bulk_push(
+            [beats.popleft() for _ in range(cycles)]))
 
 
 class StreamSink:
@@ -263,6 +306,43 @@ class StreamSink:
     def ports(self) -> tuple[Stream, ...]:
         """The input stream."""
         return (self.input,)
+
+    # -- the fast path (:class:`.scheduler.Steady`) --
+
+    def steady_state(self) -> Hashable:
+        """Whether the next word is a header; whether it still expects words."""
+        return self._at_header, self.busy
+
+    def _ready_at(self, cycle: int) -> bool:
+        return self.ready is None or cycle >= len(self.ready) or bool(self.ready[cycle])
+
+    def horizon(self, last: int, moved: bool) -> int:
+        """Until the ready pattern changes, or the expected words are all in.
+
+        With headers to drop, a popped TLAST decides what the next word is, so a
+        sink that drops headers does not jump while it takes words.
+        """
+        if moved and self.drop_headers:
+            return 0
+        n = NO_LIMIT
+        if moved and self.expect is not None and len(self.beats) < self.expect:
+            n = self.expect - len(self.beats) - 1   # busy ends with the last expected word
+        if self.ready is not None and last + 1 < len(self.ready):
+            now, end = self._ready_at(last), min(len(self.ready), last + 1 + _PATTERN_SCAN)
+            same = next((t for t in range(last + 1, end) if self._ready_at(t) != now), None)
+            if same is not None:
+                n = min(n, same - last - 1)
+            elif end < len(self.ready):
+                n = min(n, end - last - 1)
+            elif not now:
+                n = min(n, len(self.ready) - last - 1)   # high again after the pattern
+        return n
+
+    def plan(self, cycles: int, moved: bool) -> FastPlan:
+        """Take ``cycles`` words."""
+        if not moved:
+            return FastPlan()
+        return FastPlan(pop=lambda: self.beats.extend(self.input.bulk_pop(cycles)))
 
 
 class PacketSplit:

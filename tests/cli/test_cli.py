@@ -211,12 +211,23 @@ def test_sim_runs_the_tutorial_graph_with_rtl_channels(capsys):
     assert out.rstrip().endswith("0 mismatches")
 
 
+def test_sim_graph_exact_gives_the_same_report(capsys):
+    reports = []
+    for extra in ([], ["--exact"]):
+        assert cli.main(["sim", "--graph", "tutorial", "--buffers", "2", *extra]) == 0
+        out = capsys.readouterr().out.splitlines()
+        reports.append(out[1:])
+    assert reports[0] == reports[1]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["sim", "--rtl", "amaranth"], "--rtl=amaranth: runs a graph's memory-tile channels as "
                                    "RTL; give the graph with --graph"),
     (["sim", "--graph", "tutorial", "--buffers", "3"], "--buffers=3: a shared buffer has 1 "
                                                        "or 2 (ping-pong)"),
     (["sim", "--graph", "tutorial", "--iterations", "0"], "--iterations=0: must be at least 1"),
+    (["sim", "--exact"], "--exact: steps every cycle of a graph's system model; give the graph "
+                         "with --graph"),
 ])
 def test_sim_graph_options_are_checked(argv, message, capsys):
     assert cli.main(argv) == 2

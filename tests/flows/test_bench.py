@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from aiedma.flows import bench, model_bench
-from aiedma.flows.graph_examples import pipeline_graph
+from aiedma.flows.graph_examples import copy_graph, pipeline_graph
 from aiedma.flows.machine import machine
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY
@@ -100,15 +100,21 @@ def test_model_figures_are_consistent(run):
 
 def test_system_cycles_are_the_runs_own(run):
     rows = run[1]["results"]["system"]
-    assert [r["num_buffers"] for r in rows] == [1, 2]
+    assert [(r["graph"], r["num_buffers"]) for r in rows] == [
+        ("pipeline", 1), ("pipeline", 2), ("copy", 1), ("copy", 2)]
     for r in rows:
-        data = np.arange(r["iterations"] * r["size"], dtype=np.int32)
-        again = pipeline_graph(r["num_buffers"], r["size"]).run(r["iterations"], {"in": data})
+        settings = model_bench.QUICK_SYSTEM_GRAPHS[r["graph"]]
+        graph = (pipeline_graph(r["num_buffers"], settings["size"]) if r["graph"] == "pipeline"
+                 else copy_graph(settings["shape"], r["num_buffers"]))
+        data = np.arange(r["words"], dtype=np.int32)
+        again = graph.run(r["iterations"], {"in": data}, exact=True)
         assert r["cycles"] == again.report.cycles
-        assert _positive(r["wall_s"], r["cycles_per_s"])
-        assert r["cycles_per_s"] == pytest.approx(r["cycles"] / r["wall_s"])
-    assert rows[1]["ratio"] == pytest.approx(rows[1]["cycles_per_s"] / rows[0]["cycles_per_s"])
-    assert rows[1]["cycles"] < rows[0]["cycles"]  # ping-pong overlaps the two sides
+        for mode in ("exact", "fast"):
+            assert _positive(r[f"{mode}_s"], r[f"{mode}_cycles_per_s"])
+            assert r[f"{mode}_cycles_per_s"] == pytest.approx(r["cycles"] / r[f"{mode}_s"])
+        assert r["speedup"] == pytest.approx(r["fast_cycles_per_s"] / r["exact_cycles_per_s"])
+    for graph in (0, 2):   # ping-pong overlaps the two sides
+        assert rows[graph + 1]["cycles"] < rows[graph]["cycles"]
 
 
 def test_cosim_rows_match_the_model(run):
@@ -204,4 +210,6 @@ def test_model_bench_still_runs(capsys):
     out = capsys.readouterr().out
     assert "ratio walk/arange rate" in out
     assert out.count("ratio stream/arange rate") == 2
-    assert out.count("system model, ping-pong pipeline") == 2
+    assert out.count("system model, pipeline graph") == 2
+    assert out.count("system model, copy graph") == 2
+    assert out.count("ratio fast/exact") == 4
