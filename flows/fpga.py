@@ -60,10 +60,12 @@ __all__ = [
 ]
 
 DEFAULT_OUT = Path("build") / "fpga"
-DEFAULT_TOPS: tuple[str, ...] = tuple(
-    f"aiedma_{block}_{kind}" for block in ("addrgen", "mm2s", "s2mm")
-    for kind in KINDS)
-"""The address generator, the MM2S and the S2MM datapath of each DMA kind."""
+DEFAULT_TOPS: tuple[str, ...] = (
+    *(f"aiedma_{block}_{kind}" for block in ("addrgen", "mm2s", "s2mm") for kind in KINDS),
+    "aiedma_mm2s_dma_channel_memtile", "aiedma_s2mm_dma_channel_memtile")
+"""The address generator, the MM2S and the S2MM datapath of each DMA kind, and one
+whole memory-tile channel of each direction (BD table, task queue, lock gate, packet
+header stage and datapath: ``hdl/dma_channel.py``)."""
 
 # Generous: the largest channel top takes minutes, not hours; a hang must still end.
 TOOL_TIMEOUT_S = 3600
@@ -536,7 +538,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tops", type=lambda t: _names(t, sorted(TOPS), "top"),
                         default=list(DEFAULT_TOPS),
                         help="comma-separated TOPS names (default: addrgen, mm2s and "
-                             "s2mm of each kind)")
+                             "s2mm of each kind, and a whole memory-tile channel of each "
+                             "direction)")
     parser.add_argument("--parts", type=lambda t: _names(t, list(PARTS), "part"),
                         default=list(PARTS), help="comma-separated: ecp5,ice40 (default both)")
     parser.add_argument("--freq", type=_positive(float), default=None, metavar="MHZ",
