@@ -17,10 +17,10 @@ import random
 
 import numpy as np
 
-from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.descriptor import BufferDescriptor, padded_radices
 from ..model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
 from ..model.cycle.contract import ADDRGEN_LATENCY
-from ..model.cycle.timing import bd_beats, beat_counters
+from ..model.cycle.timing import bd_beats
 
 __all__ = ["OFFER_IDLE", "READY_MODES", "edge_beats", "random_bd", "random_bds",
            "random_pattern", "ready_and_offer", "regression_stimulus", "stall_pattern"]
@@ -111,13 +111,19 @@ def random_bds(kind: str, count: int, seed: int, **options) -> list[BufferDescri
 
 
 def edge_beats(bd: BufferDescriptor) -> np.ndarray:
-    """Per beat of ``bd``: True where D0 wraps after it or padding starts or ends."""
+    """Per beat of ``bd``: True where D0 wraps after it or padding starts or ends.
+
+    D0 wraps after beat ``p`` when beat ``p + 1``'s D0 counter is 0 and a D1 exists
+    (:func:`~aiedma.model.cycle.timing.beat_counters`): the counter is the beat's
+    position modulo D0's padded range, the first radix of ``padded_radices``.
+    """
     _, zero, _ = bd_beats(bd.kind, bd)
     edge = np.zeros(zero.size, dtype=bool)
     edge[:-1] |= zero[1:] != zero[:-1]
-    for p in range(zero.size - 1):
-        if beat_counters(bd, p + 1)["d0"] == 0 and "d1" in beat_counters(bd, p + 1):
-            edge[p] = True
+    pattern = bd.pattern()
+    radices = padded_radices(pattern["wraps"], pattern["before"], pattern["after"])
+    if radices and zero.size > 1:
+        edge[:-1] |= np.arange(1, zero.size) % radices[0] == 0
     return edge
 
 

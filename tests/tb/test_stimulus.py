@@ -12,8 +12,14 @@ import pytest
 
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY
-from aiedma.model.cycle.timing import addrgen_trace
-from aiedma.tb.stimulus import OFFER_IDLE, READY_MODES, random_bds, regression_stimulus
+from aiedma.model.cycle.timing import addrgen_trace, bd_beats, beat_counters
+from aiedma.tb.stimulus import (
+    OFFER_IDLE,
+    READY_MODES,
+    edge_beats,
+    random_bds,
+    regression_stimulus,
+)
 
 
 def _key(stimulus) -> tuple:
@@ -66,3 +72,15 @@ def test_unknown_ready_is_refused(ready):
     with pytest.raises(ValueError, match=r"ready=.*must be one of 'high', 'stall'") as error:
         regression_stimulus("tile", 10, 1, ready)
     assert repr(ready) in str(error.value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_edge_beats_are_d0_wraps_and_padding_edges(kind):
+    """The vectorised edges equal the definition, beat by beat, from beat_counters."""
+    for bd in random_bds(kind, 300, 5, allow_empty=True):
+        _, zero, _ = bd_beats(kind, bd)
+        want = [bool(p + 1 < zero.size and (
+                    zero[p + 1] != zero[p]
+                    or (beat_counters(bd, p + 1)["d0"] == 0 and "d1" in beat_counters(bd, p + 1))))
+                for p in range(zero.size)]
+        assert edge_beats(bd).tolist() == want, bd
