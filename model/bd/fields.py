@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS, KINDS
@@ -154,12 +155,13 @@ class Field:
     limit: int | None = None
     note: str = ""
 
-    @property
+    # Cached (the fields are frozen): every BD built asks for these per field.
+    @cached_property
     def bits(self) -> int:
         """Number of register bits (all slices)."""
         return sum(s.width for s in self.slices)
 
-    @property
+    @cached_property
     def minimum(self) -> int:
         """Smallest actual value."""
         return {
@@ -169,7 +171,7 @@ class Field:
             Encoding.BURST_LENGTH: BURST_LENGTHS[0],
         }[self.encoding]
 
-    @property
+    @cached_property
     def maximum(self) -> int:
         """Largest actual value."""
         if self.limit is not None:
