@@ -131,18 +131,22 @@ def stall_pattern(bds: list[BufferDescriptor], rng: random.Random, *, edge_stall
                   stall: float = 0.15) -> list[bool]:
     """A ``ready`` pattern that stalls mostly on wrap and padding edges.
 
-    Built beat by beat: before each beat, a few stall cycles (likelier on an edge
-    beat), then one ready cycle. With BDs back to back the output is valid on every
+    Beat by beat: before each beat, a few stall cycles (each further one with
+    probability ``edge_stall`` on an edge beat, ``stall`` elsewhere: a geometric
+    count), then one ready cycle. With BDs back to back the output is valid on every
     cycle after the latency, so beat ``j`` meets the ``j``-th ready cycle and the
-    stalls land on the beats they were meant for.
+    stalls land on the beats they were meant for. The counts are drawn with NumPy
+    from one draw of ``rng`` (a regression of 10^5 BDs has millions of beats).
     """
-    pattern = [True] * ADDRGEN_LATENCY
-    for bd in bds:
-        for is_edge in edge_beats(bd):
-            while rng.random() < (edge_stall if is_edge else stall):
-                pattern.append(False)
-            pattern.append(True)
-    return pattern
+    edges = [edge_beats(bd) for bd in bds]
+    edge = np.concatenate(edges) if edges else np.zeros(0, dtype=bool)
+    draw = np.random.default_rng(rng.getrandbits(64))
+    # Stall cycles before a beat: k with probability p^k (1 - p), a geometric count.
+    stalls = draw.geometric(1 - np.where(edge, edge_stall, stall)) - 1
+    pattern = np.zeros(ADDRGEN_LATENCY + int(stalls.sum()) + edge.size, dtype=bool)
+    pattern[:ADDRGEN_LATENCY] = True
+    pattern[ADDRGEN_LATENCY + np.cumsum(stalls + 1) - 1] = True
+    return pattern.tolist()
 
 
 def regression_stimulus(kind: str, count: int, seed: int, ready: str = "high"

@@ -8,6 +8,9 @@ trace of a stall stimulus also ends within its patterns' reach.
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
 import pytest
 
 from aiedma.model.bd.fields import KINDS
@@ -19,6 +22,7 @@ from aiedma.tb.stimulus import (
     edge_beats,
     random_bds,
     regression_stimulus,
+    stall_pattern,
 )
 
 
@@ -84,3 +88,15 @@ def test_edge_beats_are_d0_wraps_and_padding_edges(kind):
                     or (beat_counters(bd, p + 1)["d0"] == 0 and "d1" in beat_counters(bd, p + 1))))
                 for p in range(zero.size)]
         assert edge_beats(bd).tolist() == want, bd
+
+
+def test_stall_pattern_stalls_longer_on_edges():
+    """Stall cycles before a beat are geometric: mean p / (1 - p), p by edge or not."""
+    bds = random_bds("memtile", 3000, 2, allow_empty=True)
+    pattern = np.array(stall_pattern(bds, random.Random(4), edge_stall=0.6, stall=0.15))
+    edge = np.concatenate([edge_beats(bd) for bd in bds])
+    ready = np.flatnonzero(pattern)[ADDRGEN_LATENCY:]
+    assert ready.size == edge.size   # one ready cycle per beat
+    stalls = np.diff(np.concatenate(([ADDRGEN_LATENCY - 1], ready))) - 1
+    assert stalls[edge].mean() == pytest.approx(0.6 / 0.4, rel=0.1)
+    assert stalls[~edge].mean() == pytest.approx(0.15 / 0.85, rel=0.1)
