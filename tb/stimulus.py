@@ -117,13 +117,14 @@ def edge_beats(bd: BufferDescriptor) -> np.ndarray:
     (:func:`~aiedma.model.cycle.timing.beat_counters`): the counter is the beat's
     position modulo D0's padded range, the first radix of ``padded_radices``.
     """
-    _, zero, _ = bd_beats(bd.kind, bd)
-    edge = np.zeros(zero.size, dtype=bool)
-    edge[:-1] |= zero[1:] != zero[:-1]
     pattern = bd.pattern()
+    edge = np.zeros(bd.buffer_length, dtype=bool)
+    if any(pattern["before"]) or any(pattern["after"]):   # else no beat is a zero
+        _, zero, _ = bd_beats(bd.kind, bd)
+        edge[:-1] |= zero[1:] != zero[:-1]
     radices = padded_radices(pattern["wraps"], pattern["before"], pattern["after"])
-    if radices and zero.size > 1:
-        edge[:-1] |= np.arange(1, zero.size) % radices[0] == 0
+    if radices and edge.size > 1:
+        edge[:-1] |= np.arange(1, edge.size) % radices[0] == 0
     return edge
 
 
