@@ -34,7 +34,7 @@ from ..model.system.registers import apply_writes, program_writes
 from ..model.system.scheduler import Agent, Stall, SystemReport, SystemRun, run_system
 from ..model.system.stream import Beat, Stream, StreamSink, StreamSource
 from .loop import SIMULATORS
-from .loop_random import TARGET, random_program
+from .loop_random import PROGRAM_PLACES, random_program
 
 __all__ = ["DmaRun", "RtlChannelAgent", "check_program_channels", "main", "register_writes",
            "run_dma", "run_rtl_channels"]
@@ -302,7 +302,7 @@ def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemR
         raise AssertionError(f"{seed}: token cycles differ: model {model_tokens}, RTL "
                              f"{[agent.tokens for agent in rtl]}")
     for name, region in (("model", dma), ("RTL", rtl_dma)):
-        memory, offset = region.memory.resolve(TARGET)
+        memory, offset = region.memory.resolve(program.place.target)
         if name == "model":
             want = memory.dump(offset, 64)
         elif not (memory.dump(offset, 64) == want).all():
@@ -311,7 +311,8 @@ def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemR
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m aiedma.tb.dma_run [--programs N] [--seed S] [--sim ...]``: the regression."""
+    """``python -m aiedma.tb.dma_run [--programs N] [--seed S] [--sim ...] [--kinds ...]``:
+    the regression, ``N`` programs per kind and simulator."""
     parser = argparse.ArgumentParser(prog="python -m aiedma.tb.dma_run",
                                      description="Random task programs on whole RTL channels "
                                                  "against the model channels.")
@@ -319,21 +320,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sim", nargs="+", choices=("amaranth", "verilator"),
                         default=["amaranth", "verilator"])
+    parser.add_argument("--kinds", nargs="+", choices=tuple(PROGRAM_PLACES),
+                        default=list(PROGRAM_PLACES))
     args = parser.parse_args(argv)
     failed = 0
     for simulator in args.sim:
-        start, cycles, bad = time.perf_counter(), 0, 0
-        for seed in range(args.seed, args.seed + args.programs):
-            program = random_program(seed)
-            try:
-                cycles += check_program_channels(program, simulator).cycles
-            except AssertionError as error:
-                bad += 1
-                print(f"FAIL {simulator} seed={seed}: {error}\n  {program.description}")
-        failed += bad
-        print(f"whole RTL channels on {simulator}: {args.programs} random task programs "
-              f"(seeds {args.seed}..{args.seed + args.programs - 1}), {cycles} cycles, "
-              f"{bad} mismatches, {time.perf_counter() - start:.1f} s")
+        for kind in args.kinds:
+            start, cycles, bad = time.perf_counter(), 0, 0
+            for seed in range(args.seed, args.seed + args.programs):
+                program = random_program(seed, kind)
+                try:
+                    cycles += check_program_channels(program, simulator).cycles
+                except AssertionError as error:
+                    bad += 1
+                    print(f"FAIL {simulator} {kind} seed={seed}: {error}\n  "
+                          f"{program.description}")
+            failed += bad
+            print(f"whole RTL channels on {simulator}, {kind}: {args.programs} random task "
+                  f"programs (seeds {args.seed}..{args.seed + args.programs - 1}), {cycles} "
+                  f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
     return 1 if failed else 0
 
 

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from ..model.bd.descriptor import BufferDescriptor
+from ..model.bd.fields import HAS_PADDING
 from ..model.bd.task import Task
-from ..model.errors import AiedmaError
+from ..model.errors import AiedmaError, field_error
 from ..model.system.channel import DMA
 from ..model.system.graph import Graph, GraphResult
 from ..model.system.memory import MEMORY_TILE_WINDOWS
@@ -38,8 +39,8 @@ from ..model.system.scheduler import SystemReport, run_system
 from ..model.system.stream import Stream, StreamSink
 from .loop import SIMULATORS, run_with_rtl
 
-__all__ = ["RandomGraph", "RandomProgram", "check_graph", "check_program", "random_graph",
-           "random_program"]
+__all__ = ["PROGRAM_PLACES", "TARGET", "ProgramPlace", "RandomGraph", "RandomProgram",
+           "check_graph", "check_program", "random_graph", "random_program"]
 
 
 @dataclass
@@ -148,20 +149,45 @@ def check_graph(drawn: RandomGraph, simulator: str) -> GraphResult:
     return rtl
 
 
-_OWN = MEMORY_TILE_WINDOWS["own"]
-_SOURCE, TARGET = _OWN, _OWN + 4096        # word addresses of the two regions
-_LOCK = 64 + 1                             # lock 1 of the tile's own locks
+@dataclass(frozen=True)
+class ProgramPlace:
+    """Where a random task program lives on a tile of one kind.
+
+    ``source`` and ``target`` are the word addresses of the two regions, ``lock`` the
+    BD lock ID of the tile's own lock 1, ``write_bd`` the first BD of the S2MM chain
+    (on the memory tile in the other half of the table: S2MM 1 runs BDs 24-47),
+    ``read_bd`` the BD of the second reader, ``row`` the tile's row.
+    """
+
+    source: int
+    target: int
+    lock: int
+    write_bd: int
+    read_bd: int
+    row: int
+
+
+PROGRAM_PLACES: dict[str, ProgramPlace] = {
+    "memtile": ProgramPlace(MEMORY_TILE_WINDOWS["own"], MEMORY_TILE_WINDOWS["own"] + 4096,
+                            64 + 1, 24, 40, 1),
+    "tile": ProgramPlace(0, 4096, 1, 4, 15, 2),
+}
+"""The kinds a random task program runs on (the kinds ``hdl.dma_channel`` builds)."""
+
+TARGET = PROGRAM_PLACES["memtile"].target
+"""The memory-tile program's target region (its first word address)."""
 
 
 @dataclass
 class RandomProgram:
-    """A random task program on one memory tile, built afresh for every run.
+    """A random task program on one memory tile or core tile, built afresh for every run.
 
-    MM2S 0 reads a random BD chain (padding, 2-D patterns, iteration offsets, packet
-    headers, TLAST suppressed or not) from the source region, ``repeat`` passes, into
-    S2MM 0, whose chain has the same lengths and packet flags and writes the target
-    region, releasing lock 1 after each BD; MM2S 1 acquires lock 1 before each of its
-    reads of the target region and sends them to a sink with random backpressure.
+    MM2S 0 reads a random BD chain (padding on the memory tile, 2-D patterns, iteration
+    offsets, packet headers, TLAST suppressed or not) from the source region, ``repeat``
+    passes, into S2MM 1, whose chain has the same lengths and packet flags and writes
+    the target region, releasing lock 1 after each BD; MM2S 1 acquires lock 1 before
+    each of its reads of the target region and sends them to a sink with random
+    backpressure.
     """
 
     seed: int
@@ -172,25 +198,33 @@ class RandomProgram:
     sink_ready: list[bool]
     description: str
     tokens: tuple[bool, bool, bool] = (False, False, False)
+    kind: str = "memtile"
+
+    @property
+    def place(self) -> ProgramPlace:
+        """Where it lives on its kind of tile."""
+        return PROGRAM_PLACES[self.kind]
 
     def build(self) -> tuple[list, list, DMA, StreamSink]:
         """``(agents, channels, dma, sink)`` of a fresh system."""
-        dma = DMA("memtile", 0, 1)
-        dma.memory.resolve(_SOURCE)[0].load(0, self.memory)
+        place = self.place
+        dma = DMA(self.kind, 0, place.row)
+        source, offset = dma.memory.resolve(place.source)
+        source.load(offset, self.memory)
         n = len(self.reads)
         for k, (read, write) in enumerate(zip(self.reads, self.writes, strict=True)):
             dma.write_bd(k, read)
-            dma.write_bd(24 + k, write)   # S2MM 0 runs BDs 0-23 too: use its half's top
+            dma.write_bd(place.write_bd + k, write)
         link, out = Stream("link"), Stream("out")
         reader = dma.mm2s[0].connect(link)
         writer = dma.s2mm[1].connect(link)
         second = dma.mm2s[1].connect(out)
-        dma.write_bd(40, BufferDescriptor("memtile", base_address=TARGET, buffer_length=4,
-                                          lock_acq_enable=1, lock_acq_id=_LOCK, lock_acq_value=-1,
-                                          valid_bd=1))
+        dma.write_bd(place.read_bd, BufferDescriptor(
+            self.kind, base_address=place.target, buffer_length=4, lock_acq_enable=1,
+            lock_acq_id=place.lock, lock_acq_value=-1, valid_bd=1))
         reader.push(Task(0, self.repeat, self.tokens[0]))
-        writer.push(Task(24, self.repeat, self.tokens[1]))
-        second.push(Task(40, n * self.repeat, self.tokens[2]))
+        writer.push(Task(place.write_bd, self.repeat, self.tokens[1]))
+        second.push(Task(place.read_bd, n * self.repeat, self.tokens[2]))
         sink = StreamSink("sink", out, ready=self.sink_ready)
         channels = [reader, writer, second]
         return [*channels, sink], channels, dma, sink
@@ -199,16 +233,17 @@ class RandomProgram:
         agents, channels, dma, sink = self.build()
         report = (run_system(agents) if rtl is None
                   else run_with_rtl(agents, channels, rtl, seed=self.seed))
-        target = dma.memory.resolve(TARGET)
+        target = dma.memory.resolve(self.place.target)
         return report, sink.data, target[0].dump(target[1], 64)
 
 
-def _random_read(rng: random.Random, base: int) -> BufferDescriptor:
+def _random_read(rng: random.Random, base: int, kind: str = "memtile") -> BufferDescriptor:
     d0_wrap, d1_wrap = rng.randint(1, 4), rng.randint(1, 3)
     fields = {"base_address": base, "d0_wrap": d0_wrap, "d0_stepsize": rng.randint(1, 3),
               "d1_wrap": d1_wrap, "d1_stepsize": rng.randint(4, 9),
               "d2_stepsize": rng.randint(20, 30)}
-    if rng.random() < 0.5:
+    # Only the memory tile pads (memory-tile draws are as before the core tile came).
+    if rng.random() < 0.5 and HAS_PADDING[kind]:
         fields["d0_zero_before"] = rng.randint(0, 2)
         fields["d0_zero_after"] = rng.randint(0, 2)
     if rng.random() < 0.4:
@@ -220,29 +255,35 @@ def _random_read(rng: random.Random, base: int) -> BufferDescriptor:
         fields["enable_packet"] = 1
         fields["packet_id"] = rng.randint(0, 31)
     fields["tlast_suppress"] = int(rng.random() < 0.3)
-    return BufferDescriptor("memtile", valid_bd=1, **fields)
+    return BufferDescriptor(kind, valid_bd=1, **fields)
 
 
-def random_program(seed: int) -> RandomProgram:
-    """A random :class:`RandomProgram` (the same seed gives the same program)."""
+def random_program(seed: int, kind: str = "memtile") -> RandomProgram:
+    """A random :class:`RandomProgram` on ``kind`` (a key of :data:`PROGRAM_PLACES`);
+    the same seed and kind give the same program."""
+    if kind not in PROGRAM_PLACES:
+        raise field_error(AiedmaError, "kind", kind, "random task programs run on "
+                          f"{' or '.join(PROGRAM_PLACES)} (the kinds of hdl.dma_channel)")
+    place = PROGRAM_PLACES[kind]
     rng = random.Random(seed)
     chain = rng.randint(1, 3)
     reads, writes = [], []
     for k in range(chain):
-        read = _random_read(rng, _SOURCE + 8 * k)
+        read = _random_read(rng, place.source + 8 * k, kind)
         more = {"use_next_bd": 1, "next_bd": k + 1} if k + 1 < chain else {}
         reads.append(read.replace(**more) if more else read)
-        wmore = {"use_next_bd": 1, "next_bd": 24 + k + 1} if k + 1 < chain else {}
+        wmore = ({"use_next_bd": 1, "next_bd": place.write_bd + k + 1} if k + 1 < chain
+                 else {})
         writes.append(BufferDescriptor(
-            "memtile", base_address=TARGET + 4 * k, buffer_length=read.buffer_length,
-            d0_wrap=0, enable_packet=read.enable_packet, lock_rel_id=_LOCK, lock_rel_value=1,
-            valid_bd=1, **wmore))
+            kind, base_address=place.target + 4 * k, buffer_length=read.buffer_length,
+            d0_wrap=0, enable_packet=read.enable_packet, lock_rel_id=place.lock,
+            lock_rel_value=1, valid_bd=1, **wmore))
     repeat = rng.randint(1, 3)
     memory = np.array([rng.randrange(1 << 32) for _ in range(256)])
     ready = [rng.random() < 0.6 for _ in range(rng.randint(0, 300))]
     tokens = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5)
-    text = f"repeat {repeat}, tokens {tokens}, reads {reads}"
-    return RandomProgram(seed, reads, writes, repeat, memory, ready, text, tokens)
+    text = f"{kind}, repeat {repeat}, tokens {tokens}, reads {reads}"
+    return RandomProgram(seed, reads, writes, repeat, memory, ready, text, tokens, kind)
 
 
 def check_program(program: RandomProgram, simulator: str) -> SystemReport:

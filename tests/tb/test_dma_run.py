@@ -9,6 +9,7 @@ from aiedma.hdl import channel as hdl_channel
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.arch.registers import lock_value_address, start_queue_address
 from aiedma.model.bd.packet import packet_header
+from aiedma.model.errors import AiedmaError
 from aiedma.model.system.channel import DMA
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.registers import RegisterError, apply_writes, program_writes
@@ -21,6 +22,19 @@ OWN = MEMORY_TILE_WINDOWS["own"]
 @pytest.mark.parametrize("seed", range(1, 9))
 def test_random_programs_on_whole_rtl_channels_equal_the_model(seed):
     check_program_channels(random_program(seed))
+
+
+@pytest.mark.parametrize("seed", range(1, 5))
+def test_random_core_tile_programs_on_whole_rtl_channels_equal_the_model(seed):
+    program = random_program(seed, "tile")
+    assert {bd.kind for bd in program.reads + program.writes} == {"tile"}
+    check_program_channels(program)
+
+
+def test_random_programs_run_on_the_kinds_with_rtl_channels_only():
+    with pytest.raises(AiedmaError, match=r"^kind='shim': random task programs run on "
+                                          r"memtile or tile \(the kinds of hdl.dma_channel\)$"):
+        random_program(1, "shim")
 
 
 def test_the_programs_exercise_tokens_packets_and_chains():

@@ -21,7 +21,7 @@ from aiedma.model.system.graph import Graph
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, MemoryAccessError
 from aiedma.model.system.scheduler import DeadlockError, SystemRun, run_system
 from aiedma.model.system.stream import Stream, StreamSink, StreamSource
-from aiedma.tb.loop_random import TARGET, random_graph, random_program
+from aiedma.tb.loop_random import random_graph, random_program
 
 OWN = MEMORY_TILE_WINDOWS["own"]
 
@@ -84,14 +84,15 @@ def test_random_graphs_jump(jumps):
     assert jumps["jumps"] > 30
 
 
-@pytest.mark.parametrize("seed", range(1, 31))
-def test_random_programs_same_with_and_without_jumps(seed):
-    program = random_program(seed)
+@pytest.mark.parametrize("kind", ["memtile", "tile"])
+@pytest.mark.parametrize("seed", range(1, 21))
+def test_random_programs_same_with_and_without_jumps(seed, kind):
+    program = random_program(seed, kind)
     results = []
     for exact in (True, False):
         agents, _, dma, sink = program.build()
         report = run_system(agents, exact=exact)
-        target = dma.memory.resolve(TARGET)
+        target = dma.memory.resolve(program.place.target)
         results.append((report, sink.data, target[0].dump(target[1], 64)))
     (report, words, memory), (fast_report, fast_words, fast_memory) = results
     assert report == fast_report
