@@ -48,8 +48,8 @@ from .fields import (
     Field,
 )
 
-__all__ = ["BufferDescriptor", "check_chain", "padded_digits", "padded_radices",
-           "stream_addresses"]
+__all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "check_chain", "padded_digits",
+           "padded_radices", "stream_addresses"]
 
 _WORD_MASK = 0xFFFF_FFFF
 
@@ -75,14 +75,15 @@ _PATTERN_POSITIONS: dict[str, dict[str, list[int | None]]] = {
     for kind, p in _POSITION.items()
 }
 
-# Padding legality (aie-rt): padding at a level needs the dimensions it is counted in
-# to wrap. Each entry: the wrap that may not be 0, and the fields it then forbids.
-_PADDING_NEEDS_WRAP: tuple[tuple[str, tuple[str, ...]], ...] = (
+PADDING_NEEDS_WRAP: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("d0_wrap", ("d0_zero_after", "d1_zero_before", "d1_zero_after",
                  "d2_zero_before", "d2_zero_after")),
     ("d1_wrap", ("d1_zero_after", "d2_zero_before", "d2_zero_after")),
     ("d2_wrap", ("d2_zero_after",)),
 )
+"""Padding legality (aie-rt): padding at a level needs the dimensions it is counted in
+to wrap. Each entry: the wrap that may not be 0, and the fields it then forbids (the
+memory tile; the formal harnesses assume the same rule of the BDs they try)."""
 
 
 def _as_int(name: str, value: object) -> int:
@@ -121,7 +122,7 @@ def _unknown_field(kind: str, name: str, value: object) -> BDError:
 def _check_rules(kind: str, v: Mapping[str, int]) -> None:
     """The rules that tie fields together (ranges are checked one by one before)."""
     if HAS_PADDING[kind]:
-        for wrap, forbidden in _PADDING_NEEDS_WRAP:
+        for wrap, forbidden in PADDING_NEEDS_WRAP:
             if v[wrap] == 0:
                 for name in forbidden:
                     if v[name]:
