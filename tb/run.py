@@ -99,7 +99,7 @@ def _cocotb(top: str, simulator: str, stimulus: dict, waves: bool) -> dict:
 def check_addrgen(kind: str, bds: Sequence[BufferDescriptor],
                   ready: Sequence[bool] | None = None, simulator: str = "amaranth", *,
                   offer: Sequence[bool] | None = None, seed: int | None = None,
-                  waves: str | Path | None = None) -> RunResult:
+                  waves: str | Path | None = None, dut=None) -> RunResult:
     """Run BDs through the address generator RTL and check every cycle against the model.
 
     Parameters
@@ -116,6 +116,9 @@ def check_addrgen(kind: str, bds: Sequence[BufferDescriptor],
         Printed with a mismatch, to replay the stimulus that made it.
     waves : path, optional
         Write a waveform there (VCD; for cocotb, the simulator's own format in build/).
+    dut : wiring.Component, optional
+        The block to run on Amaranth's simulator, with the generator's ports (a mutant
+        in the tests); ``BDAddressGenerator(kind)`` if omitted.
 
     Raises
     ------
@@ -123,6 +126,9 @@ def check_addrgen(kind: str, bds: Sequence[BufferDescriptor],
         At the first cycle where the RTL differs from the model.
     """
     bds = _check_inputs(kind, bds, simulator)
+    if dut is not None and simulator != "amaranth":
+        raise field_error(AiedmaError, "dut", type(dut).__name__,
+                          "a block of your own runs on simulator='amaranth' only")
     trace = addrgen_trace(kind, bds, ready, offer)
     if simulator != "amaranth":
         result = _cocotb(f"aiedma_addrgen_{kind}", simulator,
@@ -130,7 +136,7 @@ def check_addrgen(kind: str, bds: Sequence[BufferDescriptor],
         return RunResult([tuple(b) for b in result["beats"]], RunSummary(**result["summary"]),
                          result["cycles_per_second"])
     board = AddrgenScoreboard(kind, bds, trace, seed)
-    dut = BDAddressGenerator(kind)
+    dut = dut if dut is not None else BDAddressGenerator(kind)
 
     def check(cycle: int, bd_ready: bool, o_valid: bool, beat) -> None:
         board.check(cycle, bd_ready, o_valid, int(beat.address), bool(beat.zero),
