@@ -14,7 +14,8 @@
 #                MM2S/S2MM datapaths on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
 #                table printed, saved as build/fpga/fpga.json and fpga.md
 #   make verilog every top as Verilog in build/verilog/, linted with Verilator
-#   make formal  bounded proofs of the RTL (yowasp-sby + yices), table printed,
+#   make formal  proofs of the RTL (k-induction, BMC against a reference generator,
+#                covers; yowasp-sby + yices), one task per core, table printed,
 #                work files in build/formal/
 #
 # Never export YOSYS here: Amaranth would take it as its Yosys binary.
