@@ -92,10 +92,11 @@ Decisions (a header is more than this grammar; what we do with the rest):
 from __future__ import annotations
 
 import difflib
+import itertools
 import operator
 import string
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,6 +159,7 @@ class _Token:
     # INT: its value; NUMBER: why it is not an integer; DEFINE: the body tokens
     # (None for a function-like macro); END: how to call the end in messages.
     value: Any = None
+    pos: int = 0  # offset of the first character in the text
 
     def shown(self) -> str:
         if self.kind == _END:
@@ -198,8 +200,12 @@ def _integer_literal(literal: str) -> int | str:
 class _Lexer:
     """Characters to tokens; ``#define``/``#undef`` lines become one token each."""
 
-    def __init__(self, text: str, end_name: str = "the end of the text") -> None:
+    def __init__(self, text: str, end_name: str = "the end of the text",
+                 errors: list[CppSyntaxError] | None = None) -> None:
         self.text, self.pos, self.end_name = text, 0, end_name
+        # With a list, a lexical error is recorded there and lexing goes on after it
+        # (the graph reader's partial results); without one it is raised.
+        self.errors = errors
         self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
 
     def _place(self, pos: int) -> tuple[int, int]:
@@ -209,10 +215,16 @@ class _Lexer:
     def _error(self, pos: int, detail: str) -> CppSyntaxError:
         return CppSyntaxError(detail, *self._place(pos))
 
+    def _tolerate(self, error: CppSyntaxError) -> None:
+        """Record ``error`` when lexing tolerantly, else raise it."""
+        if self.errors is None:
+            raise error
+        self.errors.append(error)
+
     def _make(self, kind: str, start: int, value: Any = None, text: str | None = None) -> _Token:
         line, column = self._place(start)
         return _Token(kind, self.text[start:self.pos] if text is None else text,
-                      line, column, value)
+                      line, column, value, start)
 
     def _found(self) -> str:
         if self.pos >= len(self.text):
@@ -258,8 +270,10 @@ class _Lexer:
             elif text.startswith("/*", self.pos):
                 end = text.find("*/", self.pos + 2)
                 if end < 0:
-                    raise self._error(self.pos, "expected '*/' to close this comment, found "
-                                                "the end of the text")
+                    self._tolerate(self._error(self.pos, "expected '*/' to close this comment, "
+                                                         "found the end of the text"))
+                    self.pos = n  # the rest of the text is the comment
+                    break
                 newline |= "\n" in text[self.pos:end]
                 self.pos = end + 2
             else:
@@ -293,8 +307,10 @@ class _Lexer:
         self._skip_blank(directive=True)
         start = self.pos
         if self.pos >= len(self.text) or self.text[self.pos] not in _IDENT_START:
-            raise self._error(self.pos, f"expected a macro name after #{kind}, "
-                                        f"found {self._found()}")
+            self._tolerate(self._error(self.pos, f"expected a macro name after #{kind}, "
+                                                 f"found {self._found()}"))
+            self._skip_line()
+            return
         name = self._identifier()
         if kind == "undef":
             out.append(self._make(_UNDEF, start, text=name))
@@ -351,29 +367,43 @@ class _Lexer:
                 return self._make(_STRING, start)
         self.pos = min(self.pos, n)
         what = "string" if quote == '"' else "character"
-        raise self._error(start, f"expected a closing {quote} for this {what} literal, "
-                                 f"found {self._found()}")
+        self._tolerate(self._error(start, f"expected a closing {quote} for this {what} "
+                                          f"literal, found {self._found()}"))
+        return self._make(_STRING, start)  # up to the end of the line
 
 
 # --- names ------------------------------------------------------------------------------
 
 @dataclass
 class _Name:
-    """What a name stands for: a value, a body to evaluate at each use, or why neither."""
+    """What a name stands for: a value, a body to evaluate at each use, or why neither.
+
+    The graph reader also keeps C++ variables here: ``scope`` is where a variable's
+    initialiser (``body``) is evaluated, ``type`` the type a ``typedef``/``using`` or
+    template parameter names, ``tiling`` the tokens of a ``tiling_parameters`` variable's
+    initialiser (such names also carry a ``why``: they are not integers).
+    """
 
     value: int | None = None
     body: tuple[_Token, ...] | None = None
     why: str | None = None
-    cache: tuple[int, int] | None = None  # (scope version, value) of the last evaluation
+    cache: tuple[int, int, int] | None = None  # (scope serial, version, value) of the last use
+    scope: _Scope | None = None
+    type: str | None = None
+    tiling: tuple[_Token, ...] | None = None
+
+
+_SERIALS = itertools.count()
 
 
 @dataclass
 class _Scope:
-    names: dict[str, _Name] = field(default_factory=dict)
+    names: MutableMapping[str, _Name] = field(default_factory=dict)
     fixed: frozenset[str] = frozenset()  # given by the caller: the text cannot replace them
     # Bumped by every definition: a cached #define value is good while it is unchanged
     # (without the cache, `#define B (A + A)` chains cost 2**depth evaluations).
     version: int = 0
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # tells scopes' caches apart
 
     def define(self, name: str, entry: _Name) -> None:
         if name not in self.fixed:
@@ -699,15 +729,16 @@ class _Parser:
             raise _syntax(t, f"{t.text} is not an integer constant: {entry.why}")
         if entry.body is None:
             return entry.value
-        if entry.cache is not None and entry.cache[0] == self.scope.version:
-            return entry.cache[1]
+        scope = entry.scope or self.scope
+        if entry.cache is not None and entry.cache[:2] == (scope.serial, scope.version):
+            return entry.cache[2]
         if t.text in self.expanding:
             raise _syntax(t, f"{t.text} is defined in terms of itself")
         body = list(entry.body)
         last = body[-1] if body else t
         end = _Token(_END, "", last.line, last.column + len(last.text),
                      f"the end of the definition of {t.text}")
-        sub = _Parser([*body, end], self.scope, self.depth + 1, self.expanding | {t.text})
+        sub = _Parser([*body, end], scope, self.depth + 1, self.expanding | {t.text})
         try:
             value = sub.expression()
             sub.expect_end()
@@ -715,7 +746,7 @@ class _Parser:
             detail = error.detail if t.text in self.scope.fixed else str(error)
             origin = " (given in defines)" if t.text in self.scope.fixed else ""
             raise _syntax(t, f"{t.text}{origin} is not an integer constant: {detail}") from None
-        entry.cache = (self.scope.version, value)
+        entry.cache = (scope.serial, scope.version, value)
         return value
 
     # -- constants -------------------------------------------------------------------------
@@ -1035,6 +1066,15 @@ class _Parser:
         if (self.at("adf") and self.at("::", 1)
                 and self.peek(2).text in ("tiling", "tiling_parameters")):
             self.adf_prefix()
+        if self.at("tiling") and self.at("(", 1) and self.at(")", 3) \
+                and self._tiling_variable(self.peek(2)) is not None:
+            self.advance()
+            self.advance()
+            tiling = self.variable_tiling(self.advance())
+            self.advance()
+            return tiling
+        if self.peek().kind == _NAME and self._tiling_variable(self.peek()) is not None:
+            return self.variable_tiling(self.advance())
         if self.at("tiling"):
             self.advance()
             opener = self.expect("(", "'(' after tiling")
@@ -1051,6 +1091,26 @@ class _Parser:
             return TilingParameters.from_dict(values), paths, start
         except TilingError as error:
             raise _located(error, paths, start) from None
+
+    def _tiling_variable(self, t: _Token) -> _Name | None:
+        entry = self.scope.names.get(t.text) if t.kind == _NAME else None
+        return entry if entry is not None and entry.tiling is not None else None
+
+    def variable_tiling(self, t: _Token) -> tuple[TilingParameters, dict[str, _Token], _Token]:
+        """The tiling a ``tiling_parameters`` variable was initialised with (graph headers)."""
+        entry = self._tiling_variable(t)
+        assert entry is not None
+        if t.text in self.expanding:
+            raise _syntax(t, f"{t.text} is defined in terms of itself")
+        body = list(entry.tiling)
+        last = body[-1] if body else t
+        end = _Token(_END, "", last.line, last.column + len(last.text),
+                     f"the end of the initialiser of {t.text}")
+        sub = _Parser([*body, end], entry.scope or self.scope, self.depth + 1,
+                      self.expanding | {t.text})
+        tiling = sub.tiling()
+        sub.expect_end()
+        return tiling
 
     def _designated(self, names: tuple[str, ...], seen: dict[str, _Token], what: str,
                     hint: str) -> _Token:
@@ -1234,7 +1294,12 @@ def parse_graph_header(text: str,
     >>> spec.read_access[0].indices().tolist()
     [2, 3, 4, 5]
     """
-    return _Parser.for_text(text, defines).header()
+    from .adf_header import read_graph_header  # lazy: adf_header imports this module
+
+    header = read_graph_header(text, defines)
+    if header.skipped:
+        raise header.skipped[0].error
+    return list(header.buffers)
 
 
 def _ints(values: tuple[int, ...]) -> str:
