@@ -222,6 +222,7 @@ class _Access:
     object_token: _Token
     index_token: _Token
     program: PortProgram
+    what: str  # the access as written, for messages
 
 
 @dataclass
@@ -607,10 +608,26 @@ class _Reader:
             try:
                 self.one_statement(parser, ctx)
             except AiedmaError as error:
-                self._skip(f"the statement at {_where(start)}", error, start)
+                self._skip(self._what(parser.tokens, before, ctx), error, start)
                 if parser.i == before:
                     parser.advance()
                 parser.skip_statement()
+
+    @staticmethod
+    def _what(tokens: list[_Token], start: int, ctx: _Context) -> str:
+        """How to name a statement in a message: ``write_access(mtx.in[1])`` (up to the
+        first call's closing parenthesis, at most 12 tokens), else its first words."""
+        words: list[str] = []
+        depth = 0
+        for t in tokens[start:start + 12]:
+            if t.kind == _END or (depth == 0 and t.text in (";", "{", "}", "=")):
+                break
+            words.append(t.text)
+            depth += {"(": 1, ")": -1}.get(t.text, 0) if t.kind != _NAME else 0
+            if depth == 0 and t.text == ")":
+                break
+        shown = "".join(words).removeprefix("adf::") or "statement"
+        return shown if ctx.owner is None else f"{shown} in class {ctx.owner}"
 
     def one_statement(self, p: _Parser, ctx: _Context) -> None:
         t = p.peek()
@@ -789,6 +806,7 @@ class _Reader:
         return candidates, key, obj, side_token, index, index_token
 
     def access(self, p: _Parser, ctx: _Context) -> None:
+        what = self._what(p.tokens, p.i, ctx)
         p.adf_prefix()
         head = p.advance()
         direction = "write" if head.text == "write_access" else "read"
@@ -800,7 +818,7 @@ class _Reader:
         program = p.program()
         p.expect(";", "';' after the port program")
         self.accesses.append(_Access(direction, candidates, shown, side.text, side, index, head,
-                                     obj, index_token, program))
+                                     obj, index_token, program, what))
 
     def setting(self, p: _Parser, ctx: _Context) -> None:
         p.adf_prefix()
@@ -868,8 +886,7 @@ class _Reader:
             try:
                 port = self._port_of(a)
             except AiedmaError as error:
-                self._skip(f"{a.direction}_access({a.shown}.{a.side}[{a.index}])", error,
-                           a.where)
+                self._skip(a.what, error, a.where)
                 continue
             ports.pop(port.name, None)  # a later assignment wins, listed where it is
             ports[port.name] = port
@@ -962,6 +979,6 @@ def read_graph_header(text: str,
     >>> [(p.name, p.context, p.dtype, p.program.indices().tolist()) for p in header.ports]
     [('A::mtxin.out[0]', 'memory tile read', 'int16', [2, 3, 4, 5])]
     >>> print(header.skipped[0])
-    read_access(mtxin.out[7]): line 11, column 35: expected an output port index 0..0 ...
+    read_access(mtxin.out[7]) in class A: line 11, column 35: expected an output port ...
     """
     return _Reader(text, defines).read()
