@@ -58,6 +58,7 @@ Decisions (each with its reason in docs/decisions.md):
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left
 from collections import ChainMap
@@ -99,6 +100,7 @@ KIND_WORDS = {"memtile": "memory tile", "tile": "core tile", "shim": "shim"}
 _LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 _MAX_UNROLL = 64
 _MAX_TYPE_DEPTH = 20
+_CREATE_LOOKAHEAD = 64
 _MAX_NESTING = 100  # nested blocks read structurally; deeper ones token by token
 _OBJECT_KINDS = {"shared_buffer": "memtile", "external_buffer": "shim", "kernel": "tile"}
 _STRUCTURE = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif",
@@ -460,6 +462,9 @@ class _Reader:
             frame[name] = _Name(why=f"a type ({_where(self._first(node))})", type=written)
 
     def declaration(self, node: tree_sitter.Node, ctx: _Context) -> None:
+        if node.has_error:
+            self.broken(node, ctx)
+            return
         type_node = node.child_by_field_name("type")
         if type_node is not None and type_node.type in ("class_specifier", "struct_specifier"):
             self.klass(type_node, ctx)
@@ -619,14 +624,18 @@ class _Reader:
         first call's closing parenthesis, at most 12 tokens), else its first words."""
         words: list[str] = []
         depth = 0
-        for t in tokens[start:start + 12]:
-            if t.kind == _END or (depth == 0 and t.text in (";", "{", "}", "=")):
+        for t in tokens[start:start + 16]:
+            if t.kind == _END or (depth == 0 and t.text in (";", "}")):
+                break
+            if t.text == "{":
+                words.append("...")
                 break
             words.append(t.text)
             depth += {"(": 1, ")": -1}.get(t.text, 0) if t.kind != _NAME else 0
             if depth == 0 and t.text == ")":
                 break
-        shown = "".join(words).removeprefix("adf::") or "statement"
+        shown = " = ".join(part.replace("adf::", "") for part in "".join(words).split("="))
+        shown = shown or "statement"
         return shown if ctx.owner is None else f"{shown} in class {ctx.owner}"
 
     def one_statement(self, p: _Parser, ctx: _Context) -> None:
@@ -647,13 +656,15 @@ class _Reader:
             self.create(p, ctx)
         elif p.constant_ahead():
             p.constant_statement()
-        else:
-            p.skip_statement()
+        else:  # one token on: a statement we read may start anywhere in broken text
+            p.advance()
 
     @staticmethod
     def _create_ahead(p: _Parser) -> bool:
         depth = 0
-        tokens = list(p._ahead())
+        # A create's '=' comes within a few tokens (this->mtx[i] =); the bound keeps
+        # reading a long broken stretch token by token linear.
+        tokens = list(itertools.islice(p._ahead(), _CREATE_LOOKAHEAD))
         for k, t in enumerate(tokens):
             if t.kind == _END:
                 return False
