@@ -333,7 +333,7 @@ class _Reader:
 
     def read(self) -> GraphHeader:
         tree = tree_sitter.Parser(_LANGUAGE).parse(self.data)
-        self.items(tree.root_node, _Context((), None))
+        self.item(tree.root_node, _Context((), None))  # the root may be an ERROR
         self._directives_before(len(self.text) + 1)
         return self.resolve()
 
@@ -614,9 +614,8 @@ class _Reader:
                 self.one_statement(parser, ctx)
             except AiedmaError as error:
                 self._skip(self._what(parser.tokens, before, ctx), error, start)
-                if parser.i == before:
+                if parser.i == before:  # else go on from where the error was found
                     parser.advance()
-                parser.skip_statement()
 
     @staticmethod
     def _what(tokens: list[_Token], start: int, ctx: _Context) -> str:
