@@ -4,9 +4,13 @@ People who program the AIE-ML write graph headers in C++; this module reads the
 parts of such a header the DMA model needs and builds the model's own objects
 (:class:`.TilingParameters`, :class:`.PortProgram`, :class:`SharedBufferSpec`).
 It is a small hand-written tokenizer and recursive-descent parser, not a C++
-compiler: it recognises a few statements and skips everything else.
+compiler. Whole headers (classes, templates, locals, kernels, external buffers,
+partial results) are read by :mod:`.adf_header`, which finds their structure with
+tree-sitter and reads each statement with this parser; ``parse_graph_header`` is
+that reader's strict form (it raises the first problem).
 
-Grammar (EBNF-ish; ``[ ]`` optional, ``{ }`` repeated, ``NAME`` an identifier)::
+Grammar (EBNF-ish; ``[ ]`` optional, ``{ }`` repeated, ``NAME`` an identifier).
+``header`` is how :mod:`.adf_header` reads a statement; the rest is this module's::
 
     header     = { directive | constant | create | access | setting | other } ;
     directive  = "#define" NAME [ tokens ] | "#undef" NAME | "#" anything ;   (one line)
@@ -18,13 +22,16 @@ Grammar (EBNF-ish; ``[ ]`` optional, ``{ }`` repeated, ``NAME`` an identifier)::
                  (target ends in the buffer's NAME; type is an adf element type
                  or a C spelling of one: int, unsigned, short, int16_t, ...)
     access     = [ "adf" "::" ] ( "write_access" | "read_access" )
-                 "(" NAME { ( "." | "->" ) NAME } "[" expr "]" ")" "=" program ";" ;
+                 "(" object ( "." | "->" ) ( "in" | "out" ) "[" expr "]" ")" "=" program ";" ;
+    object     = [ "this" "->" ] NAME [ "[" expr "]" ] { ( "." | "->" ) NAME [ "[" expr "]" ] } ;
     setting    = [ "adf" "::" ] ( "repetition_count" | "num_buffers" )
                  "(" NAME { ( "." | "->" ) NAME } ")" "=" expr ";" ;
                  (any other argument, e.g. a kernel port, makes it an "other")
     program    = tiling | "{" [ tiling { "," tiling } [ "," ] ] "}" ;
     tiling     = [ "adf" "::" ] "tiling" "(" fields ")"
-               | [ "adf" "::" ] "tiling_parameters" fields | fields ;
+               | [ "adf" "::" ] "tiling_parameters" fields | fields
+               | [ [ "adf" "::" ] "tiling" "(" ] VARIABLE [ ")" ] ;   (a tiling_parameters
+                 variable the graph reader has seen; its initialiser is read as a tiling)
     fields     = "{" [ field { "," field } [ "," ] ] "}" ;
     field      = "." NAME "=" ( ints | traversals | expr ) ;      (by the field's type)
     ints       = "{" [ expr { "," expr } [ "," ] ] "}" ;
@@ -44,14 +51,12 @@ column.
 
 Decisions (a header is more than this grammar; what we do with the rest):
 
-* **decision**: a statement the parser does not recognise (kernels, ``connect<>``,
-  ``source()``, PLIO, class and constructor syntax, ``dimensions()``, ...) is skipped
-  silently up to the next ``;``, ``{``, ``}`` or ``:`` outside parentheses, or to
-  the ``)`` that closes its first parenthesis. Skipping to ``;`` alone would swallow
-  a recognised statement after ``public:`` or inside ``for (...) ...`` / class
-  bodies, and a real header is mostly statements we do not model. A recognised
+* **decision**: a statement the reader does not recognise (``connect<>``,
+  ``source()``, PLIO, ...) is skipped silently; C++ structure (classes, functions,
+  templates, declarations) is tree-sitter's job (:mod:`.adf_header`). A recognised
   statement, on the other hand, is parsed strictly and any mistake in it is an
-  error: a silently dropped tiling would make a wrong model without a word.
+  error for that statement: a silently dropped tiling would make a wrong model
+  without a word.
 * **decision**: ``#define`` and ``#undef`` are honoured in text order; every other
   directive (``#include``, ``#if``/``#ifdef``/``#else``/``#endif``, ``#pragma``) is
   ignored, so both branches of an ``#if`` are read and the later definition wins.
@@ -68,7 +73,8 @@ Decisions (a header is more than this grammar; what we do with the rest):
   ``0``-prefixed literal is octal. Every value must fit in 64 bits, and expressions
   and macro expansions nest at most 100 deep (deeper input is refused with a
   message rather than overflowing Python's stack).
-  ``ns::NAME`` and ``Class::NAME`` look up ``NAME`` (scopes are not modelled).
+  ``ns::NAME`` and ``Class::NAME`` look up ``NAME`` in the scopes around the use
+  (:mod:`.adf_header`: block, class, namespaces).
 * **decision**: designated fields may come in any order (C++20 wants declaration
   order; we are lenient), each at most once. A traversal field left out takes the
   C++ default member initialiser of ``traversing_parameters`` (0), so a missing
@@ -77,16 +83,13 @@ Decisions (a header is more than this grammar; what we do with the rest):
 * **decision**: ``{}`` assigned to a port is an empty list (an error: a port program
   needs an entry), not an all-default tiling.
 * **decision**: accesses are resolved when the whole text is read, so their order
-  relative to ``create`` does not matter. An access must name a buffer made by
-  ``shared_buffer<T>::create`` in the text (accesses of an ``external_buffer`` are
-  parsed and dropped), with a port index below ``n_in``/``n_out``. Assigning a port
-  twice keeps the later program, as the C++ assignment does. Creating the same
-  name twice is an error. ``repetition_count``/``num_buffers`` of a name that is not
-  a shared buffer of the text (a kernel) is not ours and is ignored.
-* **decision**: loops are not unrolled; an access indexed by a loop variable is an
-  "unknown name" error at that variable. A tiling kept in a variable
-  (``tiling_parameters tp = {...}; write_access(b.in[0]) = tp;``) is not followed:
-  the access is an error at ``tp`` ("expected a tiling").
+  relative to ``create`` does not matter. An access names a buffer, external buffer
+  or kernel of the text, with a port index below ``n_in``/``n_out`` (or, pasted on
+  its own, gives ``buffer_dimension``). Assigning a port twice keeps the later
+  program, as the C++ assignment does. Creating the same name twice is an error.
+  ``repetition_count``/``num_buffers`` of a name that is not a shared buffer of the
+  text (a kernel) is not ours and is ignored. Loops, tiling variables, class scopes
+  and the rest of a real header: see :mod:`.adf_header`.
 """
 
 from __future__ import annotations
@@ -100,9 +103,8 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arch.dtypes import ELEMENT_BITS
 from ..errors import AiedmaError, TilingError, field_error
-from .parameters import MAX_DIMENSIONS, TilingParameters
+from .parameters import TilingParameters
 from .port import PortProgram
 
 __all__ = [
@@ -486,27 +488,6 @@ class SharedBufferSpec:
     read_access: dict[int, PortProgram] = field(default_factory=dict, hash=False)
 
 
-@dataclass
-class _Buffer:
-    where: _Token
-    dtype: str
-    shape: tuple[int, ...]
-    n_in: int
-    n_out: int
-    settings: dict[str, int] = field(default_factory=dict)
-    write_access: dict[int, PortProgram] = field(default_factory=dict)
-    read_access: dict[int, PortProgram] = field(default_factory=dict)
-
-
-@dataclass
-class _Access:
-    direction: str
-    buffer: _Token
-    index: int
-    index_token: _Token
-    program: PortProgram
-
-
 _TILING_FIELDS = ("buffer_dimension", "tiling_dimension", "offset", "tile_traversal",
                   "packet_port_id", "repetition", "phase", "boundary_dimension")
 _VECTOR_FIELDS = frozenset({"buffer_dimension", "tiling_dimension", "offset",
@@ -572,10 +553,6 @@ class _Parser:
                  expanding: frozenset[str] = frozenset()) -> None:
         self.tokens, self.i = tokens, 0
         self.scope, self.depth, self.expanding = scope, depth, expanding
-        self.buffers: dict[str, _Buffer] = {}
-        self.externals: set[str] = set()
-        self.accesses: list[_Access] = []
-        self.settings: list[tuple[_Token, _Token, int, _Token]] = []
         self._settle()
 
     @classmethod
@@ -823,32 +800,6 @@ class _Parser:
 
     # -- statements of a header --------------------------------------------------------------
 
-    def header(self) -> list[SharedBufferSpec]:
-        while self.peek().kind != _END:
-            self.statement()
-        return self.resolve()
-
-    def statement(self) -> None:
-        t = self.peek()
-        if t.kind == _PUNCT and t.text in _BOUNDARIES:
-            self.advance()
-            return
-        k = 2 if self.at("adf") and self.at("::", 1) else 0
-        head = self.peek(k)
-        if head.kind == _NAME and self.at("(", k + 1):
-            if head.text in ("read_access", "write_access"):
-                self.access_statement()
-                return
-            if head.text in ("repetition_count", "num_buffers"):
-                self.setting_statement()
-                return
-        if self.create_ahead():  # before constants: `const auto b = shared_buffer<...>`
-            self.create_statement()
-        elif self.constant_ahead():
-            self.constant_statement()
-        else:
-            self.skip_statement()
-
     def skip_statement(self) -> None:
         """Skip what we do not model (see the module's decisions)."""
         depth = 0
@@ -864,178 +815,6 @@ class _Parser:
                     return
             elif depth == 0 and t.text in _BOUNDARIES:
                 return
-
-    def create_ahead(self) -> bool:
-        """Is this statement ``target = [adf::]shared_buffer<...>...`` (or external_buffer)?"""
-        ahead = self._ahead()
-        depth = 0
-        for t in ahead:
-            if t.kind == _END:
-                return False
-            if t.kind != _PUNCT:
-                continue
-            if t.text in ("(", "["):
-                depth += 1
-            elif t.text in (")", "]"):
-                depth -= 1
-                # Where skip_statement would stop: keeps a header's scan linear.
-                if depth < 0 or (depth == 0 and t.text == ")"):
-                    return False
-            elif depth == 0 and t.text in _BOUNDARIES:
-                return False
-            elif depth == 0 and t.text == "=":
-                rest = [next(ahead, self.tokens[-1]) for _ in range(4)]
-                if rest[0].text == "adf" and rest[1].text == "::":
-                    rest = rest[2:]
-                return rest[0].kind == _NAME and rest[0].text in _BUFFER_KINDS \
-                    and rest[1].text == "<"
-        return False
-
-    def create_statement(self) -> None:
-        first = self.peek()
-        target = None
-        while not self.at("="):
-            target = self.advance()
-        if target is None or target.kind != _NAME:
-            raise self.expected("a buffer name before '='", target or first)
-        self.expect("=")
-        self.adf_prefix()
-        kind = self.peek()
-        if kind.text not in _BUFFER_KINDS:
-            raise self.expected("shared_buffer<T>::create(...)")
-        self.advance()
-        self.expect("<")
-        dtype = self.element_type()
-        self.expect(">", "'>' after the element type")
-        self.expect("::")
-        self.expect("create", "'create'")
-        opener = self.expect("(", "'(' after create")
-        shape_token = self.peek()
-        shape = tuple(self.integers("'{' and the buffer's shape, like {10, 6}"))
-        self.expect(",", "',' and the number of input ports")
-        n_in_token = self.peek()
-        n_in = self.expression()
-        self.expect(",", "',' and the number of output ports")
-        n_out_token = self.peek()
-        n_out = self.expression()
-        self.expect(")", f"')' to close the '(' at {_where(opener)}")
-        self.expect(";")
-        if kind.text == "external_buffer":
-            self.externals.add(target.text)
-            return
-        if target.text in self.buffers:
-            raise _syntax(target, f"expected a new buffer name, found {target.shown()} "
-                                  f"(created already at {_where(self.buffers[target.text].where)})")
-        if not 1 <= len(shape) <= MAX_DIMENSIONS or min(shape) < 1:
-            raise TilingError(f"{_where(shape_token)}: " + str(field_error(
-                TilingError, "shape", shape,
-                f"a shared buffer has 1 to {MAX_DIMENSIONS} dimensions of at least 1 element")))
-        for what, token, count in (("n_in", n_in_token, n_in), ("n_out", n_out_token, n_out)):
-            if not 1 <= count <= MAX_PORTS:
-                raise TilingError(f"{_where(token)}: " + str(field_error(
-                    TilingError, what, count,
-                    f"a memory tile has 1 to {MAX_PORTS} ports each way (6 of its own, "
-                    "4 borrowed from each neighbour)")))
-        self.buffers[target.text] = _Buffer(target, dtype, shape, n_in, n_out)
-
-    def element_type(self) -> str:
-        first = self.peek()
-        words = []
-        while self.peek().kind == _NAME or self.at("::"):
-            t = self.advance()
-            if t.kind == _NAME and t.text not in ("adf", "std"):
-                words.append(t.text)
-        written = " ".join(words)
-        dtype = _C_TYPES.get(written, written)
-        if dtype not in ELEMENT_BITS:
-            found = repr(written) if words else first.shown()
-            raise _syntax(first, f"expected an adf element type ({', '.join(ELEMENT_BITS)}), "
-                                 f"found {found}")
-        return dtype
-
-    def port(self, direction: str) -> tuple[_Token, int, _Token]:
-        """``mtx.in[i]`` / ``this->mtx.out[j]``: the buffer's name token and the index."""
-        parts = [self.name("a shared buffer port like mtx.in[0]")]
-        while self.at(".") or self.at("->"):
-            self.advance()
-            parts.append(self.name("a member name"))
-        wanted = "in" if direction == "write" else "out"
-        what = (f"'{wanted}' ({direction}_access programs an "
-                f"{'input' if direction == 'write' else 'output'} port: buffer.{wanted}[i])")
-        if len(parts) < 2:
-            raise self.expected(f"'.' and {what}")
-        if parts[-1].text != wanted:
-            raise self.expected(what, parts[-1])
-        self.expect("[", f"'[' and the {'input' if wanted == 'in' else 'output'} port index")
-        index_token = self.peek()
-        index = self.expression()
-        self.expect("]")
-        return parts[-2], index, index_token
-
-    def access_statement(self) -> None:
-        self.adf_prefix()
-        head = self.advance()
-        direction = "write" if head.text == "write_access" else "read"
-        opener = self.expect("(")
-        buffer, index, index_token = self.port(direction)
-        self.expect(")", f"')' to close the '(' at {_where(opener)}")
-        self.expect("=", f"'=' after {head.text}(...)")
-        program = self.program()
-        self.expect(";", "';' after the port program")
-        self.accesses.append(_Access(direction, buffer, index, index_token, program))
-
-    def setting_statement(self) -> None:
-        self.adf_prefix()
-        head = self.advance()
-        opener = self.expect("(")
-        parts = [self.name("a shared buffer name")]
-        while self.at(".") or self.at("->"):
-            self.advance()
-            parts.append(self.name("a member name"))
-        if not self.at(")"):  # e.g. a kernel port: not a buffer setting we model
-            self.skip_statement()
-            return
-        self.expect(")", f"')' to close the '(' at {_where(opener)}")
-        self.expect("=", f"'=' after {head.text}(...)")
-        value_token = self.peek()
-        value = self.expression()
-        self.expect(";", f"';' after the {head.text}")
-        self.settings.append((head, parts[-1], value, value_token))
-
-    def resolve(self) -> list[SharedBufferSpec]:
-        """Attach accesses and settings to their buffers (after the whole text is read)."""
-        for a in self.accesses:
-            buffer = self.buffers.get(a.buffer.text)
-            if buffer is None:
-                if a.buffer.text in self.externals:
-                    continue
-                known = ", ".join(self.buffers) or "none"
-                raise self.expected(f"a shared buffer created in this text ({known})", a.buffer)
-            count = buffer.n_in if a.direction == "write" else buffer.n_out
-            if not 0 <= a.index < count:
-                which = ("input", "n_in") if a.direction == "write" else ("output", "n_out")
-                raise _syntax(a.index_token, f"expected an {which[0]} port index 0..{count - 1} "
-                                             f"({a.buffer.text} has {which[1]}={count}), "
-                                             f"found {a.index}")
-            ports = buffer.write_access if a.direction == "write" else buffer.read_access
-            ports[a.index] = a.program
-        for head, name, value, token in self.settings:
-            buffer = self.buffers.get(name.text)
-            if buffer is None:
-                continue  # a kernel's repetition_count, an external buffer: not ours
-            if head.text == "num_buffers" and value not in (1, 2):
-                raise TilingError(f"{_where(token)}: " + str(field_error(
-                    TilingError, "num_buffers", value, "must be 1 or 2 (ping-pong)")))
-            if value < 1:
-                raise TilingError(f"{_where(token)}: " + str(field_error(
-                    TilingError, head.text, value, "must be at least 1")))
-            buffer.settings[head.text] = value
-        return [
-            SharedBufferSpec(name=name, dtype=b.dtype, shape=b.shape, n_in=b.n_in,
-                             n_out=b.n_out, write_access=b.write_access,
-                             read_access=b.read_access, **b.settings)
-            for name, b in self.buffers.items()
-        ]
 
     # -- tilings ---------------------------------------------------------------------------
 
