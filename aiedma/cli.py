@@ -177,6 +177,11 @@ def _load(args: argparse.Namespace) -> list[_Source]:
         chosen = [src for src in sources if src.name == port]
         if not chosen:  # TestCase1::mtx.in[0] may be picked as mtx.in[0] when unique
             chosen = [src for src in sources if src.name.rpartition("::")[2] == port]
+        bare = port.rpartition("::")[2]
+        unread_port = [problem for problem in skipped if f"({bare})" in problem.split(": ")[0]]
+        if not chosen and len(unread_port) == 1:
+            raise _Usage(f"--port={port!r}: {path.name} has it but it was not read: "
+                         f"{unread_port[0]}")
         if len(chosen) != 1:
             names = ", ".join(src.name for src in (chosen or sources))
             why = "no such port" if not chosen else "several ports have that name"

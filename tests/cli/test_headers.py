@@ -72,8 +72,13 @@ def test_ports_that_cannot_be_read_are_one_line_each():
                for line in result.stderr.splitlines())
     assert result.stdout.count("Partly::mtx.") == 2
     picked = run("walk", "--port", "mtx.out[1]", EXAMPLES / "partly_broken.h")
-    assert picked.returncode == 2 and "no such port" in picked.stderr
-    assert "3 not read" in picked.stderr and picked.stderr.count("\n") == 1
+    assert picked.returncode == 2 and picked.stderr.startswith(
+        "aiedma walk: error: --port='mtx.out[1]': partly_broken.h has it but it was not read: "
+        "read_access(mtx.out[1]) in class Partly: line 15, column 74: unknown name WIDTH")
+    assert picked.stderr.count("\n") == 1
+    missing = run("walk", "--port", "mtx.out[9]", EXAMPLES / "partly_broken.h")
+    assert missing.returncode == 2 and "no such port" in missing.stderr
+    assert "3 not read" in missing.stderr and missing.stderr.count("\n") == 1
 
 
 def test_a_header_with_no_readable_port_is_an_error(tmp_path):
