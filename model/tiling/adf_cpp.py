@@ -1048,18 +1048,22 @@ def parse_port_program(text: str, defines: Mapping[str, int | str] | None = None
 
 def parse_graph_header(text: str,
                        defines: Mapping[str, int | str] | None = None) -> list[SharedBufferSpec]:
-    """Every ``shared_buffer`` of a graph header, with its port programs.
+    """Every ``shared_buffer`` of a graph header, with its port programs (strict).
 
-    Recognises ``#define``, ``constexpr``/``const`` integers,
-    ``x = shared_buffer<T>::create({...}, n_in, n_out);``,
-    ``write_access(x.in[i]) = ...;``, ``read_access(x.out[j]) = ...;``,
-    ``repetition_count(x) = n;`` and ``num_buffers(x) = n;`` (each with or without
-    ``adf::``); everything else is skipped (see the module's decisions).
+    The header is read by :func:`.adf_header.read_graph_header` (classes, templates,
+    locals, tiling variables, ...); a buffer made inside class ``C`` is named ``C::x``.
+    Kernel and external-buffer ports are not in this list (``read_graph_header`` has
+    them, with every port's context).
 
     Returns
     -------
     list of SharedBufferSpec
         In the order the buffers were created.
+
+    Raises
+    ------
+    CppSyntaxError, TilingError
+        The first problem in the text (``read_graph_header`` lists them all instead).
 
     Examples
     --------
