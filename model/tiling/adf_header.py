@@ -17,8 +17,9 @@ What it reads:
   of them; ``repetition_count(x)``, ``num_buffers(x)`` and ``dimensions(k.in[0])``.
 * Integer constants and variables (``#define``, ``constexpr``, ``static const`` members,
   plain locals such as ``uint D = Dim0 * Dim1;``, members with a default such as
-  ``int Pad = 4;``, template parameters with a default), ``tiling_parameters`` variables,
-  and element types through ``typedef``, ``using``, ``#define`` and template parameters.
+  ``int Pad = 4;``, template parameters with a default), ``tiling_parameters`` variables
+  (initialised, assigned, or filled field by field: ``tp.offset = {2};``), and element
+  types through ``typedef``, ``using``, ``#define`` and template parameters.
 
 Decisions (each with its reason in docs/decisions.md):
 
@@ -30,6 +31,9 @@ Decisions (each with its reason in docs/decisions.md):
   first, then the class's members (all of them, wherever declared), then the enclosing
   namespaces; macros and ``-D`` names come before all of these (the preprocessor runs
   first). ``ns::NAME`` and ``Class::NAME`` look up ``NAME``.
+* **decision**: a ``tiling_parameters`` variable is followed through the statements in
+  text order: ``tp = {...};`` replaces it, ``tp.field = value;`` sets one field (again:
+  replaces it); an access takes its value at that point, as the C++ copy does.
 * **decision**: a variable's value is its initialiser, evaluated where the variable is
   used. A variable assigned again later (``n = n + 4;``, ``n++``) is refused where a
   tiling uses it ("assigned again at ..."): its value depends on control flow we do not
@@ -76,6 +80,7 @@ from .adf_cpp import (
     _END,
     _NAME,
     _NOT_INTEGER_TYPES,
+    _PUNCT,
     _UNDEF,
     MAX_PORTS,
     CppSyntaxError,
@@ -120,6 +125,30 @@ _IGNORED = frozenset({"comment", "preproc_include", "preproc_def", "preproc_func
                       "string_literal", "template_parameter_list", "parameter_list",
                       "type_qualifier", "storage_class_specifier", "virtual",
                       "base_class_clause", "attribute_declaration", "ms_declspec_modifier"})
+
+
+def _fields(tiling: tuple[_Token, ...]) -> list[tuple[_Token, ...]]:
+    """The comma-separated parts inside the outer braces of ``{ ... }`` tokens."""
+    if len(tiling) < 2 or tiling[0].text != "{" or tiling[-1].text != "}":
+        return []
+    parts: list[tuple[_Token, ...]] = []
+    depth, start = 0, 1
+    for k in range(1, len(tiling) - 1):
+        t = tiling[k]
+        if t.kind == _PUNCT and t.text in "({[":
+            depth += 1
+        elif t.kind == _PUNCT and t.text in ")}]":
+            depth -= 1
+        elif depth == 0 and t.text == ",":
+            parts.append(tiling[start:k])
+            start = k + 1
+    parts.append(tiling[start:-1])
+    return [part for part in parts if part]
+
+
+def _punct(text: str, near: _Token) -> _Token:
+    """A punctuation token the reader adds, placed at ``near`` (for messages)."""
+    return _Token(_PUNCT, text, near.line, near.column, None, near.pos)
 
 
 @dataclass(frozen=True)
@@ -495,12 +524,17 @@ class _Reader:
                 self._declare(ctx, name, "kernel", self._first(d), size)
             elif bare.startswith(("shared_buffer<", "external_buffer<")):
                 continue  # the create gives type, shape and ports
+            elif bare.endswith("tiling_parameters"):
+                where = self._first(d)
+                if value is None:  # fields assigned one by one later (tp.offset = {...};)
+                    tiling = (_punct("{", where), _punct("}", where))
+                else:
+                    a, b = self._range(value)
+                    tiling = tuple(self.tokens[a:b])
+                frame[name] = _Name(why=f"a tiling_parameters variable ({_where(where)})",
+                                    tiling=tiling, scope=self._scope(ctx))
             elif value is None:
                 continue
-            elif bare.endswith("tiling_parameters"):
-                a, b = self._range(value)
-                frame[name] = _Name(why=f"a tiling_parameters variable ({_where(self._first(d))})",
-                                    tiling=tuple(self.tokens[a:b]), scope=self._scope(ctx))
             else:
                 a, b = self._range(value)
                 body = self.tokens[a:b]
@@ -588,6 +622,8 @@ class _Reader:
                                                           "update_expression"):
             target = expression.child_by_field_name(
                 "left" if expression.type == "assignment_expression" else "argument")
+            if self._tiling_assignment(expression, target, ctx):
+                return
             if target is not None and target.type == "identifier":
                 name = self._text(target)
                 for frame in ctx.frames:
@@ -597,6 +633,42 @@ class _Reader:
                         break
         a, b = self._range(node)
         self.tokens_statements(a, b, ctx)
+
+    def _tiling_assignment(self, expression: tree_sitter.Node, target: tree_sitter.Node | None,
+                           ctx: _Context) -> bool:
+        """``tp = {...};`` or ``tp.field = value;`` on a ``tiling_parameters`` variable:
+        the variable's initialiser tokens become the new tiling, or gain the field."""
+        if expression.type != "assignment_expression" or target is None or \
+                self._text(expression.child_by_field_name("operator")) != "=":
+            return False
+        field_name = None
+        if target.type == "field_expression":
+            field_name = target.child_by_field_name("field")
+            target = target.child_by_field_name("argument")
+        if target is None or target.type != "identifier":
+            return False
+        name = self._text(target)
+        frame = next((f for f in ctx.frames if name in f), None)
+        entry = frame[name] if frame is not None else None
+        if entry is None or entry.tiling is None:
+            return False
+        value = expression.child_by_field_name("right")
+        a, b = self._range(value)
+        tokens = tuple(self.tokens[a:b])
+        if field_name is not None:  # '.', the field and '=' as written, then the value
+            _, dot = self._range(target)
+            _, f_end = self._range(field_name)
+            equals = self._first(expression.child_by_field_name("operator"))
+            field = self._text(field_name)
+            kept = [part for part in _fields(entry.tiling)  # a field set again is replaced
+                    if not (len(part) > 1 and part[0].text == "." and part[1].text == field)]
+            kept.append((*self.tokens[dot:f_end], equals, *tokens))
+            joined: list[_Token] = [entry.tiling[0]]
+            for k, part in enumerate(kept):
+                joined += [*([_punct(",", part[0])] if k else []), *part]
+            tokens = (*joined, _punct("}", tokens[-1] if tokens else equals))
+        frame[name] = _Name(why=entry.why, tiling=tokens, scope=entry.scope)
+        return True
 
     def broken(self, node: tree_sitter.Node, ctx: _Context) -> None:
         """Text tree-sitter could not fit into C++: read it statement by statement."""

@@ -73,6 +73,30 @@ def test_tiling_parameters_variables():
                               "unknown name Q")
 
 
+def test_tiling_parameters_filled_field_by_field():
+    text = """
+        class G : public adf::graph { public: adf::shared_buffer<int32> m;
+        adf::tiling_parameters full;
+        G() {
+            m = adf::shared_buffer<int32>::create({8}, 2, 1);
+            full.buffer_dimension = {8};
+            full.tiling_dimension = {4};
+            full.offset = {2};
+            adf::write_access(m.in[0]) = adf::tiling(full);
+            full.offset = {4};                      // replaces the field
+            adf::write_access(m.in[1]) = full;
+            full = {.buffer_dimension = {8}, .tiling_dimension = {2}};   // a new value
+            full.ofset = {1};
+            adf::read_access(m.out[0]) = adf::tiling(full);
+        } };"""
+    found, skipped = ports(text)
+    assert indices(found["G::m.in[0]"]) == [2, 3, 4, 5]
+    assert indices(found["G::m.in[1]"]) == [4, 5, 6, 7]
+    [problem] = skipped
+    assert problem.startswith("read_access(m.out[0]) in class G: line 13, column 18: expected "
+                              "a tiling_parameters field")
+
+
 # --- 3. locals, members and their arithmetic ---------------------------------------------------
 
 def test_locals_members_and_static_constants_as_sizes():
