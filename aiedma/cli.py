@@ -27,7 +27,8 @@ from .model.system.registers import (
     read_writes_document,
     writes_document,
 )
-from .model.tiling.adf_cpp import parse_graph_header, parse_port_program
+from .model.tiling.adf_cpp import parse_port_program
+from .model.tiling.adf_header import KIND_WORDS, read_graph_header
 from .model.tiling.parameters import DIRECTIONS, KINDS
 
 __all__ = ["main"]
@@ -145,6 +146,13 @@ class _Source:
     expected: list[int] | None = None
     dtype: str | None = None      # a C++ shared buffer's element type
     direction: str | None = None  # read for mtx.out[j], write for mtx.in[i]
+    kind: str | None = None       # a C++ port's DMA: memtile, tile (kernel) or shim
+
+    def context(self) -> str:
+        """`` (memory tile read, int16)`` for a C++ port, else nothing."""
+        if self.kind is None:
+            return ""
+        return f" ({KIND_WORDS[self.kind]} {self.direction}, {self.dtype or 'int32'})"
 
 
 def _load(args: argparse.Namespace) -> list[_Source]:
@@ -154,22 +162,35 @@ def _load(args: argparse.Namespace) -> list[_Source]:
         text = path.read_text()
     except OSError as error:
         raise _Usage(f"{path}: {error.strerror}") from None
+    skipped: list[str] = []
     if path.suffix.lower() in _CPP_SUFFIXES:
-        sources = _from_cpp(path, text, dict(args.define or []))
+        sources = _from_cpp(path, text, dict(args.define or []), skipped)
     else:
         try:
             sources = _from_json(path, json.loads(text))
         except json.JSONDecodeError as error:
             if text.lstrip()[:1] in "{[":
                 raise _Usage(f"{path}: not JSON ({error})") from None
-            sources = _from_cpp(path, text, dict(args.define or []))
+            sources = _from_cpp(path, text, dict(args.define or []), skipped)
     port = getattr(args, "port", None)
     if port:
         chosen = [src for src in sources if src.name == port]
-        if not chosen:
-            names = ", ".join(src.name for src in sources)
-            raise _Usage(f"--port={port!r}: no such port in {path.name} (it has {names})")
-        sources = chosen
+        if not chosen:  # TestCase1::mtx.in[0] may be picked as mtx.in[0] when unique
+            chosen = [src for src in sources if src.name.rpartition("::")[2] == port]
+        bare = port.rpartition("::")[2]
+        unread_port = [problem for problem in skipped if f"({bare})" in problem.split(": ")[0]]
+        if not chosen and len(unread_port) == 1:
+            raise _Usage(f"--port={port!r}: {path.name} has it but it was not read: "
+                         f"{unread_port[0]}")
+        if len(chosen) != 1:
+            names = ", ".join(src.name for src in (chosen or sources))
+            why = "no such port" if not chosen else "several ports have that name"
+            unread = f"; {len(skipped)} not read: {skipped[0]} ..." if skipped else ""
+            raise _Usage(f"--port={port!r}: {why} in {path.name} (it has {names}{unread})")
+        return chosen
+    for problem in skipped:  # every port that could be read is; the others say why
+        print(f"aiedma {args.command}: warning: {path.name}: not read: {problem}",
+              file=sys.stderr)
     return sources
 
 
@@ -186,21 +207,21 @@ def _from_json(path: Path, data: Any) -> list[_Source]:
     return [_Source(path.name, PortProgram.from_json(data))]
 
 
-def _from_cpp(path: Path, text: str, defines: dict[str, str]) -> list[_Source]:
-    """A graph header's ports (``mtx.in[i]``, ``mtx.out[j]``), or one bare port program."""
-    specs = parse_graph_header(text, defines)
-    if not specs:
+def _from_cpp(path: Path, text: str, defines: dict[str, str],
+              skipped: list[str]) -> list[_Source]:
+    """A graph header's ports (``Class::mtx.in[i]``, ``k1.out[0]``, ...), or one bare port
+    program; ``skipped`` receives what could not be read, one line each."""
+    header = read_graph_header(text, defines)
+    if not header.ports and not header.skipped:
+        if header.buffers:
+            raise _Usage(f"{path}: its shared buffers have no read_access or write_access")
         return [_Source(path.name, parse_port_program(text, defines))]
-    sources = []
-    for spec in specs:
-        for direction, accesses, side in (("write", spec.write_access, "in"),
-                                          ("read", spec.read_access, "out")):
-            for i, program in sorted(accesses.items()):
-                sources.append(_Source(f"{spec.name}.{side}[{i}]", program.resolve(spec.shape),
-                                       dtype=spec.dtype, direction=direction))
-    if not sources:
-        raise _Usage(f"{path}: its shared buffers have no read_access or write_access")
-    return sources
+    skipped.extend(str(s) for s in header.skipped)
+    if not header.ports:
+        more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
+        raise _Usage(f"{path.name}: no port could be read: {skipped[0]}{more}")
+    return [_Source(p.name, p.program, dtype=p.dtype, direction=p.direction, kind=p.kind)
+            for p in header.ports]
 
 
 def _one(args: argparse.Namespace, sources: list[_Source]) -> _Source:
@@ -233,9 +254,13 @@ def _walk(args: argparse.Namespace) -> int:
         name, program, expected = src.name, src.program, src.expected
         if args.buffer_dimension:
             program = program.resolve(args.buffer_dimension)
-        if args.kind or args.direction or args.dtype:
-            program.validate(args.kind or "memtile", args.direction or src.direction or "read",
-                             args.dtype or src.dtype or "int32")
+        if args.kind or args.direction or args.dtype or src.kind:
+            try:
+                program.validate(args.kind or src.kind or "memtile",
+                                 args.direction or src.direction or "read",
+                                 args.dtype or src.dtype or "int32")
+            except AiedmaError as error:
+                raise _Usage(f"{name}{src.context()}: {error}") from None
         stream = program.indices()
         verdict = None
         if args.check and expected is not None:
@@ -243,13 +268,16 @@ def _walk(args: argparse.Namespace) -> int:
             mismatches += not verdict
         if args.format == "json":
             report.append({"name": name, "indices": stream.tolist(),
+                           **({} if src.kind is None else {
+                               "kind": src.kind, "direction": src.direction,
+                               "dtype": src.dtype}),
                            **({} if verdict is None else {"matches": verdict})})
             continue
         if args.format == "npy":
             arrays[name] = stream
             continue
         zeros = int(np.count_nonzero(stream < 0))
-        print(f"{name}: {stream.size} elements, {zeros} zero")
+        print(f"{name}{src.context()}: {stream.size} elements, {zeros} zero")
         print(f"  {format_runs(stream)}")
         if verdict is not None:
             print("  matches the expected stream" if verdict
@@ -298,9 +326,13 @@ def _bd_table(lowered: LoweredProgram) -> list[str]:
 def _bd(args: argparse.Namespace) -> int:
     src = _one(args, _load(args))
     name = src.name
+    kind = args.kind or src.kind
+    if kind is None:
+        raise _Usage("the following arguments are required: --kind (a C++ port brings its "
+                     "own: memtile, tile or shim)")
     direction = args.direction or src.direction or "read"
     dtype = args.dtype or src.dtype or "int32"
-    lowered = lower(src.program, args.kind, direction, dtype, args.base_address,
+    lowered = lower(src.program, kind, direction, dtype, args.base_address,
                     first_bd=args.first_bd)
     if args.format == "writes":
         try:
@@ -320,7 +352,7 @@ def _bd(args: argparse.Namespace) -> int:
         print()
         return 0
     count = len(lowered.bds)
-    print(f"{name}: {args.kind} {direction} {dtype}, {count} BD{'s' * (count > 1)}; "
+    print(f"{name}: {kind} {direction} {dtype}, {count} BD{'s' * (count > 1)}; "
           f"task: start BD {lowered.task.start_bd}, repeat {lowered.task.repeat_count} "
           f"(word 0x{lowered.task.encode():08X})")
     print("\n".join(_bd_table(lowered)))
@@ -461,7 +493,9 @@ def _int_list(text: str) -> list[int]:
 
 def _input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", metavar="BUF.out[J]",
-                        help="the port of a C++ graph header to use, e.g. mtx.out[0]")
+                        help="the port of a C++ graph header to use, e.g. mtx.out[0] or "
+                             "TestCase1::mtxin.out[0] (without the listing, every port "
+                             "is read)")
     parser.add_argument("-D", "--define", type=_define, action="append", metavar="NAME=VALUE",
                         help="a name for the C++ text, as the compiler's -D (repeatable)")
 
@@ -508,7 +542,9 @@ def _parser() -> argparse.ArgumentParser:
     bd.add_argument("file", help="JSON (a tiling dict or a list) or C++ (a graph header "
                                  "or a tiling)")
     _input_options(bd)
-    bd.add_argument("--kind", choices=KINDS, required=True)
+    bd.add_argument("--kind", choices=KINDS,
+                    help="the DMA (default: a C++ port's: memtile for a shared buffer, tile "
+                         "for a kernel, shim for an external buffer)")
     bd.add_argument("--direction", choices=DIRECTIONS,
                     help="default: the C++ port's (out: read, in: write), else read")
     bd.add_argument("--dtype", choices=sorted(ELEMENT_BITS),

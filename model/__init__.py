@@ -21,6 +21,7 @@ from .system.memory import Memory, MemoryAccessError
 from .system.scheduler import DeadlockError, run_system
 from .system.stream import PacketMerge, PacketSplit, Stream, StreamError
 from .tiling.adf_cpp import CppSyntaxError, parse_graph_header, parse_port_program, to_cpp
+from .tiling.adf_header import GraphHeader, HeaderPort, read_graph_header
 from .tiling.parameters import TilingParameters, TraversingParameters
 from .tiling.port import PortProgram, load_port_program
 from .tiling.runs import format_runs
@@ -38,7 +39,9 @@ __all__ = [
     "DeadlockError",
     "Graph",
     "GraphError",
+    "GraphHeader",
     "GraphResult",
+    "HeaderPort",
     "Kernel",
     "LockError",
     "LockTable",
@@ -69,6 +72,7 @@ __all__ = [
     "parse_graph_header",
     "parse_packet_header",
     "parse_port_program",
+    "read_graph_header",
     "run_system",
     "run_task",
     "to_cpp",

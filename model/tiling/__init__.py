@@ -2,8 +2,9 @@
 
 Owns: ``TilingParameters`` and the vectorised walk, port programs (a list of
 tilings on one port), run-length formatting, access maps for pictures and the
-reader of adf C++ graph code.
-May import: :mod:`aiedma.model.arch`, :mod:`aiedma.model.errors`.
+reader of adf C++ graph code (whole headers through ``tree-sitter``, ``adf_header``).
+May import: :mod:`aiedma.model.arch`, :mod:`aiedma.model.errors`; of third-party
+packages NumPy and ``tree-sitter``/``tree-sitter-cpp``.
 """
 
 from .parameters import TilingParameters, TraversingParameters

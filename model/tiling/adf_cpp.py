@@ -4,9 +4,13 @@ People who program the AIE-ML write graph headers in C++; this module reads the
 parts of such a header the DMA model needs and builds the model's own objects
 (:class:`.TilingParameters`, :class:`.PortProgram`, :class:`SharedBufferSpec`).
 It is a small hand-written tokenizer and recursive-descent parser, not a C++
-compiler: it recognises a few statements and skips everything else.
+compiler. Whole headers (classes, templates, locals, kernels, external buffers,
+partial results) are read by :mod:`.adf_header`, which finds their structure with
+tree-sitter and reads each statement with this parser; ``parse_graph_header`` is
+that reader's strict form (it raises the first problem).
 
-Grammar (EBNF-ish; ``[ ]`` optional, ``{ }`` repeated, ``NAME`` an identifier)::
+Grammar (EBNF-ish; ``[ ]`` optional, ``{ }`` repeated, ``NAME`` an identifier).
+``header`` is how :mod:`.adf_header` reads a statement; the rest is this module's::
 
     header     = { directive | constant | create | access | setting | other } ;
     directive  = "#define" NAME [ tokens ] | "#undef" NAME | "#" anything ;   (one line)
@@ -18,13 +22,16 @@ Grammar (EBNF-ish; ``[ ]`` optional, ``{ }`` repeated, ``NAME`` an identifier)::
                  (target ends in the buffer's NAME; type is an adf element type
                  or a C spelling of one: int, unsigned, short, int16_t, ...)
     access     = [ "adf" "::" ] ( "write_access" | "read_access" )
-                 "(" NAME { ( "." | "->" ) NAME } "[" expr "]" ")" "=" program ";" ;
+                 "(" object ( "." | "->" ) ( "in" | "out" ) "[" expr "]" ")" "=" program ";" ;
+    object     = [ "this" "->" ] NAME [ "[" expr "]" ] { ( "." | "->" ) NAME [ "[" expr "]" ] } ;
     setting    = [ "adf" "::" ] ( "repetition_count" | "num_buffers" )
                  "(" NAME { ( "." | "->" ) NAME } ")" "=" expr ";" ;
                  (any other argument, e.g. a kernel port, makes it an "other")
     program    = tiling | "{" [ tiling { "," tiling } [ "," ] ] "}" ;
     tiling     = [ "adf" "::" ] "tiling" "(" fields ")"
-               | [ "adf" "::" ] "tiling_parameters" fields | fields ;
+               | [ "adf" "::" ] "tiling_parameters" fields | fields
+               | [ [ "adf" "::" ] "tiling" "(" ] VARIABLE [ ")" ] ;   (a tiling_parameters
+                 variable the graph reader has seen; its initialiser is read as a tiling)
     fields     = "{" [ field { "," field } [ "," ] ] "}" ;
     field      = "." NAME "=" ( ints | traversals | expr ) ;      (by the field's type)
     ints       = "{" [ expr { "," expr } [ "," ] ] "}" ;
@@ -44,14 +51,12 @@ column.
 
 Decisions (a header is more than this grammar; what we do with the rest):
 
-* **decision**: a statement the parser does not recognise (kernels, ``connect<>``,
-  ``source()``, PLIO, class and constructor syntax, ``dimensions()``, ...) is skipped
-  silently up to the next ``;``, ``{``, ``}`` or ``:`` outside parentheses, or to
-  the ``)`` that closes its first parenthesis. Skipping to ``;`` alone would swallow
-  a recognised statement after ``public:`` or inside ``for (...) ...`` / class
-  bodies, and a real header is mostly statements we do not model. A recognised
+* **decision**: a statement the reader does not recognise (``connect<>``,
+  ``source()``, PLIO, ...) is skipped silently; C++ structure (classes, functions,
+  templates, declarations) is tree-sitter's job (:mod:`.adf_header`). A recognised
   statement, on the other hand, is parsed strictly and any mistake in it is an
-  error: a silently dropped tiling would make a wrong model without a word.
+  error for that statement: a silently dropped tiling would make a wrong model
+  without a word.
 * **decision**: ``#define`` and ``#undef`` are honoured in text order; every other
   directive (``#include``, ``#if``/``#ifdef``/``#else``/``#endif``, ``#pragma``) is
   ignored, so both branches of an ``#if`` are read and the later definition wins.
@@ -68,7 +73,8 @@ Decisions (a header is more than this grammar; what we do with the rest):
   ``0``-prefixed literal is octal. Every value must fit in 64 bits, and expressions
   and macro expansions nest at most 100 deep (deeper input is refused with a
   message rather than overflowing Python's stack).
-  ``ns::NAME`` and ``Class::NAME`` look up ``NAME`` (scopes are not modelled).
+  ``ns::NAME`` and ``Class::NAME`` look up ``NAME`` in the scopes around the use
+  (:mod:`.adf_header`: block, class, namespaces).
 * **decision**: designated fields may come in any order (C++20 wants declaration
   order; we are lenient), each at most once. A traversal field left out takes the
   C++ default member initialiser of ``traversing_parameters`` (0), so a missing
@@ -77,31 +83,28 @@ Decisions (a header is more than this grammar; what we do with the rest):
 * **decision**: ``{}`` assigned to a port is an empty list (an error: a port program
   needs an entry), not an all-default tiling.
 * **decision**: accesses are resolved when the whole text is read, so their order
-  relative to ``create`` does not matter. An access must name a buffer made by
-  ``shared_buffer<T>::create`` in the text (accesses of an ``external_buffer`` are
-  parsed and dropped), with a port index below ``n_in``/``n_out``. Assigning a port
-  twice keeps the later program, as the C++ assignment does. Creating the same
-  name twice is an error. ``repetition_count``/``num_buffers`` of a name that is not
-  a shared buffer of the text (a kernel) is not ours and is ignored.
-* **decision**: loops are not unrolled; an access indexed by a loop variable is an
-  "unknown name" error at that variable. A tiling kept in a variable
-  (``tiling_parameters tp = {...}; write_access(b.in[0]) = tp;``) is not followed:
-  the access is an error at ``tp`` ("expected a tiling").
+  relative to ``create`` does not matter. An access names a buffer, external buffer
+  or kernel of the text, with a port index below ``n_in``/``n_out`` (or, pasted on
+  its own, gives ``buffer_dimension``). Assigning a port twice keeps the later
+  program, as the C++ assignment does. Creating the same name twice is an error.
+  ``repetition_count``/``num_buffers`` of a name that is not a shared buffer of the
+  text (a kernel) is not ours and is ignored. Loops, tiling variables, class scopes
+  and the rest of a real header: see :mod:`.adf_header`.
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import operator
 import string
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arch.dtypes import ELEMENT_BITS
 from ..errors import AiedmaError, TilingError, field_error
-from .parameters import MAX_DIMENSIONS, TilingParameters
+from .parameters import TilingParameters
 from .port import PortProgram
 
 __all__ = [
@@ -158,6 +161,7 @@ class _Token:
     # INT: its value; NUMBER: why it is not an integer; DEFINE: the body tokens
     # (None for a function-like macro); END: how to call the end in messages.
     value: Any = None
+    pos: int = 0  # offset of the first character in the text
 
     def shown(self) -> str:
         if self.kind == _END:
@@ -198,8 +202,12 @@ def _integer_literal(literal: str) -> int | str:
 class _Lexer:
     """Characters to tokens; ``#define``/``#undef`` lines become one token each."""
 
-    def __init__(self, text: str, end_name: str = "the end of the text") -> None:
+    def __init__(self, text: str, end_name: str = "the end of the text",
+                 errors: list[CppSyntaxError] | None = None) -> None:
         self.text, self.pos, self.end_name = text, 0, end_name
+        # With a list, a lexical error is recorded there and lexing goes on after it
+        # (the graph reader's partial results); without one it is raised.
+        self.errors = errors
         self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
 
     def _place(self, pos: int) -> tuple[int, int]:
@@ -209,10 +217,16 @@ class _Lexer:
     def _error(self, pos: int, detail: str) -> CppSyntaxError:
         return CppSyntaxError(detail, *self._place(pos))
 
+    def _tolerate(self, error: CppSyntaxError) -> None:
+        """Record ``error`` when lexing tolerantly, else raise it."""
+        if self.errors is None:
+            raise error
+        self.errors.append(error)
+
     def _make(self, kind: str, start: int, value: Any = None, text: str | None = None) -> _Token:
         line, column = self._place(start)
         return _Token(kind, self.text[start:self.pos] if text is None else text,
-                      line, column, value)
+                      line, column, value, start)
 
     def _found(self) -> str:
         if self.pos >= len(self.text):
@@ -258,8 +272,10 @@ class _Lexer:
             elif text.startswith("/*", self.pos):
                 end = text.find("*/", self.pos + 2)
                 if end < 0:
-                    raise self._error(self.pos, "expected '*/' to close this comment, found "
-                                                "the end of the text")
+                    self._tolerate(self._error(self.pos, "expected '*/' to close this comment, "
+                                                         "found the end of the text"))
+                    self.pos = n  # the rest of the text is the comment
+                    break
                 newline |= "\n" in text[self.pos:end]
                 self.pos = end + 2
             else:
@@ -293,8 +309,10 @@ class _Lexer:
         self._skip_blank(directive=True)
         start = self.pos
         if self.pos >= len(self.text) or self.text[self.pos] not in _IDENT_START:
-            raise self._error(self.pos, f"expected a macro name after #{kind}, "
-                                        f"found {self._found()}")
+            self._tolerate(self._error(self.pos, f"expected a macro name after #{kind}, "
+                                                 f"found {self._found()}"))
+            self._skip_line()
+            return
         name = self._identifier()
         if kind == "undef":
             out.append(self._make(_UNDEF, start, text=name))
@@ -351,29 +369,43 @@ class _Lexer:
                 return self._make(_STRING, start)
         self.pos = min(self.pos, n)
         what = "string" if quote == '"' else "character"
-        raise self._error(start, f"expected a closing {quote} for this {what} literal, "
-                                 f"found {self._found()}")
+        self._tolerate(self._error(start, f"expected a closing {quote} for this {what} "
+                                          f"literal, found {self._found()}"))
+        return self._make(_STRING, start)  # up to the end of the line
 
 
 # --- names ------------------------------------------------------------------------------
 
 @dataclass
 class _Name:
-    """What a name stands for: a value, a body to evaluate at each use, or why neither."""
+    """What a name stands for: a value, a body to evaluate at each use, or why neither.
+
+    The graph reader also keeps C++ variables here: ``scope`` is where a variable's
+    initialiser (``body``) is evaluated, ``type`` the type a ``typedef``/``using`` or
+    template parameter names, ``tiling`` the tokens of a ``tiling_parameters`` variable's
+    initialiser (such names also carry a ``why``: they are not integers).
+    """
 
     value: int | None = None
     body: tuple[_Token, ...] | None = None
     why: str | None = None
-    cache: tuple[int, int] | None = None  # (scope version, value) of the last evaluation
+    cache: tuple[int, int, int] | None = None  # (scope serial, version, value) of the last use
+    scope: _Scope | None = None
+    type: str | None = None
+    tiling: tuple[_Token, ...] | None = None
+
+
+_SERIALS = itertools.count()
 
 
 @dataclass
 class _Scope:
-    names: dict[str, _Name] = field(default_factory=dict)
+    names: MutableMapping[str, _Name] = field(default_factory=dict)
     fixed: frozenset[str] = frozenset()  # given by the caller: the text cannot replace them
     # Bumped by every definition: a cached #define value is good while it is unchanged
     # (without the cache, `#define B (A + A)` chains cost 2**depth evaluations).
     version: int = 0
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # tells scopes' caches apart
 
     def define(self, name: str, entry: _Name) -> None:
         if name not in self.fixed:
@@ -456,27 +488,6 @@ class SharedBufferSpec:
     read_access: dict[int, PortProgram] = field(default_factory=dict, hash=False)
 
 
-@dataclass
-class _Buffer:
-    where: _Token
-    dtype: str
-    shape: tuple[int, ...]
-    n_in: int
-    n_out: int
-    settings: dict[str, int] = field(default_factory=dict)
-    write_access: dict[int, PortProgram] = field(default_factory=dict)
-    read_access: dict[int, PortProgram] = field(default_factory=dict)
-
-
-@dataclass
-class _Access:
-    direction: str
-    buffer: _Token
-    index: int
-    index_token: _Token
-    program: PortProgram
-
-
 _TILING_FIELDS = ("buffer_dimension", "tiling_dimension", "offset", "tile_traversal",
                   "packet_port_id", "repetition", "phase", "boundary_dimension")
 _VECTOR_FIELDS = frozenset({"buffer_dimension", "tiling_dimension", "offset",
@@ -542,10 +553,6 @@ class _Parser:
                  expanding: frozenset[str] = frozenset()) -> None:
         self.tokens, self.i = tokens, 0
         self.scope, self.depth, self.expanding = scope, depth, expanding
-        self.buffers: dict[str, _Buffer] = {}
-        self.externals: set[str] = set()
-        self.accesses: list[_Access] = []
-        self.settings: list[tuple[_Token, _Token, int, _Token]] = []
         self._settle()
 
     @classmethod
@@ -699,15 +706,16 @@ class _Parser:
             raise _syntax(t, f"{t.text} is not an integer constant: {entry.why}")
         if entry.body is None:
             return entry.value
-        if entry.cache is not None and entry.cache[0] == self.scope.version:
-            return entry.cache[1]
+        scope = entry.scope or self.scope
+        if entry.cache is not None and entry.cache[:2] == (scope.serial, scope.version):
+            return entry.cache[2]
         if t.text in self.expanding:
             raise _syntax(t, f"{t.text} is defined in terms of itself")
         body = list(entry.body)
         last = body[-1] if body else t
         end = _Token(_END, "", last.line, last.column + len(last.text),
                      f"the end of the definition of {t.text}")
-        sub = _Parser([*body, end], self.scope, self.depth + 1, self.expanding | {t.text})
+        sub = _Parser([*body, end], scope, self.depth + 1, self.expanding | {t.text})
         try:
             value = sub.expression()
             sub.expect_end()
@@ -715,7 +723,7 @@ class _Parser:
             detail = error.detail if t.text in self.scope.fixed else str(error)
             origin = " (given in defines)" if t.text in self.scope.fixed else ""
             raise _syntax(t, f"{t.text}{origin} is not an integer constant: {detail}") from None
-        entry.cache = (self.scope.version, value)
+        entry.cache = (scope.serial, scope.version, value)
         return value
 
     # -- constants -------------------------------------------------------------------------
@@ -792,32 +800,6 @@ class _Parser:
 
     # -- statements of a header --------------------------------------------------------------
 
-    def header(self) -> list[SharedBufferSpec]:
-        while self.peek().kind != _END:
-            self.statement()
-        return self.resolve()
-
-    def statement(self) -> None:
-        t = self.peek()
-        if t.kind == _PUNCT and t.text in _BOUNDARIES:
-            self.advance()
-            return
-        k = 2 if self.at("adf") and self.at("::", 1) else 0
-        head = self.peek(k)
-        if head.kind == _NAME and self.at("(", k + 1):
-            if head.text in ("read_access", "write_access"):
-                self.access_statement()
-                return
-            if head.text in ("repetition_count", "num_buffers"):
-                self.setting_statement()
-                return
-        if self.create_ahead():  # before constants: `const auto b = shared_buffer<...>`
-            self.create_statement()
-        elif self.constant_ahead():
-            self.constant_statement()
-        else:
-            self.skip_statement()
-
     def skip_statement(self) -> None:
         """Skip what we do not model (see the module's decisions)."""
         depth = 0
@@ -833,178 +815,6 @@ class _Parser:
                     return
             elif depth == 0 and t.text in _BOUNDARIES:
                 return
-
-    def create_ahead(self) -> bool:
-        """Is this statement ``target = [adf::]shared_buffer<...>...`` (or external_buffer)?"""
-        ahead = self._ahead()
-        depth = 0
-        for t in ahead:
-            if t.kind == _END:
-                return False
-            if t.kind != _PUNCT:
-                continue
-            if t.text in ("(", "["):
-                depth += 1
-            elif t.text in (")", "]"):
-                depth -= 1
-                # Where skip_statement would stop: keeps a header's scan linear.
-                if depth < 0 or (depth == 0 and t.text == ")"):
-                    return False
-            elif depth == 0 and t.text in _BOUNDARIES:
-                return False
-            elif depth == 0 and t.text == "=":
-                rest = [next(ahead, self.tokens[-1]) for _ in range(4)]
-                if rest[0].text == "adf" and rest[1].text == "::":
-                    rest = rest[2:]
-                return rest[0].kind == _NAME and rest[0].text in _BUFFER_KINDS \
-                    and rest[1].text == "<"
-        return False
-
-    def create_statement(self) -> None:
-        first = self.peek()
-        target = None
-        while not self.at("="):
-            target = self.advance()
-        if target is None or target.kind != _NAME:
-            raise self.expected("a buffer name before '='", target or first)
-        self.expect("=")
-        self.adf_prefix()
-        kind = self.peek()
-        if kind.text not in _BUFFER_KINDS:
-            raise self.expected("shared_buffer<T>::create(...)")
-        self.advance()
-        self.expect("<")
-        dtype = self.element_type()
-        self.expect(">", "'>' after the element type")
-        self.expect("::")
-        self.expect("create", "'create'")
-        opener = self.expect("(", "'(' after create")
-        shape_token = self.peek()
-        shape = tuple(self.integers("'{' and the buffer's shape, like {10, 6}"))
-        self.expect(",", "',' and the number of input ports")
-        n_in_token = self.peek()
-        n_in = self.expression()
-        self.expect(",", "',' and the number of output ports")
-        n_out_token = self.peek()
-        n_out = self.expression()
-        self.expect(")", f"')' to close the '(' at {_where(opener)}")
-        self.expect(";")
-        if kind.text == "external_buffer":
-            self.externals.add(target.text)
-            return
-        if target.text in self.buffers:
-            raise _syntax(target, f"expected a new buffer name, found {target.shown()} "
-                                  f"(created already at {_where(self.buffers[target.text].where)})")
-        if not 1 <= len(shape) <= MAX_DIMENSIONS or min(shape) < 1:
-            raise TilingError(f"{_where(shape_token)}: " + str(field_error(
-                TilingError, "shape", shape,
-                f"a shared buffer has 1 to {MAX_DIMENSIONS} dimensions of at least 1 element")))
-        for what, token, count in (("n_in", n_in_token, n_in), ("n_out", n_out_token, n_out)):
-            if not 1 <= count <= MAX_PORTS:
-                raise TilingError(f"{_where(token)}: " + str(field_error(
-                    TilingError, what, count,
-                    f"a memory tile has 1 to {MAX_PORTS} ports each way (6 of its own, "
-                    "4 borrowed from each neighbour)")))
-        self.buffers[target.text] = _Buffer(target, dtype, shape, n_in, n_out)
-
-    def element_type(self) -> str:
-        first = self.peek()
-        words = []
-        while self.peek().kind == _NAME or self.at("::"):
-            t = self.advance()
-            if t.kind == _NAME and t.text not in ("adf", "std"):
-                words.append(t.text)
-        written = " ".join(words)
-        dtype = _C_TYPES.get(written, written)
-        if dtype not in ELEMENT_BITS:
-            found = repr(written) if words else first.shown()
-            raise _syntax(first, f"expected an adf element type ({', '.join(ELEMENT_BITS)}), "
-                                 f"found {found}")
-        return dtype
-
-    def port(self, direction: str) -> tuple[_Token, int, _Token]:
-        """``mtx.in[i]`` / ``this->mtx.out[j]``: the buffer's name token and the index."""
-        parts = [self.name("a shared buffer port like mtx.in[0]")]
-        while self.at(".") or self.at("->"):
-            self.advance()
-            parts.append(self.name("a member name"))
-        wanted = "in" if direction == "write" else "out"
-        what = (f"'{wanted}' ({direction}_access programs an "
-                f"{'input' if direction == 'write' else 'output'} port: buffer.{wanted}[i])")
-        if len(parts) < 2:
-            raise self.expected(f"'.' and {what}")
-        if parts[-1].text != wanted:
-            raise self.expected(what, parts[-1])
-        self.expect("[", f"'[' and the {'input' if wanted == 'in' else 'output'} port index")
-        index_token = self.peek()
-        index = self.expression()
-        self.expect("]")
-        return parts[-2], index, index_token
-
-    def access_statement(self) -> None:
-        self.adf_prefix()
-        head = self.advance()
-        direction = "write" if head.text == "write_access" else "read"
-        opener = self.expect("(")
-        buffer, index, index_token = self.port(direction)
-        self.expect(")", f"')' to close the '(' at {_where(opener)}")
-        self.expect("=", f"'=' after {head.text}(...)")
-        program = self.program()
-        self.expect(";", "';' after the port program")
-        self.accesses.append(_Access(direction, buffer, index, index_token, program))
-
-    def setting_statement(self) -> None:
-        self.adf_prefix()
-        head = self.advance()
-        opener = self.expect("(")
-        parts = [self.name("a shared buffer name")]
-        while self.at(".") or self.at("->"):
-            self.advance()
-            parts.append(self.name("a member name"))
-        if not self.at(")"):  # e.g. a kernel port: not a buffer setting we model
-            self.skip_statement()
-            return
-        self.expect(")", f"')' to close the '(' at {_where(opener)}")
-        self.expect("=", f"'=' after {head.text}(...)")
-        value_token = self.peek()
-        value = self.expression()
-        self.expect(";", f"';' after the {head.text}")
-        self.settings.append((head, parts[-1], value, value_token))
-
-    def resolve(self) -> list[SharedBufferSpec]:
-        """Attach accesses and settings to their buffers (after the whole text is read)."""
-        for a in self.accesses:
-            buffer = self.buffers.get(a.buffer.text)
-            if buffer is None:
-                if a.buffer.text in self.externals:
-                    continue
-                known = ", ".join(self.buffers) or "none"
-                raise self.expected(f"a shared buffer created in this text ({known})", a.buffer)
-            count = buffer.n_in if a.direction == "write" else buffer.n_out
-            if not 0 <= a.index < count:
-                which = ("input", "n_in") if a.direction == "write" else ("output", "n_out")
-                raise _syntax(a.index_token, f"expected an {which[0]} port index 0..{count - 1} "
-                                             f"({a.buffer.text} has {which[1]}={count}), "
-                                             f"found {a.index}")
-            ports = buffer.write_access if a.direction == "write" else buffer.read_access
-            ports[a.index] = a.program
-        for head, name, value, token in self.settings:
-            buffer = self.buffers.get(name.text)
-            if buffer is None:
-                continue  # a kernel's repetition_count, an external buffer: not ours
-            if head.text == "num_buffers" and value not in (1, 2):
-                raise TilingError(f"{_where(token)}: " + str(field_error(
-                    TilingError, "num_buffers", value, "must be 1 or 2 (ping-pong)")))
-            if value < 1:
-                raise TilingError(f"{_where(token)}: " + str(field_error(
-                    TilingError, head.text, value, "must be at least 1")))
-            buffer.settings[head.text] = value
-        return [
-            SharedBufferSpec(name=name, dtype=b.dtype, shape=b.shape, n_in=b.n_in,
-                             n_out=b.n_out, write_access=b.write_access,
-                             read_access=b.read_access, **b.settings)
-            for name, b in self.buffers.items()
-        ]
 
     # -- tilings ---------------------------------------------------------------------------
 
@@ -1035,6 +845,15 @@ class _Parser:
         if (self.at("adf") and self.at("::", 1)
                 and self.peek(2).text in ("tiling", "tiling_parameters")):
             self.adf_prefix()
+        if self.at("tiling") and self.at("(", 1) and self.at(")", 3) \
+                and self._tiling_variable(self.peek(2)) is not None:
+            self.advance()
+            self.advance()
+            tiling = self.variable_tiling(self.advance())
+            self.advance()
+            return tiling
+        if self.peek().kind == _NAME and self._tiling_variable(self.peek()) is not None:
+            return self.variable_tiling(self.advance())
         if self.at("tiling"):
             self.advance()
             opener = self.expect("(", "'(' after tiling")
@@ -1051,6 +870,26 @@ class _Parser:
             return TilingParameters.from_dict(values), paths, start
         except TilingError as error:
             raise _located(error, paths, start) from None
+
+    def _tiling_variable(self, t: _Token) -> _Name | None:
+        entry = self.scope.names.get(t.text) if t.kind == _NAME else None
+        return entry if entry is not None and entry.tiling is not None else None
+
+    def variable_tiling(self, t: _Token) -> tuple[TilingParameters, dict[str, _Token], _Token]:
+        """The tiling a ``tiling_parameters`` variable was initialised with (graph headers)."""
+        entry = self._tiling_variable(t)
+        assert entry is not None
+        if t.text in self.expanding:
+            raise _syntax(t, f"{t.text} is defined in terms of itself")
+        body = list(entry.tiling)
+        last = body[-1] if body else t
+        end = _Token(_END, "", last.line, last.column + len(last.text),
+                     f"the end of the initialiser of {t.text}")
+        sub = _Parser([*body, end], entry.scope or self.scope, self.depth + 1,
+                      self.expanding | {t.text})
+        tiling = sub.tiling()
+        sub.expect_end()
+        return tiling
 
     def _designated(self, names: tuple[str, ...], seen: dict[str, _Token], what: str,
                     hint: str) -> _Token:
@@ -1209,18 +1048,22 @@ def parse_port_program(text: str, defines: Mapping[str, int | str] | None = None
 
 def parse_graph_header(text: str,
                        defines: Mapping[str, int | str] | None = None) -> list[SharedBufferSpec]:
-    """Every ``shared_buffer`` of a graph header, with its port programs.
+    """Every ``shared_buffer`` of a graph header, with its port programs (strict).
 
-    Recognises ``#define``, ``constexpr``/``const`` integers,
-    ``x = shared_buffer<T>::create({...}, n_in, n_out);``,
-    ``write_access(x.in[i]) = ...;``, ``read_access(x.out[j]) = ...;``,
-    ``repetition_count(x) = n;`` and ``num_buffers(x) = n;`` (each with or without
-    ``adf::``); everything else is skipped (see the module's decisions).
+    The header is read by :func:`.adf_header.read_graph_header` (classes, templates,
+    locals, tiling variables, ...); a buffer made inside class ``C`` is named ``C::x``.
+    Kernel and external-buffer ports are not in this list (``read_graph_header`` has
+    them, with every port's context).
 
     Returns
     -------
     list of SharedBufferSpec
         In the order the buffers were created.
+
+    Raises
+    ------
+    CppSyntaxError, TilingError
+        The first problem in the text (``read_graph_header`` lists them all instead).
 
     Examples
     --------
@@ -1234,7 +1077,12 @@ def parse_graph_header(text: str,
     >>> spec.read_access[0].indices().tolist()
     [2, 3, 4, 5]
     """
-    return _Parser.for_text(text, defines).header()
+    from .adf_header import read_graph_header  # lazy: adf_header imports this module
+
+    header = read_graph_header(text, defines)
+    if header.skipped:
+        raise header.skipped[0].error
+    return list(header.buffers)
 
 
 def _ints(values: tuple[int, ...]) -> str:

@@ -280,15 +280,21 @@ def test_walk_reads_every_port_of_a_graph_header(tmp_path):
     result = run("walk", "--format", "json", header)
     assert result.returncode == 0, result.stderr
     got = {r["name"]: r["indices"] for r in json.loads(result.stdout)}
-    assert got == {"mtx.in[0]": examples["k1 write"], "mtx.in[1]": examples["k2 write"],
-                   "mtx.out[0]": examples["k3 read"], "mtx.out[1]": examples["k4 read"]}
+    # every graph class is its own namespace of buffers (issue 16)
+    assert got == {"tutorial::mtx.in[0]": examples["k1 write"],
+                   "tutorial::mtx.in[1]": examples["k2 write"],
+                   "tutorial::mtx.out[0]": examples["k3 read"],
+                   "tutorial::mtx.out[1]": examples["k4 read"]}
+    contexts = {r["name"]: (r["kind"], r["direction"], r["dtype"])
+                for r in json.loads(result.stdout)}
+    assert contexts["tutorial::mtx.in[0]"] == ("memtile", "write", "int32")
 
 
 def test_bd_and_draw_take_a_port_of_a_header(tmp_path):
     header = write(tmp_path, GRAPH_H, name="graph.h")
-    out = run("bd", "--kind", "memtile", "--port", "mtx.in[1]", header)
+    out = run("bd", "--port", "mtx.in[1]", header)  # the only mtx.in[1]; kind from the header
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("mtx.in[1]: memtile write int32, 1 BD;")  # from the header
+    assert out.stdout.startswith("tutorial::mtx.in[1]: memtile write int32, 1 BD;")
     drawn = run("draw", "--port", "mtx.out[0]", header, "-o", tmp_path / "k3.svg")
     assert drawn.returncode == 0 and (tmp_path / "k3.svg").exists()
 
@@ -302,8 +308,9 @@ def test_a_bare_cpp_tiling_and_defines(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["bd", "--kind", "memtile", "HEADER"], "holds 4 port programs (mtx.in[0], mtx.in[1], "
-     "mtx.out[0], mtx.out[1]); aiedma bd takes one: choose with --port"),
+    (["bd", "--kind", "memtile", "HEADER"], "holds 4 port programs (tutorial::mtx.in[0], "
+     "tutorial::mtx.in[1], tutorial::mtx.out[0], tutorial::mtx.out[1]); aiedma bd takes one: "
+     "choose with --port"),
     (["walk", "--port", "mtx.out[7]", "HEADER"], "--port='mtx.out[7]': no such port"),
     (["walk", "-D", "9X=1", "HEADER"], "invalid NAME=VALUE value: '9X=1'"),
     (["walk", "BROKEN"], "line 1, column"),
@@ -327,6 +334,7 @@ def test_walk_writes_numpy_files(tmp_path):
     header = write(tmp_path, GRAPH_H, name="graph.h")
     assert run("walk", "--format", "npy", "-o", tmp_path / "all.npz", header).returncode == 0
     with np.load(tmp_path / "all.npz") as streams:
-        assert sorted(streams.files) == ["mtx.in[0]", "mtx.in[1]", "mtx.out[0]", "mtx.out[1]"]
+        assert sorted(streams.files) == ["tutorial::mtx.in[0]", "tutorial::mtx.in[1]",
+                                         "tutorial::mtx.out[0]", "tutorial::mtx.out[1]"]
     missing = run("walk", "--format", "npy", port)
     assert missing.returncode == 2 and "go together" in missing.stderr

@@ -7,6 +7,7 @@ import pytest
 
 MODULES = [
     "aiedma.model.tiling.adf_cpp",
+    "aiedma.model.tiling.adf_header",
     "aiedma.model.bd.descriptor",
     "aiedma.model.system.graph",
     "aiedma.model.system.locks",

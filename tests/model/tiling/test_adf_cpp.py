@@ -111,7 +111,7 @@ def test_tutorial_header_gives_the_worked_examples():
     [spec] = parse_graph_header(TUTORIAL)
     assert isinstance(spec, SharedBufferSpec)
     assert (spec.name, spec.dtype, spec.shape, spec.n_in, spec.n_out) == (
-        "mtx", "int32", (10, 6), 2, 2)
+        "TilingGraph::mtx", "int32", (10, 6), 2, 2)  # every class its own namespace
     assert (spec.repetition_count, spec.num_buffers) == (3, 2)
     assert sorted(spec.write_access) == [0, 1] and sorted(spec.read_access) == [0, 1]
     for program, name in [(spec.write_access[0], "k1 write"), (spec.write_access[1], "k2 write"),
