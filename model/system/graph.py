@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import warnings
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,7 @@ from ..bd.lower import LoweredProgram, LoweringError, lower
 from ..bd.task import Task
 from ..errors import AiedmaError, field_error
 from ..tiling.port import PortProgram
+from ..tiling.runs import format_runs
 from .channel import CHANNELS, DMA, TASK_QUEUE_DEPTH, Channel
 from .kernel import (
     GRAPH_DTYPES,
@@ -108,6 +110,7 @@ __all__ = [
     "PktSplit",
     "Port",
     "SharedBuffer",
+    "UnwrittenReadWarning",
 ]
 
 BORROWED_CHANNELS = 4
@@ -120,6 +123,10 @@ _MEMTILE_KIND = DMA_KINDS["memtile"]
 def _buffer_direction(port: Port) -> Direction:
     """A shared buffer's input port writes it (S2MM); an output port reads it (MM2S)."""
     return WRITE if port.direction == "in" else READ
+
+
+class UnwrittenReadWarning(UserWarning):
+    """A shared buffer's read port reads elements none of its write ports writes."""
 
 
 class GraphError(AiedmaError):
@@ -295,6 +302,31 @@ class SharedBuffer(_Node):
         except AiedmaError as error:
             raise GraphError(f"{port.name}: {error}") from None
         self.programs[port] = program
+
+    def unwritten_reads(self) -> dict[Port, np.ndarray]:
+        """Per read port, the elements it reads that no write port writes in a round.
+
+        A round runs every port's program once (each ``repetition_count`` times, the same
+        elements each time), so the sets are the programs' streams: what a read port
+        takes outside the union of the writes is whatever the memory held before, 0 in
+        a first round (the model's reset memory), stale data after.
+
+        Returns
+        -------
+        dict of Port to numpy.ndarray
+            Sorted element indices, only for the read ports that have any.
+        """
+        written = [self.programs[p].indices() for p in self.inputs if p in self.programs]
+        union = np.unique(np.concatenate(written)) if written else np.empty(0, np.int64)
+        found = {}
+        for port in self.outputs:
+            if port not in self.programs:
+                continue
+            read = self.programs[port].indices()
+            missing = np.setdiff1d(read[read >= 0], union)
+            if missing.size:
+                found[port] = missing
+        return found
 
     def write_access(self, port: Port | int, tiling: Any) -> None:
         """adf ``write_access(buf.in[i]) = tiling``: one tiling (object or dict) or a list."""
@@ -515,6 +547,13 @@ class Graph:
         if rtl not in RTL_SIMULATORS:
             raise field_error(GraphError, "rtl", rtl, "must be None (the model alone) or one "
                               f"of {', '.join(s for s in RTL_SIMULATORS if s)}")
+        for node in self.nodes.values():
+            if isinstance(node, SharedBuffer):
+                for port, missing in node.unwritten_reads().items():
+                    warnings.warn(UnwrittenReadWarning(
+                        f"{port.name} reads {missing.size} element(s) no write port of "
+                        f"{node.name} writes in a round (it gets what the memory held: 0 "
+                        f"at first): {format_runs(missing)}"), stacklevel=2)
         compiler = _Compiler(self, iterations)
         compiler.output_ready = dict(output_ready or {})
         return compiler.run(dict(inputs or {}), max_cycles, rtl, exact)

@@ -4,6 +4,7 @@ checks with their messages."""
 
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from aiedma.flows.graph_examples import (
 )
 from aiedma.model import PacketError
 from aiedma.model.bd.packet import packet_header
-from aiedma.model.system.graph import Graph, GraphError, SharedBuffer
+from aiedma.model.system.graph import Graph, GraphError, SharedBuffer, UnwrittenReadWarning
 from aiedma.model.system.kernel import (
     KernelAgent,
     KernelError,
@@ -612,3 +613,24 @@ def test_sub_word_checks_name_the_port_and_the_rule():
     with pytest.raises(KernelError, match=r"^len\(x\)=3: int16 packs 2 elements to a 32-bit "
                                           r"word: send a whole number of words"):
         to_words(np.arange(3), "int16", "x")
+
+
+def test_a_read_of_elements_no_writer_wrote_is_a_warning_naming_port_and_elements():
+    g = Graph()
+    buf = g.shared_buffer([8], 1, 1, name="half")
+    g.connect(g.input("in"), buf.inputs[0])
+    g.connect(buf.outputs[0], g.output("out"))
+    buf.write_access(0, {"tiling_dimension": [4], "offset": [2]})    # elements 2..5
+    buf.read_access(0, {"tiling_dimension": [8]})                     # reads 0..7
+    assert {p.name: m.tolist() for p, m in buf.unwritten_reads().items()} == {
+        "half.out[0]": [0, 1, 6, 7]}
+    with pytest.warns(UnwrittenReadWarning, match=r"^half\.out\[0\] reads 4 element\(s\) no "
+                      r"write port of half writes in a round .*: 0\.\.1, 6\.\.7$"):
+        result = g.run(1, {"in": [20, 30, 40, 50]})
+    assert result.outputs["out"].tolist() == [[0, 0, 20, 30, 40, 50, 0, 0]]
+
+
+def test_the_tutorial_graph_reads_only_what_it_writes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnwrittenReadWarning)
+        tutorial_graph(1).run(1, {"in1": rounds(EX1, 1), "in2": rounds(EX2, 1)})
