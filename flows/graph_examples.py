@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model.system.graph import Graph, GraphResult
+from ..model.system.scheduler import report_legend
 from ..model.tiling.parameters import TilingParameters
 from ..tb.loop import SIMULATORS, LoopMismatch
 from ..tb.tools import ToolMissing
@@ -212,6 +213,7 @@ def main() -> int:
             failed += not ok
             print(line)
         print()
+    print(report_legend())
     return 1 if failed else 0
 
 

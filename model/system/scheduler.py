@@ -50,6 +50,7 @@ from .locks import LockWait
 
 __all__ = [
     "STALL_CAUSES",
+    "STALL_MEANINGS",
     "Agent",
     "DeadlockError",
     "FastPlan",
@@ -57,16 +58,28 @@ __all__ = [
     "Steady",
     "SystemReport",
     "SystemRun",
+    "report_legend",
     "run_system",
 ]
 
-STALL_CAUSES: tuple[str, ...] = ("lock", "empty", "backpressure", "load", "idle")
-"""Why an agent moved no word in a cycle.
+STALL_MEANINGS: dict[str, str] = {
+    "lock": "waiting to acquire a lock",
+    "empty": "its input stream has no word",
+    "backpressure": "its output stream is full",
+    "load": "it loaded a BD that moves no word (buffer_length 0)",
+    "idle": "it has nothing to do",
+}
+"""Each stall cause and what it means (the legend of :meth:`SystemReport.text`)."""
 
-``lock``: waiting to acquire a lock; ``empty``: its input stream has no word;
-``backpressure``: its output stream is full; ``load``: it loaded a BD that moves no
-word (``buffer_length`` 0); ``idle``: it has nothing to do.
-"""
+STALL_CAUSES: tuple[str, ...] = tuple(STALL_MEANINGS)
+"""Why an agent moved no word in a cycle (see :data:`STALL_MEANINGS`)."""
+
+
+def report_legend() -> str:
+    """The legend of a :meth:`SystemReport.text` table: what each column counts."""
+    causes = "; ".join(f"{cause}: {meaning}" for cause, meaning in STALL_MEANINGS.items())
+    return ("columns: words = words the agent moved; the others count the cycles in which "
+            f"it moved none, by cause ({causes})")
 
 
 @dataclass(frozen=True)
