@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .model import AiedmaError, BufferDescriptor, PortProgram, format_runs
+from .model import AiedmaError, PortProgram, format_runs
 from .model.arch.dtypes import ELEMENT_BITS
 from .model.arch.kinds import DMA_KINDS
+from .model.bd.descriptor import decode_image
 from .model.bd.fields import FIELDS, WORDS
 from .model.bd.lower import LoweredProgram, lower
 from .model.system.registers import (
@@ -35,6 +37,10 @@ __all__ = ["main"]
 
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141
+"""The reader of the output closed the pipe (128 + SIGPIPE, as a shell reports it)."""
+EXIT_BROKEN_RULES = 1
+"""``aiedma decode`` of an image that breaks a rule: every field shown, then status 1."""
 
 WALK_EXAMPLE = """\
 example:
@@ -155,13 +161,38 @@ class _Source:
         return f" ({KIND_WORDS[self.kind]} {self.direction}, {self.dtype or 'int32'})"
 
 
+MAX_INPUT_BYTES = 16 << 20
+"""Largest input file read (16 MiB): graph headers and tilings are a few kilobytes."""
+
+MAX_WALK_ELEMENTS = 1 << 27
+"""Most elements ``walk`` computes for one port (1 GiB of int64 indices)."""
+
+
+def _read_text(path: Path) -> str:
+    """A text input (UTF-8, a leading byte-order mark dropped), or a one-line error."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise _Usage(f"{path}: {size} bytes; an input file holds at most "
+                         f"{MAX_INPUT_BYTES} (a graph header or a tiling)")
+        data = path.read_bytes()
+    except OSError as error:
+        raise _Usage(f"{path}: {error.strerror}") from None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise _Usage(f"{path}: a binary file (byte 0 at offset {nul}); give a JSON tiling "
+                     "or a C++ graph header")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise _Usage(f"{path}: not UTF-8 text (byte 0x{data[error.start]:02X} at offset "
+                     f"{error.start}); give a JSON tiling or a C++ graph header") from None
+
+
 def _load(args: argparse.Namespace) -> list[_Source]:
     """The port programs of ``args.file`` (JSON or C++), narrowed to ``--port``."""
     path = Path(args.file)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise _Usage(f"{path}: {error.strerror}") from None
+    text = _read_text(path)
     skipped: list[str] = []
     if path.suffix.lower() in _CPP_SUFFIXES:
         sources = _from_cpp(path, text, dict(args.define or []), skipped)
@@ -247,11 +278,9 @@ def _walk(args: argparse.Namespace) -> int:
     if (args.format == "npy") != (args.output is not None):
         raise _Usage("--format npy and --output FILE.npy go together")
     sources = _load(args)
-    mismatches = 0
-    report: list[dict[str, Any]] = []
-    arrays: dict[str, np.ndarray] = {}
-    for src in sources:
-        name, program, expected = src.name, src.program, src.expected
+    programs = []
+    for src in sources:   # every port checked before anything is printed
+        program = src.program
         if args.buffer_dimension:
             program = program.resolve(args.buffer_dimension)
         if args.kind or args.direction or args.dtype or src.kind:
@@ -260,18 +289,28 @@ def _walk(args: argparse.Namespace) -> int:
                                  args.direction or src.direction or "read",
                                  args.dtype or src.dtype or "int32")
             except AiedmaError as error:
-                raise _Usage(f"{name}{src.context()}: {error}") from None
+                raise _Usage(f"{src.name}{src.context()}: {error}") from None
+        if program.stream_length() > MAX_WALK_ELEMENTS:
+            raise _Usage(f"{src.name}: stream of {program.stream_length()} elements; walk "
+                         f"computes at most {MAX_WALK_ELEMENTS} per port (bd lowers any size)")
+        programs.append((src, program))
+    mismatches = 0
+    arrays: dict[str, np.ndarray] = {}
+    if args.format == "json" and len(programs) > 1:
+        sys.stdout.write("[")
+    for k, (src, program) in enumerate(programs):
+        name, expected = src.name, src.expected
         stream = program.indices()
         verdict = None
         if args.check and expected is not None:
             verdict = bool(np.array_equal(stream, np.asarray(expected, dtype=np.int64)))
             mismatches += not verdict
         if args.format == "json":
-            report.append({"name": name, "indices": stream.tolist(),
-                           **({} if src.kind is None else {
-                               "kind": src.kind, "direction": src.direction,
-                               "dtype": src.dtype}),
-                           **({} if verdict is None else {"matches": verdict})})
+            extra = {} if src.kind is None else {"kind": src.kind, "direction": src.direction,
+                                                 "dtype": src.dtype}
+            if verdict is not None:
+                extra["matches"] = verdict
+            _write_json_port(name, stream, extra, first=k == 0)
             continue
         if args.format == "npy":
             arrays[name] = stream
@@ -283,14 +322,25 @@ def _walk(args: argparse.Namespace) -> int:
             print("  matches the expected stream" if verdict
                   else "  DIFFERS from the expected stream")
     if args.format == "json":
-        json.dump(report if len(report) > 1 else report[0], sys.stdout)
-        print()
+        print("]" if len(programs) > 1 else "")
     elif args.format == "npy":
         _save_npy(args.output, arrays)
     elif args.check:
         checked = sum(src.expected is not None for src in sources)
         print(f"{checked - mismatches} passed, {mismatches} failed")
     return EXIT_MISMATCH if mismatches else 0
+
+
+def _write_json_port(name: str, stream: np.ndarray, extra: dict[str, Any], first: bool) -> None:
+    """One port's ``{"name", "indices", ...}`` on stdout, the indices in chunks (a stream
+    of 10^8 elements never becomes one Python list)."""
+    out = sys.stdout
+    out.write(("" if first else ", ") + '{"name": ' + json.dumps(name) + ', "indices": [')
+    for start in range(0, stream.size, 1 << 16):
+        chunk = stream[start:start + (1 << 16)].tolist()
+        out.write(("" if start == 0 else ", ") + ", ".join(map(str, chunk)))
+    out.write("]" + "".join(f", {json.dumps(k)}: {json.dumps(v)}" for k, v in extra.items())
+              + "}")
 
 
 def _save_npy(path: str, arrays: dict[str, np.ndarray]) -> None:
@@ -414,7 +464,7 @@ def _sim_graph(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
-        document = json.loads(path.read_text())
+        document = json.loads(_read_text(path))
     except OSError as error:
         raise _Usage(f"{path}: {error.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -475,14 +525,24 @@ _word.__name__ = "word (hex 0x... or decimal)"  # argparse quotes it: "invalid w
 
 def _decode(args: argparse.Namespace) -> int:
     if len(args.words) != WORDS[args.kind]:
-        raise _Usage(f"a {args.kind} BD has {WORDS[args.kind]} words, got {len(args.words)}")
-    bd = BufferDescriptor.decode(args.kind, args.words)
+        raise _Usage(f"a {args.kind} BD has {WORDS[args.kind]} register words (6 for a core "
+                     f"tile, 8 for a memory tile or shim), got {len(args.words)}")
+    image = decode_image(args.kind, args.words)
     width = max(len(f.name) for f in FIELDS[args.kind]) + 2
+    for problem in image.problems:   # reserved bits belong to a word, not a field
+        if str(problem).startswith("words["):
+            print(f"! {problem}")
     for f in FIELDS[args.kind]:
+        value = image.values[f.name]
         where = " ".join(str(sl) for sl in f.slices)
-        mark = "" if getattr(bd, f.name) == f.default else "  *"
-        print(f"{f.name.ljust(width)}{getattr(bd, f.name):>12}   {where}{mark}")
+        mark = "" if value == f.default else "  *"
+        print(f"{f.name.ljust(width)}{value:>12}   {where}{mark}")
+        for problem in image.problems_of(f.name):
+            print(f"{'':{width}}! {str(problem).split(': ', 1)[1]}")
     print("(* differs from the default)")
+    if image.problems:
+        print(f"! {len(image.problems)} broken rule(s): not a BD the hardware would run")
+        return EXIT_BROKEN_RULES
     return 0
 
 
@@ -560,7 +620,10 @@ def _parser() -> argparse.ArgumentParser:
 
     decode = command(
         "decode", "print the fields of a BD's register words",
-        "Decode 6 (core tile) or 8 (memory tile, shim) BD register words.", DECODE_EXAMPLE,
+        "Decode 6 (core tile) or 8 (memory tile, shim) BD register words. Every field is "
+        "shown, even in an image that breaks a rule (a dump from a hung device); each "
+        "broken rule is marked with '!' under its field, and the exit status is then 1.",
+        DECODE_EXAMPLE,
         _decode,
     )
     decode.add_argument("--kind", choices=KINDS, required=True)
@@ -637,6 +700,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except (AiedmaError, _Usage) as error:
         print(f"aiedma {args.command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`aiedma walk ... | head`): stop quietly. Python flushes
+        # stdout again at exit, so point it at devnull first (as the signal docs advise).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except MemoryError:
+        print(f"aiedma {args.command}: error: out of memory (the input asks for more than "
+              "this machine has)", file=sys.stderr)
         return EXIT_USAGE
 
 

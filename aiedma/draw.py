@@ -12,6 +12,9 @@ by element). What is painted comes from :func:`aiedma.model.tiling.picture.acces
 
 from __future__ import annotations
 
+import base64
+import io
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -23,7 +26,7 @@ from .model.errors import AiedmaError, field_error
 from .model.tiling.picture import AccessMap, access_map
 from .model.tiling.port import PortProgram
 
-__all__ = ["FORMATS", "draw"]
+__all__ = ["FORMATS", "MAX_CELLS", "MAX_PIXELS", "draw"]
 
 FORMATS = (".png", ".svg", ".gif")
 
@@ -35,6 +38,16 @@ _BOUND = (210, 30, 30)
 _INK = (0, 0, 0)
 _MARGIN = 28
 _MAX_NUMBERED = 24  # planes up to this many cells a side show the numbers
+_MAX_VECTOR = 160   # planes up to this many cells a side get one rectangle per cell
+_RASTER_SIDE = 1000  # larger planes are painted as pixels, at most this many a side
+
+MAX_CELLS = 1 << 24
+"""Most cells (buffer and padding around it) a picture holds: 4096 x 4096, checked
+before anything is allocated (the map takes about 25 bytes a cell)."""
+
+MAX_PIXELS = 1 << 26
+"""Most pixels a picture may have (8192 x 8192): many planes of a 3-D or 4-D buffer
+side by side could otherwise ask for gigabytes."""
 
 
 def _ramp(t: float) -> tuple[int, int, int]:
@@ -63,7 +76,7 @@ class _Pillow:
         for a, b in (((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)),
                      ((x0, y1), (x0, y0))):
             length = max(abs(b[0] - a[0]), abs(b[1] - a[1]))
-            for s in range(0, length, 8):
+            for s in range(0, math.ceil(length), 8):
                 f0, f1 = s / length, min(s + 4, length) / length
                 self.ink.line((a[0] + (b[0] - a[0]) * f0, a[1] + (b[1] - a[1]) * f0,
                                a[0] + (b[0] - a[0]) * f1, a[1] + (b[1] - a[1]) * f1),
@@ -75,6 +88,11 @@ class _Pillow:
 
     def dot(self, x, y, r, fill) -> None:
         self.ink.ellipse((x - r, y - r, x + r, y + r), fill=fill)
+
+    def pixels(self, x, y, rgb: np.ndarray, mask: np.ndarray) -> None:
+        """Paint an RGB array (rows = y) at ``x, y``, only where ``mask`` is set."""
+        self.image.paste(Image.fromarray(rgb), (int(x), int(y)),
+                         Image.fromarray(mask.astype(np.uint8) * 255))
 
 
 class _Svg:
@@ -104,6 +122,15 @@ class _Svg:
     def dot(self, x, y, r, fill) -> None:
         self.parts.append(f'<circle cx="{x}" cy="{y}" r="{r}" fill="{self._colour(fill)}"/>')
 
+    def pixels(self, x, y, rgb: np.ndarray, mask: np.ndarray) -> None:
+        """Embed an RGB array (rows = y) at ``x, y`` as a PNG image, transparent off ``mask``."""
+        rgba = np.dstack([rgb, mask.astype(np.uint8) * 255])
+        data = io.BytesIO()
+        Image.fromarray(rgba, "RGBA").save(data, "PNG")
+        href = "data:image/png;base64," + base64.b64encode(data.getvalue()).decode()
+        self.parts.append(f'<image x="{x}" y="{y}" width="{rgb.shape[1]}" '
+                          f'height="{rgb.shape[0]}" href="{href}"/>')
+
     def svg(self) -> str:
         body = "\n".join(self.parts)
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" '
@@ -117,10 +144,14 @@ class _Layout:
     def __init__(self, m: AccessMap) -> None:
         shape = m.shape + (1,) * (4 - len(m.shape))
         self.shape = shape
-        self.cell = int(np.clip(480 // max(shape[0], shape[1]), 6, 32))
-        self.numbered = max(shape[0], shape[1]) <= _MAX_NUMBERED and self.cell >= 18
-        self.plane_w = shape[0] * self.cell + 2 * _MARGIN
-        self.plane_h = shape[1] * self.cell + 2 * _MARGIN
+        side = max(shape[0], shape[1])
+        # Large planes are rasters: one pixel per ``block`` x ``block`` cells.
+        self.raster = side > _MAX_VECTOR
+        self.block = math.ceil(side / _RASTER_SIDE) if self.raster else 1
+        self.cell = 1 / self.block if self.raster else int(np.clip(480 // side, 6, 32))
+        self.numbered = side <= _MAX_NUMBERED and self.cell >= 18
+        self.plane_w = math.ceil(shape[0] * self.cell) + 2 * _MARGIN
+        self.plane_h = math.ceil(shape[1] * self.cell) + 2 * _MARGIN
         self.width = self.plane_w * shape[2]
         self.height = self.plane_h * shape[3]
 
@@ -148,7 +179,10 @@ def _paint(canvas, m: AccessMap, layout: _Layout, upto: int | None) -> None:
             label = f"d2={p2}" + (f", d3={p3}" if len(m.shape) > 3 else "")
             canvas.text(px + layout.shape[0] * c / 2, py - _MARGIN / 2, label, 11, _INK)
         inside_plane = 0 <= p2 < buffer[2] and 0 <= p3 < buffer[3]
-        for i0 in range(layout.shape[0]):
+        if layout.raster:
+            _paint_raster(canvas, m, layout, (first, zero, shown), (i2, i3, px, py),
+                          inside_plane)
+        for i0 in range(layout.shape[0] if not layout.raster else 0):
             for i1 in range(layout.shape[1]):
                 x, y = px + i0 * c, py + i1 * c
                 p0, p1 = i0 + origin[0], i1 + origin[1]
@@ -181,15 +215,43 @@ def _paint(canvas, m: AccessMap, layout: _Layout, upto: int | None) -> None:
             x0, y0 = ox + lo4[0] * c, oy + lo4[1] * c
             canvas.rect(x0, y0, ox + (hi4[0] + 1) * c, oy + (hi4[1] + 1) * c, outline=_TILE,
                         width=2)
-            canvas.rect(x0, y0, x0 + 16, y0 + 13, fill=_TILE)
-            canvas.text(x0 + 8, y0 + 7, str(number), 10, (255, 255, 255))
+            if (hi4[0] + 1 - lo4[0]) * c >= 20 and (hi4[1] + 1 - lo4[1]) * c >= 16:
+                canvas.rect(x0, y0, x0 + 16, y0 + 13, fill=_TILE)
+                canvas.text(x0 + 8, y0 + 7, str(number), 10, (255, 255, 255))
 
 
-def _frames(m: AccessMap, mode: str) -> list[int]:
-    """Stream positions at which animation frames are cut."""
+def _paint_raster(canvas, m: AccessMap, layout: _Layout, maps, plane, inside_plane) -> None:
+    """One plane as pixels, each the colour of the first cell of its block (no numbers
+    or repeat dots: a cell is smaller than a pixel)."""
+    first, zero, shown = maps
+    i2, i3, px, py = plane
+    b = layout.block
+    # Arrays are [d0, d1]; an image's rows are d1.
+    sub = (slice(None, None, b), slice(None, None, b), i2, i3)
+    order, is_zero, visible = first[sub].T, zero[sub].T, shown[sub].T
+    ramp = np.clip(order / max(m.length - 1, 1), 0, 1) * (len(_RAMP) - 1)
+    low = np.minimum(ramp.astype(int), len(_RAMP) - 2)
+    rgb = _RAMP[low] + (_RAMP[low + 1] - _RAMP[low]) * (ramp - low)[..., None]
+    rgb[is_zero] = _ZERO
+    origin = m.origin + (0,) * (4 - len(m.origin))
+    buffer = m.buffer + (1,) * (4 - len(m.buffer))
+    rows = np.arange(order.shape[0]) * b + origin[1]
+    cols = np.arange(order.shape[1]) * b + origin[0]
+    in_buffer = (inside_plane & ((rows >= 0) & (rows < buffer[1]))[:, None]
+                 & ((cols >= 0) & (cols < buffer[0]))[None, :])
+    rgb[~visible] = _EMPTY
+    canvas.pixels(px, py, rgb.astype(np.uint8), visible | in_buffer)
+
+
+def _frames(m: AccessMap, mode: str, most: int = 120) -> list[int]:
+    """Stream positions at which animation frames are cut: at most ``most`` frames."""
     if mode == "tile":
-        return sorted({start for _, start, _, _ in m.tiles if start > 0} | {m.length})
-    step = max(1, -(-m.length // 120))
+        cuts = sorted({start for _, start, _, _ in m.tiles if start > 0} | {m.length})
+        if len(cuts) > most:   # every k-th tile, and the end
+            k = math.ceil(len(cuts) / most)
+            cuts = sorted({*cuts[k - 1::k], m.length})
+        return cuts
+    step = max(1, -(-m.length // most))
     return [*range(step, m.length, step), m.length]
 
 
@@ -220,9 +282,24 @@ def draw(program: PortProgram, path: str | Path, *, animate: str | None = None) 
     if animate and suffix != ".gif":
         raise field_error(AiedmaError, "animate", animate,
                           f"only a .gif can be animated, not a {suffix}")
+    if not path.parent.is_dir():
+        raise field_error(AiedmaError, "output", str(path),
+                          f"the folder {path.parent} does not exist (it is not created)")
+    cells = max(math.prod(entry.shape()["buffer"]) for entry in program)
+    if cells > MAX_CELLS or program.stream_length() > MAX_CELLS:
+        raise field_error(AiedmaError, "buffer cells",
+                          max(cells, program.stream_length()),
+                          f"a picture holds at most {MAX_CELLS} cells (4096 x 4096); "
+                          f"walk or bd handle larger buffers")
     m = access_map(program)
+    if m.first.size > MAX_CELLS:
+        raise field_error(AiedmaError, "picture cells", m.first.size,
+                          f"the buffer and the padding around it exceed {MAX_CELLS} cells")
     layout = _Layout(m)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if layout.width * layout.height > MAX_PIXELS:
+        raise field_error(AiedmaError, "picture size", f"{layout.width}x{layout.height}",
+                          f"more than {MAX_PIXELS} pixels ({len(m.shape)}-D buffer with "
+                          f"{layout.shape[2] * layout.shape[3]} planes side by side)")
     if suffix == ".svg":
         canvas = _Svg(layout.width, layout.height)
         _paint(canvas, m, layout, None)
@@ -233,7 +310,8 @@ def draw(program: PortProgram, path: str | Path, *, animate: str | None = None) 
         canvas.image.save(path)
     else:
         frames = []
-        for upto in _frames(m, animate or "tile"):
+        # A raster plane repaints in about a second: fewer frames keep a GIF in seconds.
+        for upto in _frames(m, animate or "tile", 12 if layout.raster else 120):
             canvas = _Pillow(layout.width, layout.height)
             _paint(canvas, m, layout, upto)
             frames.append(canvas.image)

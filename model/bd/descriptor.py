@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -48,8 +49,8 @@ from .fields import (
     Field,
 )
 
-__all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "check_chain", "padded_digits",
-           "padded_radices", "stream_addresses"]
+__all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "DecodedImage", "check_chain",
+           "decode_image", "padded_digits", "padded_radices", "stream_addresses"]
 
 _WORD_MASK = 0xFFFF_FFFF
 
@@ -121,22 +122,110 @@ def _unknown_field(kind: str, name: str, value: object) -> BDError:
 
 def _check_rules(kind: str, v: Mapping[str, int]) -> None:
     """The rules that tie fields together (ranges are checked one by one before)."""
+    problems = _rule_problems(kind, v)
+    if problems:
+        raise problems[0]
+
+
+def _rule_problems(kind: str, v: Mapping[str, int]) -> list[BDError]:
+    """Every broken rule that ties fields together, in table order (none: a legal BD)."""
+    problems = []
     if HAS_PADDING[kind]:
         for wrap, forbidden in PADDING_NEEDS_WRAP:
             if v[wrap] == 0:
                 for name in forbidden:
                     if v[name]:
-                        raise field_error(
+                        problems.append(field_error(
                             BDError, name, v[name],
                             f"must be 0 when {wrap} is 0 (padding around a dimension "
-                            f"that never wraps is illegal)")
+                            f"that never wraps is illegal)"))
     if v["enable_packet"] and v["buffer_length"] == 0:
-        raise field_error(BDError, "enable_packet", v["enable_packet"],
-                          "needs buffer_length >= 1 (a packet BD must carry data)")
+        problems.append(field_error(BDError, "enable_packet", v["enable_packet"],
+                                    "needs buffer_length >= 1 (a packet BD must carry data)"))
     if v["iteration_current"] >= v["iteration_wrap"]:
-        raise field_error(BDError, "iteration_current", v["iteration_current"],
-                          f"must be below iteration_wrap={v['iteration_wrap']} "
-                          f"(it counts 0 .. iteration_wrap - 1)")
+        problems.append(field_error(BDError, "iteration_current", v["iteration_current"],
+                                    f"must be below iteration_wrap={v['iteration_wrap']} "
+                                    f"(it counts 0 .. iteration_wrap - 1)"))
+    return problems
+
+
+@dataclass(frozen=True)
+class DecodedImage:
+    """Every field of a BD register image, legal or not (:func:`decode_image`).
+
+    Attributes
+    ----------
+    kind : str
+    words : tuple of int
+    values : dict of str to int
+        Each field's actual value in table order; a stored value with no meaning
+        (a burst-length code of 3) is kept as stored.
+    problems : list of BDError
+        Every broken rule, in table order: set reserved bits, values out of a field's
+        range, broken rules between fields. Empty for a legal BD.
+    """
+
+    kind: str
+    words: tuple[int, ...]
+    values: dict[str, int]
+    problems: list[BDError] = field(default_factory=list)
+
+    def problems_of(self, name: str) -> list[BDError]:
+        """The problems that name field ``name`` (or ``words[i]``) first."""
+        return [p for p in self.problems if str(p).split("=", 1)[0] == name]
+
+
+def decode_image(kind: str, words: Sequence[int]) -> DecodedImage:
+    """Decode a register image field by field, collecting every broken rule.
+
+    Unlike :meth:`BufferDescriptor.decode` this never refuses an image with the right
+    number of 32-bit words: a dump from a hung device (``iteration_current`` above
+    its wrap, padding on a dimension that never wraps, a reserved bit set) shows every
+    field and every rule it breaks.
+
+    Raises
+    ------
+    BDError
+        Only for a wrong word count or a word that is not a 32-bit unsigned integer.
+    """
+    kind = check_kind(kind, BDError)
+    words = list(words)
+    if len(words) != WORDS[kind]:
+        raise field_error(BDError, "len(words)", len(words),
+                          f"a {kind} BD has exactly {WORDS[kind]} words")
+    problems: list[BDError] = []
+    for i, w in enumerate(words):
+        w = _as_int(f"words[{i}]", w)
+        if not 0 <= w <= _WORD_MASK:
+            raise field_error(BDError, f"words[{i}]", w,
+                              "must be a 32-bit unsigned integer (0..0xFFFFFFFF)")
+        words[i] = w
+        bad = w & RESERVED[kind][i]
+        if bad:
+            bits = ", ".join(str(b) for b in range(31, -1, -1) if bad >> b & 1)
+            problems.append(field_error(BDError, f"words[{i}]", Hex(w),
+                                        f"reserved bit(s) {bits} of word {i} are set; they "
+                                        f"must be 0 in a {kind} BD"))
+    values: dict[str, int] = {}
+    for f in FIELDS[kind]:
+        stored, shift = 0, 0
+        for sl in f.slices:
+            stored |= (words[sl.word] >> sl.lsb & ((1 << sl.width) - 1)) << shift
+            shift += sl.width
+        value = f.from_register(stored)
+        if f.encoding is Encoding.BURST_LENGTH and value < 0:
+            problems.append(field_error(BDError, f.name, stored,
+                                        "encoded value must be 0, 1 or 2 (64, 128, 256 "
+                                        f"bytes); {stored} has no meaning"))
+            value = stored
+        else:
+            try:
+                _check_range(kind, f, value)
+            except BDError as error:
+                problems.append(error)
+        values[f.name] = value
+    problems += _rule_problems(kind, values)
+    return DecodedImage(kind, tuple(words), values, problems)
 
 
 def _rebuild(kind: str, values: dict[str, int]) -> BufferDescriptor:
@@ -297,38 +386,13 @@ class BufferDescriptor:
         BDError
             For a wrong word count, a word that is not a 32-bit unsigned integer, a
             set reserved bit (the message names the word, the bits and the kind), or
-            decoded values that break a field rule.
+            decoded values that break a field rule (the first of
+            :func:`decode_image`'s problems).
         """
-        kind = check_kind(kind, BDError)
-        words = list(words)
-        if len(words) != WORDS[kind]:
-            raise field_error(BDError, "len(words)", len(words),
-                              f"a {kind} BD has exactly {WORDS[kind]} words")
-        for i, w in enumerate(words):
-            w = _as_int(f"words[{i}]", w)
-            if not 0 <= w <= _WORD_MASK:
-                raise field_error(BDError, f"words[{i}]", w,
-                                  "must be a 32-bit unsigned integer (0..0xFFFFFFFF)")
-            words[i] = w
-            bad = w & RESERVED[kind][i]
-            if bad:
-                bits = ", ".join(str(b) for b in range(31, -1, -1) if bad >> b & 1)
-                raise field_error(BDError, f"words[{i}]", Hex(w),
-                                  f"reserved bit(s) {bits} of word {i} are set; they must "
-                                  f"be 0 in a {kind} BD")
-        values: dict[str, int] = {}
-        for f in FIELDS[kind]:
-            stored, shift = 0, 0
-            for s in f.slices:
-                stored |= (words[s.word] >> s.lsb & ((1 << s.width) - 1)) << shift
-                shift += s.width
-            value = f.from_register(stored)
-            if f.encoding is Encoding.BURST_LENGTH and value < 0:
-                raise field_error(BDError, f.name, stored,
-                                  "encoded value must be 0, 1 or 2 (64, 128, 256 bytes); "
-                                  f"{stored} has no meaning")
-            values[f.name] = value
-        return cls(kind, **values)
+        image = decode_image(kind, words)
+        if image.problems:
+            raise image.problems[0]
+        return cls(image.kind, **image.values)
 
     # --- behaviour ---------------------------------------------------------------------
 

@@ -377,6 +377,15 @@ def _plan_entry(tp: TilingParameters, entry: int, limits: _Limits, own_task: boo
 # -- sequences of shapes -------------------------------------------------------------------
 
 
+MAX_PIECES = 1 << 16
+"""Most pieces a tiling may be unrolled into on the way to BDs (then folded back).
+
+A chain has at most 48 BDs of at most 1023 repeats per level, so more pieces than
+this cannot fold back into one; the limit stops a huge buffer (10^11 elements) from
+unrolling for hours before the BD count says no.
+"""
+
+
 def _split(item: _Item, limits: _Limits, reasons: list[str]) -> list[_Item]:
     """``item`` unrolled along its outermost level until every piece fits a BD."""
     shape = item.shape
@@ -385,6 +394,11 @@ def _split(item: _Item, limits: _Limits, reasons: list[str]) -> list[_Item]:
         return [item]
     reasons.append(f"entry {item.entry}: {why}")
     *below, top = shape.levels
+    chunk = limits.length if top.step <= limits.step else 1
+    if (top.wrap if below else -(-top.wrap // chunk)) > MAX_PIECES:
+        raise LoweringError(
+            f"entry {item.entry}: unrolls to more than {MAX_PIECES} pieces that each fit "
+            f"a BD ({why}); no chain of BDs can hold it")
     if below:
         unit = math.prod(level.size for level in below)
         inner = _Shape(_normalise(below), unit)
@@ -392,7 +406,6 @@ def _split(item: _Item, limits: _Limits, reasons: list[str]) -> list[_Item]:
     else:  # one level: runs of words, as long as one BD may be (single words if the step
         # itself is too large), its padding becoming zero runs beside them
         unit = 1
-        chunk = limits.length if top.step <= limits.step else 1
         pieces = []
         for start in range(0, top.wrap, chunk):
             words = min(chunk, top.wrap - start)
@@ -403,6 +416,10 @@ def _split(item: _Item, limits: _Limits, reasons: list[str]) -> list[_Item]:
     out = []
     for piece in [*zeros_before, *pieces, *zeros_after]:
         out.extend(_split(piece, limits, reasons))
+        if len(out) > MAX_PIECES:
+            raise LoweringError(
+                f"entry {item.entry}: unrolls to more than {MAX_PIECES} pieces that each fit "
+                f"a BD ({why}); no chain of BDs can hold it")
     return _cut(out, shape.length)
 
 

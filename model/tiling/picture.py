@@ -96,24 +96,26 @@ def access_map(program: PortProgram) -> AccessMap:
     high = np.maximum(position.max(axis=0) + 1, buffer)
     shape = tuple(int(h - lo) for lo, h in zip(low, high, strict=True))
     cells = np.ravel_multi_index(tuple((position - low).T), shape)
-    order = np.arange(len(position))
     count = np.bincount(cells, minlength=int(np.prod(shape)))
-    # The first visit of a cell is its smallest stream position.
-    unvisited = len(position)
-    first = np.full(int(np.prod(shape)), unvisited, dtype=np.int64)
-    np.minimum.at(first, cells, order)
-    visited = first < unvisited
-    first[~visited] = -1
+    # The first visit of a cell is its smallest stream position: np.unique gives the
+    # index of each cell's first occurrence in stream order.
+    first = np.full(int(np.prod(shape)), -1, dtype=np.int64)
+    seen, at = np.unique(cells, return_index=True)
+    first[seen] = at
+    visited = first >= 0
     first_tile = np.full(first.size, -1, dtype=np.int64)
     first_tile[visited] = tile[first[visited]]
     first_zero = np.zeros(first.size, dtype=bool)
     first_zero[visited] = zero[first[visited]]
+    # Tiles are numbered in stream order, each one contiguous run of positions.
     boxes = []
-    for number in np.unique(tile):
-        where = np.flatnonzero(tile == number)
-        mine = position[where]
-        boxes.append((int(number), int(where[0]), tuple(int(v) for v in mine.min(axis=0)),
-                      tuple(int(v) for v in mine.max(axis=0))))
+    if tile.size:
+        starts = np.flatnonzero(np.r_[True, tile[1:] != tile[:-1]])
+        lows = np.minimum.reduceat(position, starts, axis=0)
+        highs = np.maximum.reduceat(position, starts, axis=0)
+        for number, start, lo, hi in zip(tile[starts].tolist(), starts.tolist(), lows.tolist(),
+                                         highs.tolist(), strict=True):
+            boxes.append((number, start, tuple(lo), tuple(hi)))
     return AccessMap(tuple(int(v) for v in low), tuple(buffer), tuple(boundary),
                      first.reshape(shape), count.reshape(shape), first_tile.reshape(shape),
                      first_zero.reshape(shape), boxes, len(position))
