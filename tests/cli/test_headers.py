@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from aiedma import cli
+
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
@@ -90,3 +92,25 @@ def test_a_header_with_no_readable_port_is_an_error(tmp_path):
     assert result.stderr == ("aiedma walk: error: g.h: no port could be read: "
                              "read_access(m.out[0]): line 2, column 44: unknown name X (not "
                              "#defined or constexpr before this point, nor given in defines)\n")
+
+
+def test_sim_file_runs_every_port_through_its_kinds_address_generator(capsys):
+    assert cli.main(["sim", str(EXAMPLES / "kernel_shim.h")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        "Blocks::k1.out[0]", "Blocks::k2.in[0]", "Blocks::ddr.in[0]", "Blocks::ddr.out[0]"]
+    assert all(line.endswith("on amaranth, 0 mismatches, the port's stream") for line in lines)
+    assert "(core tile read, int32)" in lines[0] and "(shim write, int32)" in lines[2]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--kinds", "tile", "memtile"], "--kinds: a JSON tiling has no DMA of its own; give "
+                                     "exactly one kind"),
+    (["--graph", "tutorial"], "and --graph=tutorial: give a file or a graph, not both"),
+])
+def test_sim_file_errors(tmp_path, capsys, args, message):
+    path = tmp_path / "port.json"
+    path.write_text('{"buffer_dimension": [8], "tiling_dimension": [4]}')
+    assert cli.main(["sim", str(path), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
