@@ -20,6 +20,7 @@ import numpy as np
 from .model import AiedmaError, PortProgram, format_runs
 from .model.arch.dtypes import ELEMENT_BITS
 from .model.arch.kinds import DMA_KINDS
+from .model.bd.compiler_count import PHASES, compiler_bd_count
 from .model.bd.descriptor import decode_image
 from .model.bd.fields import FIELDS, WORDS
 from .model.bd.lower import LoweredProgram, lower
@@ -388,6 +389,7 @@ def _bd(args: argparse.Namespace) -> int:
     dtype = args.dtype or src.dtype or "int32"
     lowered = lower(src.program, kind, direction, dtype, args.base_address,
                     first_bd=args.first_bd)
+    compiler = compiler_bd_count(src.program, kind)
     if args.format == "writes":
         try:
             writes = lowered_writes(lowered, args.channel)
@@ -401,6 +403,8 @@ def _bd(args: argparse.Namespace) -> int:
         json.dump({"kind": lowered.kind, "task": {"start_bd": lowered.task.start_bd,
                                                   "repeat_count": lowered.task.repeat_count,
                                                   "word": lowered.task.encode()},
+                   "aiecompiler": {"per_phase": compiler.per_phase, "total": compiler.total,
+                                   "phases": PHASES, "available": compiler.available},
                    "bds": [{"bd_id": b.bd_id, "entry": b.entry, "fields": b.bd.fields(),
                             "words": b.bd.encode()} for b in lowered.bds]}, sys.stdout)
         print()
@@ -409,7 +413,13 @@ def _bd(args: argparse.Namespace) -> int:
     print(f"{name}: {kind} {direction} {dtype}, {count} BD{'s' * (count > 1)}; "
           f"task: start BD {lowered.task.start_bd}, repeat {lowered.task.repeat_count} "
           f"(word 0x{lowered.task.encode():08X})")
+    print(f"aiecompiler (the count AMD's tiling tutorial makes): {compiler.per_phase} "
+          f"BD{'s' * (compiler.per_phase > 1)} for one phase, {compiler.total} for "
+          f"{PHASES}; a {DMA_KINDS[kind].adjective} channel has {compiler.available}")
     print("\n".join(_bd_table(lowered)))
+    warning = compiler.warning()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -19,7 +19,7 @@ def run(*args):
 
 
 @pytest.mark.parametrize("name", ["graph.h", "test_cases.h", "arrays.h", "kernel_shim.h",
-                                  "pasted.cpp"])
+                                  "pasted.cpp", "bd_budget.h"])
 def test_walk_lists_every_port_of_each_example(name):
     result = run("walk", EXAMPLES / name)
     assert result.returncode == 0 and result.stderr == "", result.stderr
