@@ -519,8 +519,8 @@ def _replay(args: argparse.Namespace) -> int:
     if args.kind and args.kind != kind:
         raise _Usage(f"--kind={args.kind}: {path} programs a {kind} DMA")
     if kind == "shim":
-        raise _Usage(f"{path}: a shim DMA cannot be replayed (its start-queue addresses and "
-                     "external memory are not modelled)")
+        raise _Usage(f"{path}: a shim DMA cannot be replayed yet (its external memory is not "
+                     "part of the replay)")
     from .tb.dma_run import run_dma  # Amaranth loads only when asked for
 
     own = DMA_KINDS[kind].memory_window("own")

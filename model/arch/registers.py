@@ -1,16 +1,19 @@
 """Register addresses of a DMA's channel controls, beside the BD table's (``kinds.py``).
 
 Each channel has a *start-queue* register: writing a task's word (``Task.encode()``
-in ``model/bd/task.py``) pushes the task onto the channel's queue. The addresses are
-tile-local byte addresses from the AIE-ML register reference (AM025): a core tile's
-S2MM 0/1 at 0x1DE04/0x1DE0C and MM2S 0/1 at 0x1DE14/0x1DE1C; a memory tile's S2MM
-``n`` at 0xA0604 + 8 n and MM2S ``n`` at 0xA0634 + 8 n. A lock's value register holds
-its state (0..63): a core tile's lock ``n`` at 0x1F000 + 0x10 n, a memory tile's at
-0xC0000 + 0x10 n.
+in ``model/bd/task.py``) pushes the task onto the channel's queue, and a *status*
+register. The addresses are tile-local byte addresses of the AIE-ML register map (AM025;
+the same values are in AMD's aie-rt driver, ``xaiemlgbl_params.h``): channel ``n``'s
+start queue is 8 bytes after channel ``n - 1``'s (each channel has a control word and
+its queue), its status 4 bytes after.
 
-**decision**: the shim's start-queue and lock addresses are not written here: the project's
-sources do not state them, and a guessed address would be worse than none. Asking for
-one is an error that says so.
+| kind | S2MM 0 queue | MM2S 0 queue | S2MM 0 status | MM2S 0 status | lock 0 value |
+|---|---|---|---|---|---|
+| core tile | 0x1DE04 | 0x1DE14 | 0x1DF00 | 0x1DF10 | 0x1F000 |
+| memory tile | 0xA0604 | 0xA0634 | 0xA0660 | 0xA0680 | 0xC0000 |
+| shim | 0x1D204 | 0x1D214 | 0x1D220 | 0x1D228 | 0x14000 |
+
+A lock's value register holds its state (0..63); lock ``n``'s is 0x10 ``n`` after lock 0's.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ __all__ = [
     "LOCK_VALUE_STRIDE",
     "START_QUEUE_BASE",
     "START_QUEUE_STRIDE",
+    "STATUS_BASE",
+    "STATUS_STRIDE",
     "lock_value_address",
     "start_queue_address",
+    "status_address",
 ]
 
 START_QUEUE_STRIDE = 8
@@ -34,8 +40,29 @@ START_QUEUE_STRIDE = 8
 START_QUEUE_BASE: dict[tuple[str, str], int] = {
     ("tile", "s2mm"): 0x1DE04, ("tile", "mm2s"): 0x1DE14,
     ("memtile", "s2mm"): 0xA0604, ("memtile", "mm2s"): 0xA0634,
+    ("shim", "s2mm"): 0x1D204, ("shim", "mm2s"): 0x1D214,
 }
 """Start-queue register of channel 0, per kind and direction."""
+
+
+STATUS_STRIDE = 4
+"""Bytes between consecutive channels' status registers."""
+
+STATUS_BASE: dict[tuple[str, str], int] = {
+    ("tile", "s2mm"): 0x1DF00, ("tile", "mm2s"): 0x1DF10,
+    ("memtile", "s2mm"): 0xA0660, ("memtile", "mm2s"): 0xA0680,
+    ("shim", "s2mm"): 0x1D220, ("shim", "mm2s"): 0x1D228,
+}
+"""Status register of channel 0, per kind and direction."""
+
+
+def _check_channel(kind: str, direction: str, index: int) -> None:
+    check_kind(kind)
+    check_direction(direction, "channel", AiedmaError)
+    count = DMA_KINDS[kind].channels
+    if not 0 <= index < count:
+        raise field_error(AiedmaError, "index", index,
+                          f"a {kind} DMA has {direction.upper()} channels 0..{count - 1}")
 
 
 def start_queue_address(kind: str, direction: str, index: int) -> int:
@@ -44,24 +71,28 @@ def start_queue_address(kind: str, direction: str, index: int) -> int:
     Raises
     ------
     AiedmaError
-        For an unknown kind, direction or channel index, or the shim (not known here).
+        For an unknown kind, direction or channel index.
     """
-    check_kind(kind)
-    check_direction(direction, "channel", AiedmaError)
-    count = DMA_KINDS[kind].channels
-    if not 0 <= index < count:
-        raise field_error(AiedmaError, "index", index,
-                          f"a {kind} DMA has {direction.upper()} channels 0..{count - 1}")
-    if (kind, direction) not in START_QUEUE_BASE:
-        raise field_error(AiedmaError, "kind", kind, "the shim's start-queue addresses are not "
-                          "known to this project (model/arch/registers.py)")
+    _check_channel(kind, direction, index)
     return START_QUEUE_BASE[kind, direction] + START_QUEUE_STRIDE * index
+
+
+def status_address(kind: str, direction: str, index: int) -> int:
+    """The status register address of a channel.
+
+    Raises
+    ------
+    AiedmaError
+        For an unknown kind, direction or channel index.
+    """
+    _check_channel(kind, direction, index)
+    return STATUS_BASE[kind, direction] + STATUS_STRIDE * index
 
 
 LOCK_VALUE_STRIDE = 0x10
 """Bytes between consecutive locks' value registers."""
 
-LOCK_VALUE_BASE: dict[str, int] = {"tile": 0x1F000, "memtile": 0xC0000}
+LOCK_VALUE_BASE: dict[str, int] = {"tile": 0x1F000, "memtile": 0xC0000, "shim": 0x14000}
 """Value register of lock 0 of the tile's own locks, per kind."""
 
 
@@ -71,12 +102,9 @@ def lock_value_address(kind: str, lock: int) -> int:
     Raises
     ------
     AiedmaError
-        For an unknown kind or lock, or the shim (not known here).
+        For an unknown kind or lock.
     """
     check_kind(kind)
-    if kind not in LOCK_VALUE_BASE:
-        raise field_error(AiedmaError, "kind", kind, "the shim's lock registers are not known "
-                          "to this project (model/arch/registers.py)")
     count = DMA_KINDS[kind].locks
     if not 0 <= lock < count:
         raise field_error(AiedmaError, "lock", lock, f"a {kind} has locks 0..{count - 1}")

@@ -27,6 +27,7 @@ from ..bd.lower import LoweredProgram
 from ..bd.task import Task, run_task
 from ..errors import AiedmaError, field_error
 from .channel import DMA, TASK_QUEUE_DEPTH
+from .memory import Memory, shim_space
 
 __all__ = [
     "RegisterError",
@@ -156,9 +157,8 @@ def lowered_writes(lowered: LoweredProgram, channel: int = 0) -> list[tuple[int,
     Raises
     ------
     AiedmaError
-        For a channel the kind does not have, a channel whose half of the memory
-        tile's BDs does not hold the program's first BD, or the shim (its
-        start-queue addresses are not known here).
+        For a channel the kind does not have, or a channel whose half of the memory
+        tile's BDs does not hold the program's first BD.
     """
     kind = lowered.kind
     base = DMA_KINDS[kind].bd_register_base
@@ -183,7 +183,9 @@ def channel_words(kind: str, writes: Iterable[Sequence[int]]) -> dict[str, int]:
         As :func:`apply_writes`; a task's own errors (a missing or invalid BD) as
         :func:`~aiedma.model.bd.task.run_task` raises them.
     """
-    dma = DMA(kind, 0, 1)
+    # Only the BD table and the queues are read: a shim gets a one-word memory.
+    memory = shim_space("external", Memory("external", 1)) if kind == "shim" else None
+    dma = DMA(kind, 0, {"memtile": 1, "tile": 2}.get(kind, 0), memory=memory)
     apply_writes(dma, writes)
     table, counts = dict(dma.bds), {}
     for channel in dma.channels:

@@ -76,8 +76,7 @@ def test_the_text_report(tmp_path, capsys):
     ('{"kind": "tile", "writes": []}', ["--kind", "memtile"],
      "bad.json programs a tile DMA"),
     ('{"kind": "shim", "writes": []}', [],
-     "a shim DMA cannot be replayed (its start-queue addresses and external memory are "
-     "not modelled)"),
+     "a shim DMA cannot be replayed yet (its external memory is not part of the replay)"),
 ])
 def test_bad_replay_input_is_one_line(tmp_path, capsys, text, options, message):
     path = tmp_path / "bad.json"

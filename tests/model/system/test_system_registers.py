@@ -80,9 +80,13 @@ def test_a_channel_outside_the_first_bds_half_is_refused():
                                 "channels 1/3/5 of both directions)")
 
 
-def test_the_shim_has_no_start_queue_to_write():
-    with pytest.raises(Exception, match="the shim's start-queue addresses are not known"):
-        lowered_writes(lower(TILES, "shim", "read"))
+def test_shim_writes_use_its_own_register_map():
+    lowered = lower(TILES, "shim", "read")
+    writes = lowered_writes(lowered, channel=1)
+    bd_words = [address for address, _ in writes[:-1]]
+    assert bd_words[0] == 0x1D000 and len(bd_words) == 8 * len(lowered.bds)
+    assert writes[-1] == (0x1D21C, lowered.task.encode())   # MM2S 1's task queue
+    assert channel_words("shim", writes) == {"mm2s1": lowered.word_stream().size}
 
 
 def test_channel_words_follow_repeats_and_every_channel():
