@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ example:
   echo '{"buffer_dimension": [13], "tiling_dimension": [16], "offset": [-2]}' > pad.json
   aiedma bd --kind memtile pad.json
       pad.json: memtile read int32, 1 BD; task: start BD 0, repeat 1 (word 0x00000000)
+      aiecompiler (tutorial's rule): 1 BD per phase, 2 for 2 phases; a memory-tile channel has 24
       field               BD 0
       buffer_length         16
       d0_zero_before         2
@@ -243,11 +245,35 @@ def _from_json(path: Path, data: Any) -> list[_Source]:
     return [_Source(path.name, PortProgram.from_json(data))]
 
 
+_LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+MAX_INCLUDES = 64
+"""Local headers followed from one input (nested ones included)."""
+
+
+def _local_includes(path: Path, text: str, seen: set[Path]) -> list[str]:
+    """The texts of the ``#include "..."`` headers found beside their includer, nested ones
+    first, each once (as ``#pragma once`` / include guards make the preprocessor do).
+    A header that is not there (``kernels.h`` elsewhere, ``adf.h``) is passed over: only
+    the names it would define stay unknown, and those errors name them."""
+    texts: list[str] = []
+    for name in _LOCAL_INCLUDE.findall(text):
+        included = (path.parent / name).resolve()
+        if included in seen or not included.is_file():
+            continue
+        if len(seen) >= MAX_INCLUDES:
+            raise _Usage(f"{path}: more than {MAX_INCLUDES} local headers included")
+        seen.add(included)
+        own = _read_text(included)
+        texts += [*_local_includes(included, own, seen), own]
+    return texts
+
+
 def _from_cpp(path: Path, text: str, defines: dict[str, str],
               skipped: list[str]) -> list[_Source]:
     """A graph header's ports (``Class::mtx.in[i]``, ``k1.out[0]``, ...), or one bare port
     program; ``skipped`` receives what could not be read, one line each."""
-    header = read_graph_header(text, defines)
+    includes = _local_includes(path, text, {path.resolve()})
+    header = read_graph_header(text, defines, includes)
     if not header.ports and not header.skipped:
         if header.buffers:
             raise _Usage(f"{path}: its shared buffers have no read_access or write_access")
@@ -413,9 +439,9 @@ def _bd(args: argparse.Namespace) -> int:
     print(f"{name}: {kind} {direction} {dtype}, {count} BD{'s' * (count > 1)}; "
           f"task: start BD {lowered.task.start_bd}, repeat {lowered.task.repeat_count} "
           f"(word 0x{lowered.task.encode():08X})")
-    print(f"aiecompiler (the count AMD's tiling tutorial makes): {compiler.per_phase} "
-          f"BD{'s' * (compiler.per_phase > 1)} for one phase, {compiler.total} for "
-          f"{PHASES}; a {DMA_KINDS[kind].adjective} channel has {compiler.available}")
+    print(f"aiecompiler (tutorial's rule): {compiler.per_phase} "
+          f"BD{'s' * (compiler.per_phase > 1)} per phase, {compiler.total} for {PHASES} "
+          f"phases; a {DMA_KINDS[kind].adjective} channel has {compiler.available}")
     print("\n".join(_bd_table(lowered)))
     warning = compiler.warning()
     if warning:

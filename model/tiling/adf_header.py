@@ -58,6 +58,9 @@ Decisions (each with its reason in docs/decisions.md):
   index is wrong. :func:`read_graph_header` returns what was read and what was skipped;
   ``parse_graph_header`` (:mod:`.adf_cpp`) raises the first problem instead.
 * **decision**: both branches of an ``#if`` are read, as before; a later definition wins.
+* **decision**: included headers (``includes``: the command line follows ``#include "..."``
+  beside the including file) give their macros, namespace-level constants and types, as
+  if written before the text; a ``-D`` name still wins. Their ports are not listed.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ import itertools
 import re
 from bisect import bisect_left
 from collections import ChainMap
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -1029,8 +1032,8 @@ class _Reader:
                           a.where.line, a.where.column)
 
 
-def read_graph_header(text: str,
-                      defines: Mapping[str, int | str] | None = None) -> GraphHeader:
+def read_graph_header(text: str, defines: Mapping[str, int | str] | None = None,
+                      includes: Sequence[str] = ()) -> GraphHeader:
     """Every DMA port of a graph header, and every statement or port that could not be read.
 
     Never raises for what the text holds: a problem skips its statement or port and is
@@ -1042,6 +1045,11 @@ def read_graph_header(text: str,
         A graph header (or .cpp), or statements pasted from one.
     defines : dict, optional
         ``NAME: value`` as ``-D NAME=VALUE`` gives (ints, or text: an expression or a type).
+    includes : sequence of str, optional
+        The texts of the headers ``text`` includes, in the order the preprocessor
+        reads them (an include's own includes before it). Their macros and their
+        namespace-level constants and types are defined before ``text`` is read; their
+        ports are not listed (read the header that has them).
 
     Examples
     --------
@@ -1063,4 +1071,15 @@ def read_graph_header(text: str,
     >>> print(header.skipped[0])
     read_access(mtxin.out[7]) in class A: line 11, column 35: expected an output port ...
     """
-    return _Reader(text, defines).read()
+    macros: dict[str, _Name] = {}
+    names: dict[str, _Name] = {}
+    for included in includes:  # each one sees what the ones before it defined
+        before = _Reader(included, defines)
+        before.macros.update((k, v) for k, v in macros.items() if k not in before.fixed)
+        before.globals.update(names)
+        before.read()
+        macros, names = before.macros, before.globals
+    reader = _Reader(text, defines)
+    reader.macros.update((k, v) for k, v in macros.items() if k not in reader.fixed)
+    reader.globals.update(names)
+    return reader.read()

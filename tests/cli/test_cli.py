@@ -154,9 +154,12 @@ def test_bd_prints_a_chain_as_table_and_json(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == ("port.json: tile write int32, 2 BDs; task: start BD 3, repeat 1 "
                       "(word 0x00000003)")
-    assert out[1].split() == ["field", "BD", "3", "BD", "4"]
-    assert out[2].split() == ["base_address", "0", "40"]
-    rows = {line.split()[0]: line.split()[1:] for line in out[2:] if not line.startswith("BD")}
+    # two entries, a BD each, as aiecompiler counts too (and twice that for 2 phases)
+    assert out[1] == ("aiecompiler (tutorial's rule): 2 BDs per phase, 4 for 2 phases; a "
+                      "core-tile channel has 16")
+    assert out[2].split() == ["field", "BD", "3", "BD", "4"]
+    assert out[3].split() == ["base_address", "0", "40"]
+    rows = {line.split()[0]: line.split()[1:] for line in out[3:] if not line.startswith("BD")}
     assert rows["next_bd"] == ["4", "0"] and rows["use_next_bd"] == ["1", "0"]
     assert cli.main(["bd", "--kind", "tile", "--format", "json", str(port)]) == 0
     data = json.loads(capsys.readouterr().out)

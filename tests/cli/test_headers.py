@@ -19,7 +19,7 @@ def run(*args):
 
 
 @pytest.mark.parametrize("name", ["graph.h", "test_cases.h", "arrays.h", "kernel_shim.h",
-                                  "pasted.cpp", "bd_budget.h"])
+                                  "pasted.cpp", "bd_budget.h", "uses_settings.h"])
 def test_walk_lists_every_port_of_each_example(name):
     result = run("walk", EXAMPLES / name)
     assert result.returncode == 0 and result.stderr == "", result.stderr
@@ -114,3 +114,33 @@ def test_sim_file_errors(tmp_path, capsys, args, message):
     assert cli.main(["sim", str(path), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_local_includes_define_sizes_and_types(tmp_path):
+    out = run("walk", "--port", "Columns::mtx.out[0]", EXAMPLES / "uses_settings.h")
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert out.stdout.splitlines()[0] == ("Columns::mtx.out[0] (memory tile read, int16): "
+                                          "32 elements, 0 zero")
+    # -D wins over the included #define; the included constant follows it
+    small = run("walk", "-D", "NCOL=4", "--port", "Columns::mtx.out[0]",
+                EXAMPLES / "uses_settings.h")
+    assert small.stdout.splitlines()[1] == "  0..1, 4..5, 2..3, 6..7", small.stderr
+    # nested includes, and a cycle read once
+    (tmp_path / "a.h").write_text('#pragma once\n#include "b.h"\nconst int W = V * 2;\n')
+    (tmp_path / "b.h").write_text('#pragma once\n#include "a.h"\n#define V 3\n')
+    (tmp_path / "g.h").write_text(
+        '#include "a.h"\nclass G : public adf::graph { adf::shared_buffer<int32> m; G() {\n'
+        'm = adf::shared_buffer<int32>::create({W}, 1, 1);\n'
+        'adf::read_access(m.out[0]) = adf::tiling({.buffer_dimension = {W}});\n}};\n')
+    nested = run("walk", tmp_path / "g.h")
+    assert nested.returncode == 0, nested.stderr
+    assert nested.stdout.startswith("G::m.out[0] (memory tile read, int32): 6 elements")
+
+
+def test_too_many_local_includes_is_one_line(tmp_path):
+    for k in range(70):
+        (tmp_path / f"h{k}.h").write_text(f'#include "h{k + 1}.h"\n#define N{k} {k}\n')
+    (tmp_path / "h70.h").write_text("#define LAST 1\n")
+    out = run("walk", tmp_path / "h0.h")
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "more than 64 local headers included" in out.stderr

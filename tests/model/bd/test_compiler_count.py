@@ -94,12 +94,12 @@ def test_bd_prints_both_counts_and_warns():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("Layers::mtxin.out[0]: memtile read int32, 1 BD;")
-    assert lines[1] == ("aiecompiler (the count AMD's tiling tutorial makes): 32 BDs for one "
-                        "phase, 64 for 2; a memory-tile channel has 24")
+    assert lines[1] == ("aiecompiler (tutorial's rule): 32 BDs per phase, 64 for 2 phases; a "
+                        "memory-tile channel has 24")
     assert out.stderr.startswith("warning: aiecompiler needs 32 BDs")
     fits = run("bd", "--port", "Halo::mtxin.out[0]", "-D", "TILE0=16", EXAMPLES / "bd_budget.h")
     assert fits.returncode == 0 and fits.stderr == "", fits.stderr
-    assert "12 BDs for one phase, 24 for 2" in fits.stdout
+    assert "12 BDs per phase, 24 for 2 phases" in fits.stdout
     data = json.loads(run("bd", "--format", "json", "--port", "Halo::mtxin.out[0]",
                           EXAMPLES / "bd_budget.h").stdout)
     assert data["aiecompiler"] == {"per_phase": 24, "total": 48, "phases": 2, "available": 24}

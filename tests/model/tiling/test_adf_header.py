@@ -249,10 +249,30 @@ def test_columns_count_characters_after_non_ascii_text():
 
 
 def test_every_example_header_reads():
+    settings = (EXAMPLES / "settings.h").read_text()   # sizes only, included by another
     for path in sorted(EXAMPLES.iterdir()):
-        header = read_graph_header(path.read_text())
+        if path.name == "settings.h":
+            continue
+        includes = [settings] if path.name == "uses_settings.h" else []
+        header = read_graph_header(path.read_text(), includes=includes)
         assert header.ports, path
         assert bool(header.skipped) == (path.name == "partly_broken.h"), path
+
+
+def test_includes_define_before_the_text_and_defines_win():
+    text = """class G : public adf::graph { public: adf::shared_buffer<T> m; G() {
+        m = adf::shared_buffer<T>::create({N}, 1, 1);
+        read_access(m.out[0]) = tiling({.buffer_dimension = {N}}); } };"""
+    first = "#define V 3\ntypedef int16 T;\n"
+    second = "const int N = V * 2;\n"    # uses what the first include defined
+    header = read_graph_header(text, includes=[first, second])
+    assert [(p.dtype, p.program.stream_length()) for p in header.ports] == [("int16", 6)]
+    header = read_graph_header(text, {"V": 5}, includes=[first, second])
+    assert header.ports[0].program.stream_length() == 10
+    # without the includes the names are unknown, and the errors say so
+    assert "found 'T'" in str(read_graph_header(text).skipped[0])
+    assert "unknown name V" in str(read_graph_header(text, includes=["typedef int16 T;", second])
+                                   .skipped[0])
 
 
 def test_repetition_and_num_buffers_reach_the_buffer():
