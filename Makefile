@@ -7,7 +7,9 @@
 #                make on a mismatch, so the last line is the verdict;
 #                SIM=bulk / SIM=bulk-icarus: BDS (100000) random BDs per kind,
 #                compared every cycle inside a Verilog testbench; shards by seed
-#                run on Dask (SCHEDULER=tcp://host:port, else every local core)
+#                run on Dask (SCHEDULER=tcp://host:port, else every local core);
+#                SIM=dma-bulk: TASKS (100000) tasks per kind of random task programs
+#                on whole RTL channels, every cycle compared, sharded the same way
 #   make bench   every benchmark (model, system model, co-simulation on each
 #                simulator, RTL words per cycle, the FPGA table when present),
 #                printed and saved as build/bench.json and build/bench.md
@@ -28,6 +30,7 @@ STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 SIM     ?= amaranth
 BDS     ?= 100000
+TASKS   ?= 100000
 GRAPHS  ?= 200
 # SCHEDULER=tcp://host:port runs the regression's shards on that Dask cluster
 # (default: a local cluster of every core).
@@ -37,6 +40,8 @@ ifeq ($(SIM),bulk)
 SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim verilator --bds $(BDS) --seed 1 $(DASK_ARGS)
 else ifeq ($(SIM),bulk-icarus)
 SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim icarus --bds $(BDS) --seed 1 $(DASK_ARGS)
+else ifeq ($(SIM),dma-bulk)
+SIM_RUN  = $(PY) -m aiedma.tb.dma_bulk --tasks $(TASKS) $(DASK_ARGS)
 else
 SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves) $(DASK_ARGS)
 endif
