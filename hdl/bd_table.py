@@ -17,7 +17,7 @@ channel fetches has a race either way).
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -27,7 +27,8 @@ from ..model.bd.fields import BD_COUNT, FIELD_INDEX, FIELDS, WORDS, Encoding, Fi
 from ..model.cycle.contract import BD_FETCH_LATENCY
 from .layouts import check_kind, field_shape
 
-__all__ = ["REGISTER_ADDRESS_BITS", "BDTable", "bd_full_layout", "decode_field"]
+__all__ = ["REGISTER_ADDRESS_BITS", "BDTable", "SharedBDTable", "bd_full_layout", "decode_field",
+           "fetch_signature"]
 
 REGISTER_ADDRESS_BITS = 20
 """Width of a tile-local register byte address (the memory tile's BDs start at 0xA0000)."""
@@ -139,3 +140,118 @@ class BDTable(wiring.Component):
     def reg_bd_index(self, value: Value) -> Value:
         """The BD number of a register offset, cut to the table's index width."""
         return value[:Const(BD_COUNT[self.kind] - 1).shape().width]
+
+
+def fetch_signature(kind: str) -> wiring.Signature:
+    """A channel's fetch port on a shared table: ``en``, ``id`` out; the BD's fields in.
+
+    The channel's side (``Out``); the table has ``In(fetch_signature(kind))`` per channel.
+    """
+    return wiring.Signature({
+        "en": Out(1), "id": Out(range(BD_COUNT[kind])), "bd": In(bd_full_layout(kind)),
+    })
+
+
+class SharedBDTable(wiring.Component):
+    """One DMA's BD table, fetched by all its channels, each through its own port.
+
+    As :class:`BDTable` for every port: a fetch of BD ``n`` in cycle ``t`` shows its fields
+    in ``t + BD_FETCH_LATENCY`` and advances its ``iteration_current`` modulo
+    ``iteration_wrap``; a fetch of the same BD in that cycle sees the new value.
+
+    **decision**: ``iteration_current`` lives in a register per BD beside the block-RAM
+    words (which a register write still fills), because several channels may write it
+    back in one cycle and a block RAM has one write port. Ports fetching the same BD in
+    the same cycle are served in port order, as the model's channels, stepped in order,
+    load it: port ``p`` sees the value the earlier ports' loads left, and the register
+    keeps the last one's advance. A register write to the word in a cycle that also
+    writes the BD's iteration back loses to the write-back (as in :class:`BDTable`).
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    ports : int
+        Fetch ports, in the order same-cycle fetches are served.
+
+    Attributes
+    ----------
+    reg_addr, reg_write, reg_wdata, reg_read, reg_rdata
+        The register port, as :class:`BDTable`'s (reads show the current iteration).
+    fetch : In(fetch_signature(kind)).array(ports)
+    """
+
+    def __init__(self, kind: str, ports: int) -> None:
+        self.kind, self.ports = check_kind(kind), ports
+        super().__init__({
+            "reg_addr": In(REGISTER_ADDRESS_BITS), "reg_write": In(1), "reg_wdata": In(32),
+            "reg_read": In(1), "reg_rdata": Out(32),
+            "fetch": In(fetch_signature(kind)).array(ports),
+        })
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        kind, count, words = self.kind, BD_COUNT[self.kind], WORDS[self.kind]
+        base = DMA_KINDS[kind].bd_register_base
+        offset = Signal(REGISTER_ADDRESS_BITS)
+        m.d.comb += offset.eq(self.reg_addr - base)
+        in_region = (self.reg_addr >= base) & (self.reg_addr < base + BD_REGISTER_STRIDE * count)
+        index_bits = Const(count - 1).shape().width
+        reg_bd, reg_word = offset[5:5 + index_bits], offset[2:5]
+        (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
+        iterations = Array(Signal(slot.width, name=f"iteration{n}") for n in range(count))
+
+        fetch_data: list[list[Value]] = [[] for _ in range(self.ports)]
+        register_data = []
+        for w in range(words):
+            m.submodules[f"word{w}"] = memory = Memory(shape=32, depth=count, init=[])
+            write = memory.write_port()
+            m.d.comb += [write.addr.eq(reg_bd), write.data.eq(self.reg_wdata),
+                         write.en.eq(self.reg_write & in_region & (reg_word == w))]
+            for p, port in enumerate(self.fetch):
+                read = memory.read_port(transparent_for=(write,))
+                m.d.comb += [read.addr.eq(port.id), read.en.eq(port.en)]
+                fetch_data[p].append(read.data)
+            reg = memory.read_port()
+            m.d.comb += [reg.addr.eq(reg_bd), reg.en.eq(self.reg_read)]
+            register_data.append(reg.data)
+
+        def with_iteration(word: Value, value: Value) -> Value:
+            return Cat(word[:slot.lsb], value, word[slot.msb + 1:])
+
+        # Register reads show the BD's iteration register in its word.
+        read_word, read_hit = Signal(3), Signal()
+        read_iteration = Signal(slot.width)
+        m.d.sync += [read_word.eq(reg_word), read_hit.eq(self.reg_read & in_region),
+                     read_iteration.eq(iterations[reg_bd])]
+        shown = [with_iteration(d, read_iteration) if w == slot.word else d
+                 for w, d in enumerate(register_data)]
+        m.d.comb += self.reg_rdata.eq(Mux(read_hit, Cat(*shown).word_select(read_word, 32), 0))
+
+        # Each port's fetch, in port order: what the earlier ports' loads of the same BD
+        # in this cycle left, then its own advance.
+        loads = []    # (fetched, bd id, advanced value) of ports < p
+        for p, port in enumerate(self.fetch):
+            fetched, bd_id = Signal(name=f"fetched{p}"), Signal(range(count), name=f"bd_id{p}")
+            m.d.sync += [fetched.eq(port.en), bd_id.eq(port.id)]
+            seen = Signal(slot.width, name=f"seen{p}")
+            m.d.comb += seen.eq(iterations[bd_id])
+            for q, (q_fetched, q_id, q_advanced) in enumerate(loads):
+                after = Signal(slot.width, name=f"seen{p}_after{q}")
+                m.d.comb += after.eq(Mux(q_fetched & (q_id == bd_id), q_advanced, seen))
+                seen = after
+            data = [with_iteration(d, seen) if w == slot.word else d
+                    for w, d in enumerate(fetch_data[p])]
+            for f in FIELDS[kind]:
+                m.d.comb += getattr(port.bd, f.name).eq(decode_field(f, data))
+            advanced = Signal(slot.width, name=f"advanced{p}")
+            m.d.comb += advanced.eq(Mux(seen + 1 >= port.bd.iteration_wrap, 0, seen + 1))
+            loads.append((fetched, bd_id, advanced))
+
+        # The registers: a register write to the word, then the write-backs (last port wins).
+        for n in range(count):
+            with m.If(self.reg_write & in_region & (reg_word == slot.word) & (reg_bd == n)):
+                m.d.sync += iterations[n].eq(self.reg_wdata[slot.lsb:slot.msb + 1])
+            for fetched, bd_id, advanced in loads:
+                with m.If(fetched & (bd_id == n)):
+                    m.d.sync += iterations[n].eq(advanced)
+        return m

@@ -41,7 +41,7 @@ from ..model.arch.registers import start_queue_address
 from ..model.bd.fields import BD_COUNT, FIELD_INDEX
 from ..model.bd.packet import HEADER_FIELDS, PARITY_BIT
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS, address_generation_fields
-from .bd_table import REGISTER_ADDRESS_BITS, BDTable, bd_full_layout
+from .bd_table import REGISTER_ADDRESS_BITS, BDTable, bd_full_layout, fetch_signature
 from .channel import MM2SChannel, S2MMChannel
 from .layouts import check_kind, data_beat_layout
 from .lock_unit import LOCK_VALUE_BITS, acquire_signature, release_signature
@@ -79,12 +79,17 @@ class DMAChannel(wiring.Component):
         The channel number (its start-queue address).
     column, row : int
         The tile's position, for MM2S packet headers.
+    shared_table : bool
+        Fetch BDs through the ``fetch`` port from the DMA's
+        :class:`~.bd_table.SharedBDTable` (:class:`~.dma.DMA`) instead of owning a table.
 
     Attributes
     ----------
     reg_addr, reg_write, reg_wdata : In
-        Register writes: BD words (:class:`~.bd_table.BDTable`) and this channel's
-        start-queue register.
+        Register writes: BD words (:class:`~.bd_table.BDTable`; not with
+        ``shared_table``) and this channel's start-queue register.
+    fetch : Out(fetch_signature(kind))
+        With ``shared_table`` only: the BD fetch port.
     acquire : Out(acquire_signature)
     release : Out(release_signature)
         To a :class:`~.lock_unit.LockUnit` port pair (``lock_id`` as the BD names it).
@@ -96,13 +101,14 @@ class DMAChannel(wiring.Component):
         While high, the fetch stage takes no new BD (a program is loaded with it high).
     token : Out(1)
         A task that asked for a completion token ended this cycle.
-    busy, error, queue_size, queue_overflow : Out
-        Channel status.
+    busy, error, queue_size, queue_overflow, current_bd : Out
+        Channel status (``current_bd``: the BD fetched last).
     """
 
     def __init__(self, kind: str, direction: str, index: int, column: int = 0,
-                 row: int = 0) -> None:
+                 row: int = 0, *, shared_table: bool = False) -> None:
         self.kind = check_kind(kind)
+        self.shared_table = shared_table
         self.direction, self.index, self.column, self.row = direction, index, column, row
         self.mm2s = direction == "mm2s"
         self.start_queue = start_queue_address(kind, direction, index)
@@ -114,8 +120,11 @@ class DMAChannel(wiring.Component):
             "release": Out(release_signature(lock_ids)),
             "pause": In(1), "token": Out(1), "busy": Out(1), "error": Out(1),
             "queue_size": Out(3), "queue_overflow": Out(1),
+            "current_bd": Out(range(BD_COUNT[kind])),
             "mem_addr": Out(ADDRESS_BITS[kind]),
         }
+        if shared_table:
+            ports["fetch"] = Out(fetch_signature(kind))
         if self.mm2s:
             ports |= {"o": Out(stream.Signature(data_beat_layout())),
                       "mem_en": Out(1), "mem_data": In(DATA_BITS)}
@@ -128,11 +137,15 @@ class DMAChannel(wiring.Component):
         m = Module()
         kind = self.kind
         m.submodules.queue = queue = TaskQueue()
-        m.submodules.table = table = BDTable(kind)
         m.submodules.engine = engine = MM2SChannel(kind) if self.mm2s else S2MMChannel(kind)
+        if self.shared_table:
+            fetch_en, fetch_to, fetched_bd = self.fetch.en, self.fetch.id, self.fetch.bd
+        else:
+            m.submodules.table = table = BDTable(kind)
+            m.d.comb += [table.reg_addr.eq(self.reg_addr), table.reg_write.eq(self.reg_write),
+                         table.reg_wdata.eq(self.reg_wdata)]
+            fetch_en, fetch_to, fetched_bd = table.fetch_en, table.fetch_id, table.bd
         m.d.comb += [
-            table.reg_addr.eq(self.reg_addr), table.reg_write.eq(self.reg_write),
-            table.reg_wdata.eq(self.reg_wdata),
             queue.push.eq(self.reg_write & (self.reg_addr == self.start_queue)),
             queue.word.eq(self.reg_wdata),
             self.queue_size.eq(queue.size), self.queue_overflow.eq(queue.overflow),
@@ -146,9 +159,9 @@ class DMAChannel(wiring.Component):
         just = Signal()              # the BD was fetched last cycle: it is on table.bd
         f_valid = Signal()
         bd = Signal(full)
-        m.d.comb += bd.eq(Mux(just, table.bd, held))
+        m.d.comb += bd.eq(Mux(just, fetched_bd, held))
         with m.If(just):
-            m.d.sync += held.eq(table.bd)
+            m.d.sync += held.eq(fetched_bd)
         start_bd = Signal(6)
         repeat = Signal(8)           # stored minus one, as the queue holds it
         passes = Signal(8)
@@ -245,7 +258,9 @@ class DMAChannel(wiring.Component):
                              repeat.eq(queue.o.payload.repeat),
                              token.eq(queue.o.payload.token), passes.eq(0)]
             m.d.sync += f_valid.eq(fetch)
-        m.d.comb += [table.fetch_en.eq(fetch), table.fetch_id.eq(fetch_id)]
+        m.d.comb += [fetch_en.eq(fetch), fetch_to.eq(fetch_id)]
+        with m.If(fetch):
+            m.d.sync += self.current_bd.eq(fetch_id)
         m.d.sync += just.eq(fetch)
 
         # --- stream stage ---

@@ -15,6 +15,7 @@ from amaranth.lib import wiring
 from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
 from .channel import MM2SChannel, S2MMChannel
+from .dma import DMA
 from .dma_channel import DMAChannel
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
@@ -35,12 +36,14 @@ TOPS: dict[str, Callable[[], wiring.Component]] = {
 }
 """Exported top name -> a function building a fresh instance of it."""
 
-# Whole channels (channel 0) where the start-queue register is known: tile and memory tile.
+# Whole channels (channel 0, its own BD table) and whole DMAs (every channel, one shared
+# BD table, the lock unit, the register port).
 TOPS |= {
     f"aiedma_{direction}_dma_channel_{kind}": (
         lambda kind=kind, direction=direction: DMAChannel(kind, direction, 0))
-    for direction in ("mm2s", "s2mm") for kind in ("tile", "memtile")
+    for direction in ("mm2s", "s2mm") for kind in KINDS
 }
+TOPS |= {f"aiedma_dma_{kind}": (lambda kind=kind: DMA(kind)) for kind in KINDS}
 
 
 def export_verilog(top_name: str, component: wiring.Component) -> str:

@@ -33,6 +33,7 @@ from ..model.system.channel import DMA
 from ..model.system.registers import apply_writes, program_writes
 from ..model.system.scheduler import Agent, Stall, SystemReport, SystemRun, run_system
 from ..model.system.stream import Beat, Stream, StreamSink, StreamSource
+from .dma_block import run_rtl_dma
 from .loop import SIMULATORS
 from .loop_random import PROGRAM_PLACES, random_program
 
@@ -278,10 +279,11 @@ def _timed(agent: Any) -> list[int]:
 
 def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemReport:
     """Run a :class:`~aiedma.tb.loop_random.RandomProgram` with model channels, then with
-    every channel a whole RTL channel; raise ``AssertionError`` on any difference.
+    the whole RTL DMA (:mod:`.dma_block`: shared BD table, lock unit, every channel) in
+    their place; raise ``AssertionError`` on any difference.
 
     Compared: the cycles the sink takes each word in and the words, the cycle count,
-    the words every agent moved, the target memory and the token cycles of each channel.
+    the words moved, the target memory, the token cycles of each channel and the locks.
     """
     agents, channels, dma, sink = program.build()
     model_times = _timed(sink)
@@ -289,18 +291,29 @@ def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemR
     model_tokens = [[d.cycle for d in ch.done if d.token] for ch in channels]
     agents, channels, rtl_dma, rtl_sink = program.build()
     rtl_times = _timed(rtl_sink)
-    rtl_report, rtl = run_rtl_channels(agents, channels, report.cycles + 200, simulator)
+    rtl_report, block = run_rtl_dma(agents, rtl_dma, channels, report.cycles + 200, simulator)
+    rtl_tokens = [block.tokens[f"{c.direction}{c.index}"] for c in channels]
     seed = f"seed={program.seed}"
     if rtl_sink.data != sink.data or rtl_times != model_times:
         raise AssertionError(f"{seed}: the sink's words or their cycles differ: model "
                              f"{list(zip(model_times, sink.data, strict=False))[:8]}..., RTL "
                              f"{list(zip(rtl_times, rtl_sink.data, strict=False))[:8]}...")
-    if (rtl_report.cycles, rtl_report.words) != (report.cycles, report.words):
+    # The block is one agent: its channels' words are compared as a sum.
+    names = {c.name for c in channels}
+    model_words = {k: v for k, v in report.words.items() if k not in names}
+    model_words["channels"] = sum(report.words[k] for k in names)
+    rtl_words = {k: v for k, v in rtl_report.words.items() if k != block.name}
+    rtl_words["channels"] = block.words
+    if (rtl_report.cycles, rtl_words) != (report.cycles, model_words):
         raise AssertionError(f"{seed}: cycles or words differ: model {report.cycles} "
-                             f"{report.words}, RTL {rtl_report.cycles} {rtl_report.words}")
-    if [agent.tokens for agent in rtl] != model_tokens:
+                             f"{model_words}, RTL {rtl_report.cycles} {rtl_words}")
+    if rtl_tokens != model_tokens:
         raise AssertionError(f"{seed}: token cycles differ: model {model_tokens}, RTL "
-                             f"{[agent.tokens for agent in rtl]}")
+                             f"{rtl_tokens}")
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    model_locks = [dma.locks.route(own + k)[0][k] for k in range(DMA_KINDS[dma.kind].locks)]
+    if block.locks != model_locks:
+        raise AssertionError(f"{seed}: locks differ: model {model_locks}, RTL {block.locks}")
     for name, region in (("model", dma), ("RTL", rtl_dma)):
         memory, offset = region.memory.resolve(program.place.target)
         if name == "model":
@@ -441,10 +454,11 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         return model
     dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,
                                                                         inputs, ready)
-    rtl_report, rtl = run_rtl_channels(agents, channels, report.cycles + 200, simulator)
+    rtl_report, block = run_rtl_dma(agents, dma, channels, report.cycles + 200, simulator)
     result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)
-    result.tokens = {f"{c.direction}{c.index}": agent.tokens
-                     for c, agent in zip(channels, rtl, strict=True)}
+    result.tokens = {f"{c.direction}{c.index}": block.tokens[f"{c.direction}{c.index}"]
+                     for c in channels}
+    result.locks = block.locks
     for what, want, got in (("outputs", model.outputs, result.outputs),
                             ("output cycles", times, rtl_times),
                             ("cycles", model.cycles, result.cycles),

@@ -13,6 +13,7 @@ compares it with the model the same way.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import hashlib
 import re
 import shutil
@@ -126,7 +127,13 @@ class VerilatedTop:
         folder = BUILD / f"{top}-{digest}"
         library = folder / "libtop.so"
         if not library.exists():
-            cls._build(folder, top, verilog, wrapper)
+            # Threads and processes of one run (shards, xdist workers) may want the same
+            # top at once: one builds, the others wait for it.
+            BUILD.mkdir(parents=True, exist_ok=True)
+            with (BUILD / f"{top}-{digest}.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not library.exists():
+                    cls._build(folder, top, verilog, wrapper)
         key = str(library.resolve())
         if key not in cls._libraries:
             lib = ctypes.CDLL(key)   # RTLD_LOCAL: each top keeps its own Verilator runtime

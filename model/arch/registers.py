@@ -28,6 +28,7 @@ __all__ = [
     "START_QUEUE_BASE",
     "START_QUEUE_STRIDE",
     "STATUS_BASE",
+    "STATUS_FIELDS",
     "STATUS_STRIDE",
     "lock_value_address",
     "start_queue_address",
@@ -54,6 +55,14 @@ STATUS_BASE: dict[tuple[str, str], int] = {
     ("shim", "s2mm"): 0x1D220, ("shim", "mm2s"): 0x1D228,
 }
 """Status register of channel 0, per kind and direction."""
+
+
+STATUS_FIELDS: dict[str, tuple[int, int]] = {
+    "status": (0, 2), "error_bd_invalid": (11, 1), "task_queue_overflow": (18, 1),
+    "channel_running": (19, 1), "task_queue_size": (20, 3), "cur_bd": (24, 6),
+}
+"""``(lsb, width)`` of the status-register fields a channel reports (AM025's names; the
+others, stall causes and access errors, read 0). ``status`` is 0 idle, 2 running."""
 
 
 def _check_channel(kind: str, direction: str, index: int) -> None:

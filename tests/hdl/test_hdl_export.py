@@ -14,9 +14,10 @@ from aiedma.model.bd.fields import KINDS
 
 def test_every_block_and_kind_is_a_top():
     blocks = ("addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel")
-    whole = {f"aiedma_{d}_dma_channel_{kind}" for d in ("mm2s", "s2mm")
-             for kind in ("tile", "memtile")}   # the shim's start queue is not known here
-    assert set(TOPS) == {f"aiedma_{block}_{kind}" for block in blocks for kind in KINDS} | whole
+    whole = {f"aiedma_{d}_dma_channel_{kind}" for d in ("mm2s", "s2mm") for kind in KINDS}
+    dmas = {f"aiedma_dma_{kind}" for kind in KINDS}
+    assert set(TOPS) == ({f"aiedma_{block}_{kind}" for block in blocks for kind in KINDS}
+                         | whole | dmas)
 
 
 @pytest.mark.parametrize("name", sorted(TOPS))
@@ -27,6 +28,9 @@ def test_verilog_export(name, tmp_path):
         assert port in text
     if "addrgen" in name:
         assert "i__payload" in text and "o__payload" in text
+    elif name.startswith("aiedma_dma_"):
+        assert "reg_rdata" in text and "mm2s__0__o__payload" in text
+        assert "s2mm__1__i__payload" in text and "mm2s__1__mem_addr" in text
     elif "dma_channel" in name:
         assert "reg_addr" in text and "acquire__request" in text and "mem_addr" in text
     elif "channel" in name:

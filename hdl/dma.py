@@ -1,0 +1,206 @@
+"""A tile's whole DMA in RTL: its channels, one shared BD table, its lock unit, one register port.
+
+:class:`DMA` is what a host programs through the AIE-ML register map
+(``model/arch/registers.py``, docs/bd.md "Registers"):
+
+* **BD words** at the kind's BD addresses go to the :class:`~.bd_table.SharedBDTable`,
+  which every channel fetches from through its own port (MM2S 0.., then S2MM 0..);
+* a **start-queue** word pushes a task onto that channel's queue (each
+  :class:`~.dma_channel.DMAChannel` decodes its own address);
+* a **lock value** register sets one of the tile's own locks in the
+  :class:`~.lock_unit.LockUnit` (and reads it back);
+* a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
+  queue size and overflow, the current BD, an invalid-BD error).
+
+Reads take one cycle, as the table's block RAM does. Same-cycle lock acquires are
+served in channel order, MM2S 0.. then S2MM 0.., as the model's DMA steps its channels.
+
+**decision**: a memory-tile BD may name the west and east neighbours' locks (IDs 0-63 and
+128-191 beside its own 64-127). Those requests leave the block on the channel's
+``neighbour_acquire``/``neighbour_release`` ports, with the BD's lock ID, for the
+neighbour's lock unit to answer; only the tile's own locks are in this block.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..model.arch.kinds import DMA_KINDS
+from ..model.arch.registers import (
+    LOCK_VALUE_BASE,
+    STATUS_FIELDS,
+    lock_value_address,
+    status_address,
+)
+from ..model.bd.fields import FIELD_INDEX
+from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
+from .bd_table import REGISTER_ADDRESS_BITS, SharedBDTable
+from .dma_channel import DMAChannel
+from .layouts import check_kind, data_beat_layout
+from .lock_unit import LockUnit, acquire_signature, release_signature
+
+__all__ = ["DMA", "mm2s_signature", "s2mm_signature"]
+
+
+def mm2s_signature(kind: str) -> wiring.Signature:
+    """An MM2S channel's outside: its stream, its memory read port and its token."""
+    return wiring.Signature({
+        "o": Out(stream.Signature(data_beat_layout())), "mem_addr": Out(ADDRESS_BITS[kind]),
+        "mem_en": Out(1), "mem_data": In(DATA_BITS), "token": Out(1),
+    })
+
+
+def s2mm_signature(kind: str) -> wiring.Signature:
+    """An S2MM channel's outside: its stream, its memory write port and its token."""
+    return wiring.Signature({
+        "i": In(stream.Signature(data_beat_layout())), "mem_addr": Out(ADDRESS_BITS[kind]),
+        "mem_we": Out(1), "mem_data": Out(DATA_BITS), "token": Out(1),
+    })
+
+
+class DMA(wiring.Component):
+    """One tile's DMA: ``channels`` MM2S and S2MM channels, BD table, locks, registers.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    column, row : int
+        The tile's position, for MM2S packet headers.
+
+    Attributes
+    ----------
+    reg_addr, reg_write, reg_wdata, reg_read : In
+    reg_rdata : Out(32)
+        The register port: a write takes effect at the end of its cycle; a read's word is
+        on ``reg_rdata`` the next cycle (0 where nothing readable is).
+    mm2s : Out(mm2s_signature(kind)).array(channels)
+    s2mm : Out(s2mm_signature(kind)).array(channels)
+    neighbour_acquire, neighbour_release : memory tile only, one per channel (MM2S first)
+        Lock requests naming a neighbour's lock (see the module's decision).
+    pause : In(1)
+        While high no channel takes a new BD (a program is loaded with it high).
+    busy, error : Out(1)
+        A channel is busy; a channel or the lock unit flagged an error (sticky).
+    """
+
+    def __init__(self, kind: str, column: int = 0, row: int = 0) -> None:
+        self.kind = check_kind(kind)
+        self.column, self.row = column, row
+        dma = DMA_KINDS[kind]
+        self.count = dma.channels
+        self.own_locks = dma.lock_window("own")
+        self.lock_ids = FIELD_INDEX[kind]["lock_acq_id"].maximum + 1
+        ports = {
+            "reg_addr": In(REGISTER_ADDRESS_BITS), "reg_write": In(1), "reg_wdata": In(32),
+            "reg_read": In(1), "reg_rdata": Out(32),
+            "mm2s": Out(mm2s_signature(kind)).array(self.count),
+            "s2mm": Out(s2mm_signature(kind)).array(self.count),
+            "pause": In(1), "busy": Out(1), "error": Out(1),
+        }
+        if len(dma.windows) > 1:
+            ports |= {
+                "neighbour_acquire": Out(acquire_signature(self.lock_ids)).array(2 * self.count),
+                "neighbour_release": Out(release_signature(self.lock_ids)).array(2 * self.count),
+            }
+        super().__init__(ports)
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        kind, n = self.kind, self.count
+        channels = [DMAChannel(kind, d, k, self.column, self.row, shared_table=True)
+                    for d in ("mm2s", "s2mm") for k in range(n)]
+        m.submodules.table = table = SharedBDTable(kind, 2 * n)
+        m.submodules.locks = locks = LockUnit(DMA_KINDS[kind].locks, 2 * n)
+        m.d.comb += [table.reg_addr.eq(self.reg_addr), table.reg_write.eq(self.reg_write),
+                     table.reg_wdata.eq(self.reg_wdata), table.reg_read.eq(self.reg_read)]
+        errors, busy = [locks.error], []
+        for p, channel in enumerate(channels):
+            m.submodules[f"{channel.direction}{channel.index}"] = channel
+            wiring.connect(m, channel.fetch, table.fetch[p])
+            m.d.comb += [channel.reg_addr.eq(self.reg_addr), channel.reg_write.eq(self.reg_write),
+                         channel.reg_wdata.eq(self.reg_wdata), channel.pause.eq(self.pause)]
+            errors.append(channel.error)
+            busy.append(channel.busy)
+            self._lock_ports(m, p, channel, locks)
+            outside = (self.mm2s if channel.mm2s else self.s2mm)[channel.index]
+            m.d.comb += [outside.mem_addr.eq(channel.mem_addr), outside.token.eq(channel.token)]
+            if channel.mm2s:
+                wiring.connect(m, channel.o, wiring.flipped(outside.o))
+                m.d.comb += [outside.mem_en.eq(channel.mem_en),
+                             channel.mem_data.eq(outside.mem_data)]
+            else:
+                wiring.connect(m, wiring.flipped(outside.i), channel.i)
+                m.d.comb += [outside.mem_we.eq(channel.mem_we),
+                             outside.mem_data.eq(channel.mem_data)]
+        m.d.comb += [self.error.eq(Cat(*errors).any()), self.busy.eq(Cat(*busy).any())]
+        self._registers(m, channels, locks, table)
+        return m
+
+    def _lock_ports(self, m: Module, p: int, channel: DMAChannel, locks: LockUnit) -> None:
+        """The channel's lock requests: its own tile's to the lock unit, others out."""
+        acquire, release = channel.acquire, channel.release
+        own = self.own_locks
+        acq_own, rel_own = self._own(acquire.lock_id), self._own(release.lock_id)
+        unit_acq, unit_rel = locks.acquire[p], locks.release[p]
+        m.d.comb += [
+            unit_acq.request.eq(acquire.request & acq_own),
+            unit_acq.lock_id.eq(acquire.lock_id - own.start),
+            unit_acq.value.eq(acquire.value),
+            unit_rel.request.eq(release.request & rel_own),
+            unit_rel.lock_id.eq(release.lock_id - own.start),
+            unit_rel.value.eq(release.value),
+        ]
+        if not hasattr(self, "neighbour_acquire"):
+            m.d.comb += acquire.grant.eq(unit_acq.grant)
+            return
+        out_acq, out_rel = self.neighbour_acquire[p], self.neighbour_release[p]
+        m.d.comb += [
+            out_acq.request.eq(acquire.request & ~acq_own), out_acq.lock_id.eq(acquire.lock_id),
+            out_acq.value.eq(acquire.value),
+            acquire.grant.eq(Mux(acq_own, unit_acq.grant, out_acq.grant)),
+            out_rel.request.eq(release.request & ~rel_own), out_rel.lock_id.eq(release.lock_id),
+            out_rel.value.eq(release.value),
+        ]
+
+    def _own(self, lock_id: Signal) -> Value:
+        """``lock_id`` names one of the tile's own locks (bounds that always hold are left
+        out: a constant comparison is a lint warning)."""
+        own, checks = self.own_locks, []
+        if own.start > 0:
+            checks.append(lock_id >= own.start)
+        if own.stop < self.lock_ids:
+            checks.append(lock_id < own.stop)
+        return Cat(*checks).all() if checks else Const(1)
+
+    def _registers(self, m: Module, channels: list[DMAChannel], locks: LockUnit,
+                   table: SharedBDTable) -> None:
+        """Lock value writes and reads, status reads; one cycle of read latency."""
+        kind, count = self.kind, DMA_KINDS[self.kind].locks
+        lock_base = LOCK_VALUE_BASE[kind]
+        lock_offset = Signal(REGISTER_ADDRESS_BITS)
+        m.d.comb += lock_offset.eq(self.reg_addr - lock_base)
+        lock_hit = ((self.reg_addr >= lock_base)
+                    & (self.reg_addr <= lock_value_address(kind, count - 1))
+                    & (lock_offset[:4] == 0))
+        lock_id = lock_offset[4:4 + (count - 1).bit_length()]
+        m.d.comb += [locks.set_en.eq(self.reg_write & lock_hit), locks.set_id.eq(lock_id),
+                     locks.set_value.eq(self.reg_wdata), locks.read_id.eq(lock_id)]
+        read = Signal(32)      # this cycle's read of a lock or a status register
+        with m.If(self.reg_read & lock_hit):
+            m.d.comb += read.eq(locks.read_value)
+        for channel in channels:
+            word = Signal(32, name=f"status_{channel.direction}{channel.index}")
+            fields = {"status": Mux(channel.busy, 2, 0), "error_bd_invalid": channel.error,
+                      "task_queue_overflow": channel.queue_overflow,
+                      "channel_running": channel.busy, "task_queue_size": channel.queue_size,
+                      "cur_bd": channel.current_bd}
+            for name, (lsb, width) in STATUS_FIELDS.items():
+                m.d.comb += word[lsb:lsb + width].eq(fields[name])
+            with m.If(self.reg_read & (self.reg_addr == status_address(
+                    kind, channel.direction, channel.index))):
+                m.d.comb += read.eq(word)
+        held = Signal(32)
+        m.d.sync += held.eq(read)
+        m.d.comb += self.reg_rdata.eq(table.reg_rdata | held)
