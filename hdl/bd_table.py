@@ -5,10 +5,10 @@ is at register address ``BD_REGISTER_BASE[kind] + 0x20 n + 4 w`` (docs/bd.md
 "Registers"). The table keeps one memory per word index, so a BD is fetched whole in
 one cycle: a fetch of BD ``n`` in cycle ``t`` shows its fields, decoded to actual
 values (the field table's encodings: minus one, two's complement, burst length), in
-cycle ``t + BD_FETCH_LATENCY`` (the contract's fetch stage). In that cycle the table
-also writes the BD's ``iteration_current`` back, advanced modulo ``iteration_wrap``
-(docs/bd.md "Iteration"), and a fetch of the same BD in that cycle sees the new value
-(the fetch ports are transparent to the write-back).
+cycle ``t + BD_FETCH_LATENCY`` (the contract's fetch stage), with its
+``iteration_current`` advanced modulo ``iteration_wrap`` (docs/bd.md "Iteration") for
+the next fetch of the BD: a fetch in that cycle or later sees the new value (the RAM
+is written a cycle later from a register; a fetch that would miss it is forwarded).
 
 **decision**: a register write and a write-back to the same word in the same cycle: the
 write-back wins (it is the hardware's own state; a program that rewrites a BD a running
@@ -125,15 +125,25 @@ class BDTable(wiring.Component):
                 writeback_port = write
         m.d.comb += self.reg_rdata.eq(
             Mux(read_hit, Cat(*register_data).word_select(read_word, 32), 0))
+        # iteration_current advances modulo iteration_wrap and goes back into its word one
+        # cycle later, from a register: block RAM out -> logic -> block RAM in in one
+        # cycle is the slowest path there is. While that write is pending, a fetch of
+        # the same BD shown now takes the pending word instead of the RAM's older one.
+        pending, pending_id = Signal(), Signal(range(count))
+        pending_word = Signal(32)
+        word = Signal(32)
+        m.d.comb += word.eq(Mux(pending & (pending_id == self.bd_id), pending_word,
+                                fetch_data[slot.word]))
+        data = [word if w == slot.word else d for w, d in enumerate(fetch_data)]
         for f in FIELDS[kind]:
-            m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, fetch_data))
-        # iteration_current advances modulo iteration_wrap and goes back into its word.
+            m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, data))
         current = self.bd.iteration_current
         advanced = Mux(current + 1 >= self.bd.iteration_wrap, 0, current + 1)
-        word = fetch_data[slot.word]
-        updated = Cat(word[:slot.lsb], advanced[:slot.width], word[slot.msb + 1:])
-        with m.If(fetched):
-            m.d.comb += [writeback_port.addr.eq(self.bd_id), writeback_port.data.eq(updated),
+        m.d.sync += [pending.eq(fetched), pending_id.eq(self.bd_id),
+                     pending_word.eq(Cat(word[:slot.lsb], advanced[:slot.width],
+                                         word[slot.msb + 1:]))]
+        with m.If(pending):
+            m.d.comb += [writeback_port.addr.eq(pending_id), writeback_port.data.eq(pending_word),
                          writeback_port.en.eq(1)]
         return m
 
