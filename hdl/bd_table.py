@@ -210,20 +210,27 @@ class SharedBDTable(wiring.Component):
         (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
         iterations = Array(Signal(slot.width, name=f"iteration{n}") for n in range(count))
 
+        # One copy of each word per read port (every fetch port, the register port), all
+        # written alike: a block RAM has one write and one read port free, and a memory
+        # of 13 read ports is more than the synthesis tools' memory mapping survives.
         fetch_data: list[list[Value]] = [[] for _ in range(self.ports)]
         register_data = []
         for w in range(words):
-            m.submodules[f"word{w}"] = memory = Memory(shape=32, depth=count, init=[])
-            write = memory.write_port()
-            m.d.comb += [write.addr.eq(reg_bd), write.data.eq(self.reg_wdata),
-                         write.en.eq(self.reg_write & in_region & (reg_word == w))]
-            for p, port in enumerate(self.fetch):
-                read = memory.read_port(transparent_for=(write,))
-                m.d.comb += [read.addr.eq(port.id), read.en.eq(port.en)]
-                fetch_data[p].append(read.data)
-            reg = memory.read_port()
-            m.d.comb += [reg.addr.eq(reg_bd), reg.en.eq(self.reg_read)]
-            register_data.append(reg.data)
+            for p in range(self.ports + 1):
+                m.submodules[f"word{w}_copy{p}"] = memory = Memory(shape=32, depth=count,
+                                                                   init=[])
+                write = memory.write_port()
+                m.d.comb += [write.addr.eq(reg_bd), write.data.eq(self.reg_wdata),
+                             write.en.eq(self.reg_write & in_region & (reg_word == w))]
+                if p < self.ports:
+                    port = self.fetch[p]
+                    read = memory.read_port(transparent_for=(write,))
+                    m.d.comb += [read.addr.eq(port.id), read.en.eq(port.en)]
+                    fetch_data[p].append(read.data)
+                else:
+                    read = memory.read_port()
+                    m.d.comb += [read.addr.eq(reg_bd), read.en.eq(self.reg_read)]
+                    register_data.append(read.data)
 
         def with_iteration(word: Value, value: Value) -> Value:
             return Cat(word[:slot.lsb], value, word[slot.msb + 1:])

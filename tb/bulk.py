@@ -56,7 +56,7 @@ from ..model.bd.descriptor import BufferDescriptor
 from ..model.bd.fields import KINDS
 from ..model.cycle.contract import ADDRESS_BITS
 from ..model.cycle.timing import AddrgenTrace, addrgen_trace_fast, held_high_array
-from .stimulus import READY_MODES, regression_stimulus
+from .stimulus import READY_MODES, regression_stimulus_beats
 from .tools import ToolMissing, lint_flags, verilator_env
 
 __all__ = ["BULK_SIMULATORS", "main", "pack_bds", "run_bulk", "write_bulk"]
@@ -129,15 +129,17 @@ def _depth(n: int, least: int) -> int:
 
 def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
                ready: Sequence[bool] | None = None, offer: Sequence[bool] | None = None,
-               *, corrupt: int | None = None, simulator: str = "verilator") -> AddrgenTrace:
+               *, corrupt: int | None = None, simulator: str = "verilator",
+               beats: Sequence | None = None) -> AddrgenTrace:
     """Write the stimulus, expected trace and parameters of one run into ``out``.
 
     ``corrupt`` (a test hook) flips bit 0 of the expected word of that cycle after
     the trace is computed, so a correct RTL must be reported as mismatching there.
-    ``simulator`` sets the least memory depths of the build (see ``params.json``).
+    ``simulator`` sets the least memory depths of the build (see ``params.json``);
+    ``beats`` may pass the BDs' ``bd_beats`` when the caller has them.
     """
     out.mkdir(parents=True, exist_ok=True)
-    trace = addrgen_trace_fast(kind, bds, ready, offer)
+    trace = addrgen_trace_fast(kind, bds, ready, offer, beats)
     words = expected_words(kind, trace)
     if corrupt is not None:
         words[corrupt] ^= np.uint64(1)
@@ -269,10 +271,10 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
         if progress and elapsed > PROGRESS_AFTER:
             print(f"  {kind} {ready} seed {seed}: {text} ({elapsed:.1f} s)", flush=True)
 
-    bds, ready_pattern, offer = regression_stimulus(kind, bds_count, seed, ready)
+    bds, ready_pattern, offer, beats = regression_stimulus_beats(kind, bds_count, seed, ready)
     phase(f"{bds_count} random BDs and patterns made")
     trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt,
-                       simulator=simulator)
+                       simulator=simulator, beats=beats)
     phase(f"expected trace of {trace.cycles} cycles written")
     written = time.perf_counter()
     params = json.loads((out / "params.json").read_text())

@@ -14,6 +14,7 @@ benches all read patterns in this one form; :func:`random_pattern`,
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,8 +23,9 @@ from ..model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
 from ..model.cycle.contract import ADDRGEN_LATENCY
 from ..model.cycle.timing import bd_beats
 
-__all__ = ["OFFER_IDLE", "READY_MODES", "edge_beats", "random_bd", "random_bds",
-           "random_pattern", "ready_and_offer", "regression_stimulus", "stall_pattern"]
+__all__ = ["OFFER_IDLE", "READY_MODES", "edge_beats", "edge_mask", "random_bd", "random_bds",
+           "random_pattern", "ready_and_offer", "regression_stimulus",
+           "regression_stimulus_beats", "stall_pattern"]
 
 READY_MODES = ("high", "stall")
 """The ready patterns of :func:`regression_stimulus`."""
@@ -104,10 +106,53 @@ def random_bd(kind: str, rng: random.Random, *, max_length: int = 48,
     return BufferDescriptor(kind, **values)
 
 
-def random_bds(kind: str, count: int, seed: int, **options) -> list[BufferDescriptor]:
-    """``count`` random legal BDs of ``kind`` from ``seed`` (see :func:`random_bd`)."""
-    rng = random.Random(seed)
-    return [random_bd(kind, rng, **options) for _ in range(count)]
+def _picks(draw: np.random.Generator, count: int, maximum: int, low: int = 1) -> np.ndarray:
+    """:func:`_pick` ``count`` times at once: the same distribution, drawn with NumPy."""
+    roll = draw.random(count)
+    small = draw.integers(low, min(maximum, max(low, 12)) + 1, count)
+    anything = draw.integers(low, maximum + 1, count)
+    return np.select([roll < 0.15, roll < 0.3, roll < 0.4, roll < 0.85],
+                     [low, min(low + 1, maximum), maximum, small], anything)
+
+
+def random_bds(kind: str, count: int, seed: int, *, max_length: int = 48,
+               allow_empty: bool = False) -> list[BufferDescriptor]:
+    """``count`` random legal BDs of ``kind`` from ``seed``, as :func:`random_bd` draws
+    them (the same distribution of every field), each field drawn for all BDs at once:
+    a bulk regression makes 10^5 of them."""
+    fields = FIELD_INDEX[kind]
+    n = ADDRESS_DIMENSIONS[kind]
+    draw = np.random.default_rng(seed)
+    columns: dict[str, np.ndarray] = {
+        "valid_bd": np.ones(count, dtype=np.int64),
+        "buffer_length": draw.integers(0 if allow_empty else 1, max_length + 1, count),
+        "base_address": np.where(draw.random(count) < 0.5, 0,
+                                 draw.integers(0, fields["base_address"].maximum + 1, count)),
+    }
+    for k in range(n):
+        columns[f"d{k}_stepsize"] = _picks(draw, count, fields[f"d{k}_stepsize"].maximum)
+    never = np.zeros(count, dtype=bool)   # after a wrap-0 dimension, higher wraps never matter
+    for k in range(n - 1):
+        wrap = np.where(draw.random(count) < 0.1, 0,
+                        _picks(draw, count, fields[f"d{k}_wrap"].maximum))
+        columns[f"d{k}_wrap"] = wrap
+        if HAS_PADDING[kind]:
+            limit = fields[f"d{k}_zero_before"].maximum
+            before = np.where(draw.random(count) < 0.5, _picks(draw, count, limit, 0), 0)
+            after = np.where(draw.random(count) < 0.5, _picks(draw, count, limit, 0), 0)
+            columns[f"d{k}_zero_before"] = np.where(never, 0, before)
+            columns[f"d{k}_zero_after"] = np.where(never | (wrap == 0), 0, after)
+        never |= wrap == 0
+    iterating = draw.random(count) < 0.3
+    wrap = _picks(draw, count, fields["iteration_wrap"].maximum)
+    columns["iteration_wrap"] = np.where(iterating, wrap, 1)
+    columns["iteration_current"] = np.where(iterating, (draw.random(count) * wrap).astype(
+        np.int64), 0)
+    columns["iteration_stepsize"] = np.where(
+        iterating, _picks(draw, count, fields["iteration_stepsize"].maximum), 1)
+    names = list(columns)
+    rows = zip(*(columns[name].tolist() for name in names), strict=True)
+    return [BufferDescriptor(kind, **dict(zip(names, row, strict=True))) for row in rows]
 
 
 def edge_beats(bd: BufferDescriptor) -> np.ndarray:
@@ -117,19 +162,40 @@ def edge_beats(bd: BufferDescriptor) -> np.ndarray:
     (:func:`~aiedma.model.cycle.timing.beat_counters`): the counter is the beat's
     position modulo D0's padded range, the first radix of ``padded_radices``.
     """
-    pattern = bd.pattern()
-    edge = np.zeros(bd.buffer_length, dtype=bool)
-    if any(pattern["before"]) or any(pattern["after"]):   # else no beat is a zero
-        _, zero, _ = bd_beats(bd.kind, bd)
-        edge[:-1] |= zero[1:] != zero[:-1]
-    radices = padded_radices(pattern["wraps"], pattern["before"], pattern["after"])
-    if radices and edge.size > 1:
-        edge[:-1] |= np.arange(1, edge.size) % radices[0] == 0
+    return edge_mask([bd], [bd_beats(bd.kind, bd)])
+
+
+def edge_mask(bds: Sequence[BufferDescriptor],
+              beats: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+    """:func:`edge_beats` of every BD, concatenated, from their beats (``bd_beats``),
+    in whole-array operations: a regression of 10^5 BDs runs this once."""
+    lengths = np.array([bd.buffer_length for bd in bds], dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=bool)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    edge = np.zeros(total, dtype=bool)
+    zero = np.concatenate([b[1] for b in beats])
+    inside = np.ones(total - 1, dtype=bool)     # beat i and i + 1 are of one BD
+    inside[ends[lengths > 0][:-1] - 1] = False
+    edge[:-1] = (zero[1:] != zero[:-1]) & inside
+    first_radix = []
+    for bd in bds:
+        pattern = bd.pattern()
+        radices = padded_radices(pattern["wraps"], pattern["before"], pattern["after"])
+        first_radix.append(radices[0] if radices else 0)
+    radix = np.repeat(np.array(first_radix, dtype=np.int64), lengths)
+    position = np.arange(total) - np.repeat(starts, lengths) + 1   # of the next beat
+    wraps = (radix > 0) & (position < np.repeat(lengths, lengths))
+    edge[wraps] |= position[wraps] % radix[wraps] == 0
     return edge
 
 
 def stall_pattern(bds: list[BufferDescriptor], rng: random.Random, *, edge_stall: float = 0.6,
-                  stall: float = 0.15) -> list[bool]:
+                  stall: float = 0.15,
+                  beats: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+                  ) -> list[bool]:
     """A ``ready`` pattern that stalls mostly on wrap and padding edges.
 
     Beat by beat: before each beat, a few stall cycles (each further one with
@@ -138,9 +204,11 @@ def stall_pattern(bds: list[BufferDescriptor], rng: random.Random, *, edge_stall
     cycle after the latency, so beat ``j`` meets the ``j``-th ready cycle and the
     stalls land on the beats they were meant for. The counts are drawn with NumPy
     from one draw of ``rng`` (a regression of 10^5 BDs has millions of beats).
+    ``beats`` may pass the BDs' ``bd_beats``, computed once by the caller.
     """
-    edges = [edge_beats(bd) for bd in bds]
-    edge = np.concatenate(edges) if edges else np.zeros(0, dtype=bool)
+    if beats is None:
+        beats = [bd_beats(bd.kind, bd) for bd in bds]
+    edge = edge_mask(bds, beats)
     draw = np.random.default_rng(rng.getrandbits(64))
     # Stall cycles before a beat: k with probability p^k (1 - p), a geometric count.
     stalls = draw.geometric(1 - np.where(edge, edge_stall, stall)) - 1
@@ -187,12 +255,22 @@ def regression_stimulus(kind: str, count: int, seed: int, ready: str = "high"
     ValueError
         If ``ready`` is not one of :data:`READY_MODES`.
     """
+    bds, pattern, offer, _ = regression_stimulus_beats(kind, count, seed, ready)
+    return bds, pattern, offer
+
+
+def regression_stimulus_beats(kind: str, count: int, seed: int, ready: str = "high") -> tuple[
+        list[BufferDescriptor], list[bool] | None, list[bool] | None,
+        list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """:func:`regression_stimulus` and each BD's ``bd_beats``, computed once for the
+    stall pattern and the expected trace (a bulk run's largest model cost)."""
     if ready not in READY_MODES:
         raise ValueError(f"ready={ready!r}: the ready pattern must be one of "
                          f"{', '.join(map(repr, READY_MODES))}")
+    bds = random_bds(kind, count, seed, allow_empty=ready != "high")
+    beats = [bd_beats(kind, bd) for bd in bds]
     if ready == "high":
-        return random_bds(kind, count, seed), None, None
-    bds = random_bds(kind, count, seed, allow_empty=True)
-    pattern = stall_pattern(bds, random.Random(seed))
+        return bds, None, None, beats
+    pattern = stall_pattern(bds, random.Random(seed), beats=beats)
     offer = random_pattern(np.random.default_rng(seed), len(pattern), OFFER_IDLE)
-    return bds, pattern, offer
+    return bds, pattern, offer, beats

@@ -20,6 +20,7 @@ from aiedma.tb.stimulus import (
     OFFER_IDLE,
     READY_MODES,
     edge_beats,
+    edge_mask,
     random_bds,
     regression_stimulus,
     stall_pattern,
@@ -80,14 +81,19 @@ def test_unknown_ready_is_refused(ready):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_edge_beats_are_d0_wraps_and_padding_edges(kind):
-    """The vectorised edges equal the definition, beat by beat, from beat_counters."""
-    for bd in random_bds(kind, 300, 5, allow_empty=True):
+    """The vectorised edges equal the definition, beat by beat, from beat_counters, for
+    one BD and for all of them at once (no edge across two BDs)."""
+    bds = random_bds(kind, 300, 5, allow_empty=True)
+    every = []
+    for bd in bds:
         _, zero, _ = bd_beats(kind, bd)
         want = [bool(p + 1 < zero.size and (
                     zero[p + 1] != zero[p]
                     or (beat_counters(bd, p + 1)["d0"] == 0 and "d1" in beat_counters(bd, p + 1))))
                 for p in range(zero.size)]
         assert edge_beats(bd).tolist() == want, bd
+        every += want
+    assert edge_mask(bds, [bd_beats(kind, bd) for bd in bds]).tolist() == every
 
 
 def test_stall_pattern_stalls_longer_on_edges():
