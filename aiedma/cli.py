@@ -544,12 +544,12 @@ def _replay(args: argparse.Namespace) -> int:
     kind, writes = read_writes_document(document)
     if args.kind and args.kind != kind:
         raise _Usage(f"--kind={args.kind}: {path} programs a {kind} DMA")
-    if kind == "shim":
-        raise _Usage(f"{path}: a shim DMA cannot be replayed yet (its external memory is not "
-                     "part of the replay)")
     from .tb.dma_run import run_dma  # Amaranth loads only when asked for
+    from .tb.loop_random import SHIM_MEMORY_WORDS
 
-    own = DMA_KINDS[kind].memory_window("own")
+    # The memory the DMA's BDs address: a shim's external memory starts at word 0.
+    own = (range(SHIM_MEMORY_WORDS) if kind == "shim"
+           else DMA_KINDS[kind].memory_window("own"))
     before = np.arange(own.start, own.stop)  # each word holds its own address
     inputs = {name: np.arange(count) for name, count in channel_words(kind, writes).items()
               if name.startswith("s2mm")}

@@ -29,13 +29,12 @@ from amaranth.sim import Simulator
 from ..hdl.dma_channel import DMAChannel
 from ..model.arch.kinds import DMA_KINDS
 from ..model.errors import AiedmaError, field_error
-from ..model.system.channel import DMA
 from ..model.system.registers import apply_writes, program_writes
 from ..model.system.scheduler import Agent, Stall, SystemReport, SystemRun, run_system
 from ..model.system.stream import Beat, Stream, StreamSink, StreamSource
 from .dma_block import run_rtl_dma
 from .loop import SIMULATORS
-from .loop_random import PROGRAM_PLACES, random_program
+from .loop_random import PROGRAM_PLACES, program_dma, random_program
 
 __all__ = ["DmaRun", "RtlChannelAgent", "check_program_channels", "main", "register_writes",
            "run_dma", "run_rtl_channels"]
@@ -382,8 +381,8 @@ class DmaRun:
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
                 inputs: dict, ready: dict) -> tuple:
-    dma = DMA(kind, 0, 1 if kind == "memtile" else 2)
-    window = DMA_KINDS[kind].memory_window("own").start
+    dma = program_dma(kind, {"memtile": 1, "tile": 2}.get(kind, 0))
+    window = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
     store, offset = dma.memory.resolve(window)
     store.load(offset, memory)
     apply_writes(dma, writes)
@@ -414,11 +413,12 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
 
     Parameters
     ----------
-    kind : {"tile", "memtile"}
+    kind : {"tile", "memtile", "shim"}
     writes : sequence of (address, value)
         BD words, start-queue pushes and lock values (``model/system/registers.py``).
     memory : array-like, optional
-        Words loaded at the start of the tile's own memory (default: none).
+        Words loaded at the start of the tile's own memory, or of a shim's external
+        memory (``SHIM_MEMORY_WORDS`` words at address 0) (default: none).
     inputs : dict of str to sequence of int
         Per S2MM channel with tasks (``"s2mm0"``): the words it receives.
     ready : dict of str to sequence of bool

@@ -34,7 +34,7 @@ from ..model.bd.task import Task
 from ..model.errors import AiedmaError, field_error
 from ..model.system.channel import DMA
 from ..model.system.graph import Graph, GraphResult
-from ..model.system.memory import MEMORY_TILE_WINDOWS
+from ..model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
 from ..model.system.scheduler import SystemReport, run_system
 from ..model.system.stream import Stream, StreamSink
 from .loop import SIMULATORS, run_with_rtl
@@ -171,8 +171,19 @@ PROGRAM_PLACES: dict[str, ProgramPlace] = {
     "memtile": ProgramPlace(MEMORY_TILE_WINDOWS["own"], MEMORY_TILE_WINDOWS["own"] + 4096,
                             64 + 1, 24, 40, 1),
     "tile": ProgramPlace(0, 4096, 1, 4, 15, 2),
+    "shim": ProgramPlace(0, 4096, 1, 4, 15, 0),
 }
-"""The kinds a random task program runs on (the kinds ``hdl.dma_channel`` builds)."""
+"""The kinds a random task program runs on (every kind ``hdl.dma`` builds)."""
+
+SHIM_MEMORY_WORDS = 8192
+"""External memory of a shim program (its regions lie in the first words)."""
+
+
+def program_dma(kind: str, row: int) -> DMA:
+    """A fresh model DMA of ``kind`` for a program; a shim gets external memory."""
+    if kind == "shim":
+        return DMA(kind, 0, row, memory=shim_space("ddr", Memory("ddr", SHIM_MEMORY_WORDS)))
+    return DMA(kind, 0, row)
 
 TARGET = PROGRAM_PLACES["memtile"].target
 """The memory-tile program's target region (its first word address)."""
@@ -208,7 +219,7 @@ class RandomProgram:
     def build(self) -> tuple[list, list, DMA, StreamSink]:
         """``(agents, channels, dma, sink)`` of a fresh system."""
         place = self.place
-        dma = DMA(self.kind, 0, place.row)
+        dma = program_dma(self.kind, place.row)
         source, offset = dma.memory.resolve(place.source)
         source.load(offset, self.memory)
         n = len(self.reads)
@@ -263,7 +274,7 @@ def random_program(seed: int, kind: str = "memtile") -> RandomProgram:
     the same seed and kind give the same program."""
     if kind not in PROGRAM_PLACES:
         raise field_error(AiedmaError, "kind", kind, "random task programs run on "
-                          f"{' or '.join(PROGRAM_PLACES)} (the kinds of hdl.dma_channel)")
+                          f"{' or '.join(PROGRAM_PLACES)}")
     place = PROGRAM_PLACES[kind]
     rng = random.Random(seed)
     chain = rng.randint(1, 3)

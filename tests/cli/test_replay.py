@@ -75,8 +75,6 @@ def test_the_text_report(tmp_path, capsys):
      "address='0x5': write 0: no BD, start-queue or lock register of a memtile DMA is there"),
     ('{"kind": "tile", "writes": []}', ["--kind", "memtile"],
      "bad.json programs a tile DMA"),
-    ('{"kind": "shim", "writes": []}', [],
-     "a shim DMA cannot be replayed yet (its external memory is not part of the replay)"),
 ])
 def test_bad_replay_input_is_one_line(tmp_path, capsys, text, options, message):
     path = tmp_path / "bad.json"
@@ -94,3 +92,13 @@ def test_writes_for_a_channel_of_the_other_half_are_refused(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         "aiedma bd: error: --format writes: start_bd=0: MM2S channel 1 runs BDs 24-47 "
         "(shared by channels 1/3/5 of both directions)")
+
+
+def test_a_shim_read_replays_from_external_memory_on_the_rtl(tmp_path, capsys):
+    path = writes_file(tmp_path, capsys, TILES, "--kind", "shim", "--base-address", "64",
+                       "--channel", "1")
+    model, rtl = replay(path, capsys), replay(path, capsys, "--rtl", "verilator")
+    assert model == rtl
+    stream = lower(TilingParameters.from_dict(TILES), "shim", "read",
+                   base_address=64).word_stream()
+    assert [data for data, _ in model["outputs"]["mm2s1"]] == stream.tolist()
