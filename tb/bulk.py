@@ -52,14 +52,15 @@ import numpy as np
 
 from ..hdl.export import TOPS, export_verilog
 from ..hdl.layouts import bd_layout, beat_layout
+from ..model.bd.batch import BDBatch
 from ..model.bd.descriptor import BufferDescriptor
 from ..model.bd.fields import KINDS
 from ..model.cycle.contract import ADDRESS_BITS
 from ..model.cycle.timing import AddrgenTrace, addrgen_trace_fast, held_high_array
-from .stimulus import READY_MODES, regression_stimulus
+from .stimulus import READY_MODES, regression_batch
 from .tools import ToolMissing, lint_flags, verilator_env
 
-__all__ = ["BULK_SIMULATORS", "main", "pack_bds", "run_bulk", "write_bulk"]
+__all__ = ["BULK_SIMULATORS", "main", "pack_bds", "pack_limbs", "run_bulk", "write_bulk"]
 
 BULK_SIMULATORS = ("verilator", "icarus")
 DEFAULT_ROOT = Path("build") / "bulk"
@@ -76,27 +77,44 @@ PROGRESS_AFTER = 2.0
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
-def pack_bds(kind: str, bds: Sequence[BufferDescriptor]) -> list[int]:
+def pack_limbs(kind: str, bds: Sequence[BufferDescriptor] | BDBatch) -> np.ndarray:
+    """Each BD's payload bits at the member offsets of ``bd_layout(kind)``, in 64-bit limbs.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint64, shape ``(len(bds), ceil(width / 64))``; limb 0 holds payload bits 63..0.
+    """
+    batch = bds if isinstance(bds, BDBatch) else BDBatch.from_bds(kind, bds)
+    layout = bd_layout(kind)
+    limbs = np.zeros((len(batch), -(-layout.size // 64)), dtype=np.uint64)
+    for name, field in layout:
+        value = batch[name].astype(np.uint64) & np.uint64((1 << field.width) - 1)
+        limb, shift = divmod(field.offset, 64)
+        limbs[:, limb] |= value << np.uint64(shift)
+        if shift + field.width > 64:   # the member straddles two limbs
+            limbs[:, limb + 1] |= value >> np.uint64(64 - shift)
+    return limbs
+
+
+def pack_bds(kind: str, bds: Sequence[BufferDescriptor] | BDBatch) -> list[int]:
     """Each BD's payload bits as an int, at the member offsets of ``bd_layout(kind)``."""
-    members = [(name, field.offset, (1 << field.width) - 1) for name, field in bd_layout(kind)]
-    out = []
-    for bd in bds:
-        # bd.fields() holds every field bd_to_payload names: one dict per BD, not one
-        # attribute lookup per field (this runs for every BD of a 10^5-BD regression).
-        values = bd.fields()
-        value = 0
-        for name, offset, mask in members:
-            value |= (values[name] & mask) << offset
-        out.append(value)
-    return out
+    return [sum(int(limb) << (64 * i) for i, limb in enumerate(row))
+            for row in pack_limbs(kind, bds)]
 
 
 def _hex_lines(values: np.ndarray, digits: int) -> bytes:
-    """uint64 values as fixed-width lower-case hex lines, without a Python loop."""
+    """uint64 values (or rows of 64-bit limbs, least significant first) as fixed-width
+    lower-case hex lines, without a Python loop."""
     values = np.asarray(values, dtype=np.uint64)
-    shifts = np.arange(digits - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
-    text = np.empty((values.size, digits + 1), dtype=np.uint8)
-    text[:, :digits] = _HEX[(values[:, None] >> shifts) & np.uint64(15)]
+    if values.ndim == 1:
+        values = values[:, None]
+    # Limb i gives hex digits 16 i .. 16 i + 15 (from the right); the line's digits,
+    # left to right, are digit d = digits - 1 .. 0.
+    place = np.arange(digits - 1, -1, -1)
+    limb, shift = place // 16, (place % 16).astype(np.uint64) * np.uint64(4)
+    text = np.empty((values.shape[0], digits + 1), dtype=np.uint8)
+    text[:, :digits] = _HEX[(values[:, limb] >> shift) & np.uint64(15)]
     text[:, digits] = ord("\n")
     return text.tobytes()
 
@@ -127,16 +145,22 @@ def _depth(n: int, least: int) -> int:
     return max(least, 1 << max(0, n - 1).bit_length())
 
 
-def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
-               ready: Sequence[bool] | None = None, offer: Sequence[bool] | None = None,
+def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor] | BDBatch,
+               ready: Sequence[bool] | np.ndarray | None = None,
+               offer: Sequence[bool] | np.ndarray | None = None,
                *, corrupt: int | None = None, simulator: str = "verilator") -> AddrgenTrace:
     """Write the stimulus, expected trace and parameters of one run into ``out``.
+
+    ``bds`` is best a :class:`~aiedma.model.bd.batch.BDBatch`: its beats are computed
+    once, for all BDs at once (a list is turned into one).
 
     ``corrupt`` (a test hook) flips bit 0 of the expected word of that cycle after
     the trace is computed, so a correct RTL must be reported as mismatching there.
     ``simulator`` sets the least memory depths of the build (see ``params.json``).
     """
     out.mkdir(parents=True, exist_ok=True)
+    if not isinstance(bds, BDBatch):
+        bds = BDBatch.from_bds(kind, bds)
     trace = addrgen_trace_fast(kind, bds, ready, offer)
     words = expected_words(kind, trace)
     if corrupt is not None:
@@ -147,8 +171,7 @@ def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
     pattern = trace.o_ready.astype(np.uint64) | (offered << np.uint64(1))
     (out / "pattern.hex").write_bytes(_hex_lines(pattern, 1))
     bd_width = bd_layout(kind).size
-    digits = (bd_width + 3) // 4
-    (out / "bds.hex").write_text("".join(f"{v:0{digits}x}\n" for v in pack_bds(kind, bds)))
+    (out / "bds.hex").write_bytes(_hex_lines(pack_limbs(kind, bds), (bd_width + 3) // 4))
     (out / "counts.hex").write_text(f"{len(bds):08x}\n{trace.cycles:08x}\n")
     params = {"top": f"aiedma_addrgen_{kind}", "kind": kind, "bds": len(bds),
               "cycles": trace.cycles, "bd_width": bd_width, "address_bits": ADDRESS_BITS[kind],
@@ -245,7 +268,7 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
              progress: bool = False) -> dict:
     """One bulk run: generate, write, build (if needed), simulate; the result as a dict.
 
-    The stimulus is :func:`~aiedma.tb.stimulus.regression_stimulus` of ``kind``,
+    The stimulus is :func:`~aiedma.tb.stimulus.regression_batch` of ``kind``,
     ``bds_count``, ``seed`` and ``ready`` (``"high"`` or ``"stall"``). Files go to
     :func:`run_folder`; the build to ``<root>/<simulator>/<kind>/build-<depths>``,
     shared by every run of the kind. With ``progress``, a run lasting longer than
@@ -269,7 +292,7 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
         if progress and elapsed > PROGRESS_AFTER:
             print(f"  {kind} {ready} seed {seed}: {text} ({elapsed:.1f} s)", flush=True)
 
-    bds, ready_pattern, offer = regression_stimulus(kind, bds_count, seed, ready)
+    bds, ready_pattern, offer = regression_batch(kind, bds_count, seed, ready)
     phase(f"{bds_count} random BDs and patterns made")
     trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt,
                        simulator=simulator)
@@ -294,7 +317,7 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
     compared = int(passed.group(1)) if passed and not mismatch else int(mismatch.group(1))
     total_s = ended - began
     return {"kind": kind, "ready": ready, "seed": seed, "bds": bds_count,
-            "words": sum(bd.buffer_length for bd in bds), "cycles": trace.cycles,
+            "words": int(bds.lengths.sum()), "cycles": trace.cycles,
             "compared": compared, "model_s": written - began, "build_s": built - written,
             "run_s": run_s, "total_s": total_s,
             "cycles_per_s": compared / run_s if run_s > 0 else 0.0,

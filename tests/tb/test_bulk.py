@@ -20,8 +20,14 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_PREPARE_SLOTS
 from aiedma.model.cycle.timing import addrgen_trace, addrgen_trace_fast
-from aiedma.tb.bulk import BULK_SIMULATORS, pack_bds, run_bulk
-from aiedma.tb.stimulus import random_bds, random_pattern, regression_stimulus, stall_pattern
+from aiedma.tb.bulk import BULK_SIMULATORS, _hex_lines, pack_bds, pack_limbs, run_bulk
+from aiedma.tb.stimulus import (
+    random_bd_batch,
+    random_bds,
+    random_pattern,
+    regression_stimulus,
+    stall_pattern,
+)
 
 FIELDS = ("i_valid", "i_ready", "o_valid", "o_ready", "address", "zero", "last", "accepted")
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
@@ -91,7 +97,17 @@ def test_fast_trace_needs_a_prepare_slot():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_packing_equals_amaranth(kind):
-    bds = random_bds(kind, 50, 3, allow_empty=True)
+    """From a list and from a batch (every field at its maximum among them), in ints,
+    in 64-bit limbs and in the hex lines the Icarus bench reads."""
+    batch = random_bd_batch(kind, 400, 3, allow_empty=True)
+    bds = batch.bds()
     layout = bd_layout(kind)
     want = [layout.const(bd_to_payload(bd)).as_value().value for bd in bds]
     assert pack_bds(kind, bds) == want
+    assert pack_bds(kind, batch) == want
+    limbs = pack_limbs(kind, batch)
+    assert limbs.shape == (400, -(-layout.size // 64))
+    digits = (layout.size + 3) // 4
+    assert _hex_lines(limbs, digits).decode() == "".join(f"{v:0{digits}x}\n" for v in want)
+    words = np.array([0, 1, 0xABC, (1 << 51) - 1], dtype=np.uint64)
+    assert _hex_lines(words, 13).decode() == "".join(f"{v:013x}\n" for v in words.tolist())
