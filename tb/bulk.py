@@ -9,18 +9,26 @@ on Dask (:mod:`.shards`): a local cluster of every core by default, or the clust
 failing shard named by its seed, and the end-to-end rate (compared cycles over the
 wall time of the whole sweep) printed last.
 
-No Python runs per cycle. For each run, the model writes into
-``build/bulk/<sim>/<kind>/<ready>-<seed>/`` (all ``$readmemh`` hex files):
+No Python runs per cycle, nor per BD: the BDs are a
+:class:`~aiedma.model.bd.batch.BDBatch` (:func:`~aiedma.tb.stimulus.regression_batch`),
+drawn, streamed and packed with NumPy. For each run, the model writes into
+``build/bulk/<sim>/<kind>/<ready>-<seed>/``:
 
-* ``bds.hex``: one BD payload per line, packed as :func:`~aiedma.hdl.layouts.bd_layout`
-  packs it (checked against ``bd_layout(kind).const(...)`` by the tests);
-* ``pattern.hex``: per cycle, bit 0 the consumer's ``o.ready``, bit 1 the producer's
+* the BD payloads, packed as :func:`~aiedma.hdl.layouts.bd_layout` packs them (checked
+  against ``bd_layout(kind).const(...)`` by the tests);
+* the pattern: per cycle, bit 0 the consumer's ``o.ready``, bit 1 the producer's
   offer (``i.valid`` is the offer while BDs remain);
-* ``expected.hex``: per cycle, the beat payload bits (as
+* the expected trace: per cycle, the beat payload bits (as
   :func:`~aiedma.hdl.layouts.beat_layout` packs them, 0 when ``o.valid`` is low), then
   ``o.valid``, ``i.ready`` and ``i.valid`` above them;
 * ``counts.hex``: the number of BDs and of cycles; ``params.json``: the widths, the
   memory depths and the top's name, readable.
+
+Icarus reads the first three with ``$readmemh`` from ``bds.hex``, ``pattern.hex`` and
+``expected.hex``. Verilator reads raw little-endian ``bds.bin`` (64-bit limbs per BD,
+least significant first), ``pattern.bin`` (a byte per cycle) and ``expected.bin`` (a
+64-bit word per cycle) through DPI (``tb/bulk_main.cpp``): its ``$readmemh`` reads a
+character at a time and took most of a run's simulation time.
 
 The build (``bulk_params.vh`` with the widths and depths, the exported top, the
 testbench and, under Verilator, ``tb/bulk_main.cpp``, whose loop is the clock) lives in
@@ -166,12 +174,20 @@ def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor] | BDBatch,
     if corrupt is not None:
         words[corrupt] ^= np.uint64(1)
     bits = expected_bits(kind)
-    (out / "expected.hex").write_bytes(_hex_lines(words, (bits["width"] + 3) // 4))
-    offered = held_high_array(offer, trace.cycles).astype(np.uint64)
-    pattern = trace.o_ready.astype(np.uint64) | (offered << np.uint64(1))
-    (out / "pattern.hex").write_bytes(_hex_lines(pattern, 1))
+    offered = held_high_array(offer, trace.cycles).astype(np.uint8)
+    pattern = trace.o_ready.astype(np.uint8) | (offered << np.uint8(1))
     bd_width = bd_layout(kind).size
-    (out / "bds.hex").write_bytes(_hex_lines(pack_limbs(kind, bds), (bd_width + 3) // 4))
+    limbs = pack_limbs(kind, bds)
+    binary = simulator == "verilator"   # raw files: tb/bulk_main.cpp reads them with fread
+    files = {"expected": (words.astype("<u8").tobytes() if binary else
+                          _hex_lines(words, (bits["width"] + 3) // 4)),
+             "pattern": pattern.tobytes() if binary else _hex_lines(pattern, 1),
+             "bds": (limbs.astype("<u8").tobytes() if binary else
+                     _hex_lines(limbs, (bd_width + 3) // 4))}
+    for name, content in files.items():
+        (out / f"{name}.{'bin' if binary else 'hex'}").write_bytes(content)
+        # A folder reused by the other simulator must not show a stale trace.
+        (out / f"{name}.{'hex' if binary else 'bin'}").unlink(missing_ok=True)
     (out / "counts.hex").write_text(f"{len(bds):08x}\n{trace.cycles:08x}\n")
     params = {"top": f"aiedma_addrgen_{kind}", "kind": kind, "bds": len(bds),
               "cycles": trace.cycles, "bd_width": bd_width, "address_bits": ADDRESS_BITS[kind],

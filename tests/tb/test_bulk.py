@@ -1,14 +1,17 @@
 """The bulk regression (model writes files, the simulator compares every cycle).
 
 A short run per simulator and kind passes and compares exactly the model's trace; a
-corrupted expected file is caught at its cycle on both simulators; the event-per-BD
+corrupted expected file is caught at its cycle on both simulators, a short one (the
+raw files Verilator reads) is refused; the event-per-BD
 trace writer equals the per-cycle model (for several prepare-slot depths), and the BD
 packing equals Amaranth's.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
 
 import numpy as np
 import pytest
@@ -20,7 +23,14 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_PREPARE_SLOTS
 from aiedma.model.cycle.timing import addrgen_trace, addrgen_trace_fast
-from aiedma.tb.bulk import BULK_SIMULATORS, _hex_lines, pack_bds, pack_limbs, run_bulk
+from aiedma.tb.bulk import (
+    BULK_SIMULATORS,
+    _hex_lines,
+    pack_bds,
+    pack_limbs,
+    run_bulk,
+    run_folder,
+)
 from aiedma.tb.stimulus import (
     random_bd_batch,
     random_bds,
@@ -28,6 +38,7 @@ from aiedma.tb.stimulus import (
     regression_stimulus,
     stall_pattern,
 )
+from aiedma.tb.tools import verilator_env
 
 FIELDS = ("i_valid", "i_ready", "o_valid", "o_ready", "address", "zero", "last", "accepted")
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
@@ -52,6 +63,17 @@ def test_bulk_run_and_corruption(simulator, kind, tmp_path):
     assert bad["mismatch"] is not None
     assert bad["mismatch"]["cycle"] == cycle
     assert int(bad["mismatch"]["expected"], 16) ^ int(bad["mismatch"]["got"], 16) == 1
+    if simulator == "verilator":   # raw files read through DPI: a short one is refused
+        out = run_folder(tmp_path, simulator, kind, "stall", 7)
+        params = json.loads((out / "params.json").read_text())
+        binary = (tmp_path / simulator / kind / f"build-{params['depth']}-{params['bd_depth']}"
+                  / "obj" / "bulk_tb")
+        expected = (out / "expected.bin").read_bytes()
+        (out / "expected.bin").write_bytes(expected[:-8])
+        done = subprocess.run([str(binary)], cwd=out, capture_output=True, text=True,
+                              env=verilator_env(), check=False)
+        assert done.returncode != 0
+        assert "BULK ERROR reading expected.bin" in done.stdout + done.stderr
 
 
 def assert_same_trace(got, want, label: str) -> None:
