@@ -418,7 +418,9 @@ def _trace_of_beats(lengths: np.ndarray, addresses: np.ndarray, zeros: np.ndarra
     ready_at = np.flatnonzero(ready_arr)
     offered = np.where(offer_arr, np.arange(bound), bound)
     next_offer = np.minimum.accumulate(offered[::-1])[::-1]   # first offer at or after t
-    rc, ra, no = ready_count.tolist(), ready_at.tolist(), next_offer.tolist()
+    # Looked up a few times per BD: .item() gives plain ints without turning the whole
+    # arrays (as long as the trace) into lists first.
+    rc, ra, no = ready_count.item, ready_at.item, next_offer.item
     accept = [0] * count
     hand_on = [0] * count   # out_0(k): i.ready is low from a(k) + 1 until then
     start = [0] * count
@@ -429,7 +431,7 @@ def _trace_of_beats(lengths: np.ndarray, addresses: np.ndarray, zeros: np.ndarra
     last = prepare_slots - 1
     run_end = -1
     for k, length in enumerate(lengths.tolist()):
-        a = no[out[0]]
+        a = no(out[0])
         accept[k] = a
         enter = a + 1
         for s in range(last):   # out[s + 1] still holds BD k - 1's value
@@ -439,7 +441,7 @@ def _trace_of_beats(lengths: np.ndarray, addresses: np.ndarray, zeros: np.ndarra
             c = enter
         else:
             c = max(enter, run_end)
-            start[k], end[k] = c + 1, ra[rc[c + 1] + length - 1]
+            start[k], end[k] = c + 1, ra(rc(c + 1) + length - 1)
             run_end = end[k]
         out[last] = c
         hand_on[k] = out[0]
