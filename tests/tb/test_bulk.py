@@ -23,6 +23,7 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_PREPARE_SLOTS
 from aiedma.model.cycle.timing import addrgen_trace, addrgen_trace_fast
+from aiedma.tb import bulk
 from aiedma.tb.bulk import (
     BULK_SIMULATORS,
     _hex_lines,
@@ -47,10 +48,16 @@ SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("simulator", BULK_SIMULATORS)
-def test_bulk_run_and_corruption(simulator, kind, tmp_path):
+def test_bulk_run_and_corruption(simulator, kind, tmp_path, monkeypatch):
     """200 BDs under backpressure pass; then one flipped expected bit is reported at
-    its cycle (same build, so the failing path is the one that passed)."""
+    its cycle (same build, so the failing path is the one that passed; reusing it
+    never elaborates the top again)."""
     clean = run_bulk(kind, 200, 7, simulator, "stall", root=tmp_path)
+
+    def no_export(top):
+        raise AssertionError(f"{top} exported again although its build is there")
+
+    monkeypatch.setattr(bulk, "_verilog", no_export)
     assert clean["mismatch"] is None
     assert clean["compared"] == clean["cycles"] > 200
     bds = regression_stimulus(kind, 200, 7, "stall")[0]
