@@ -439,10 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--shards", type=int, default=os.cpu_count() or 1,
                         help="split each run into this many shards, by seed, run on Dask "
-                             "(default: one per core; 1: in this process, no Dask)")
+                             "(default: one per core; 1: in this process, no Dask; a sweep "
+                             f"of fewer than {LOCAL_BELOW:,} BDs in all and no --scheduler "
+                             "also runs here, as a local cluster takes longer to start)")
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address (tcp://host:port) to run the shards on; "
-                             "default with --shards > 1: a local cluster of every core")
+                             "default with --shards > 1: a local cluster of every core "
+                             f"(for {LOCAL_BELOW:,} BDs or more)")
     parser.add_argument("--workers", type=int, default=None,
                         help="workers of the local cluster (default: every core)")
     args = parser.parse_args(argv)
@@ -450,8 +453,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--shards={args.shards}: must be at least 1")
     calls = shard_calls(args.kinds, args.ready, args.bds, args.seed, args.shards, args.sim,
                         args.root.resolve())
-    print(f"bulk regression on {args.sim}, seed {args.seed}, {len(calls)} shard(s): expected "
-          "trace from the model, compared every cycle inside the simulator", flush=True)
+    where = "on Dask" if _on_dask(calls, args) else "in this process"
+    print(f"bulk regression on {args.sim}, seed {args.seed}, {len(calls)} shard(s) {where}: "
+          "expected trace from the model, compared every cycle inside the simulator",
+          flush=True)
     began = time.perf_counter()
     try:
         results = _run_calls(calls, args)
@@ -479,8 +484,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+LOCAL_BELOW = 100_000
+"""Random BDs in all below which a sweep without ``--scheduler`` runs its shards in this
+process, one after another: starting a local Dask cluster takes 1.5-2 s, while 40,000
+BDs take about 0.6 s here (their shards keep their seeds, so the results are the same)."""
+
+
+def _on_dask(calls: list[tuple], args: argparse.Namespace) -> bool:
+    if len(calls) < 2:
+        return False
+    if args.scheduler:
+        return True
+    return args.shards > 1 and sum(call[3] for call in calls) >= LOCAL_BELOW
+
+
 def _run_calls(calls: list[tuple], args: argparse.Namespace) -> list:
-    """The shards in this process (one shard, no scheduler) or on Dask (:mod:`.shards`)."""
+    """The shards in this process (:func:`_on_dask` false) or on Dask (:mod:`.shards`)."""
     from .shards import ShardResult, run_shards
 
     def report(result: ShardResult) -> None:
@@ -491,7 +510,7 @@ def _run_calls(calls: list[tuple], args: argparse.Namespace) -> list:
             print(f"  shard seed {result.seed} {r['kind']} {r['ready']}: {r['compared']} "
                   f"cycles compared in {r['total_s']:.1f} s", flush=True)
 
-    if len(calls) > 1 and (args.shards > 1 or args.scheduler):
+    if _on_dask(calls, args):
         return run_shards(bulk_shard, calls, scheduler=args.scheduler, workers=args.workers,
                           on_result=report)
     results = []

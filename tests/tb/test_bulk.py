@@ -9,6 +9,7 @@ packing equals Amaranth's.
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import subprocess
@@ -31,6 +32,7 @@ from aiedma.tb.bulk import (
     pack_limbs,
     run_bulk,
     run_folder,
+    shard_calls,
 )
 from aiedma.tb.stimulus import (
     random_bd_batch,
@@ -140,3 +142,18 @@ def test_packing_equals_amaranth(kind):
     assert _hex_lines(limbs, digits).decode() == "".join(f"{v:0{digits}x}\n" for v in want)
     words = np.array([0, 1, 0xABC, (1 << 51) - 1], dtype=np.uint64)
     assert _hex_lines(words, 13).decode() == "".join(f"{v:013x}\n" for v in words.tolist())
+
+
+def test_small_sweeps_run_in_this_process(tmp_path):
+    """A local cluster starts slower than a small sweep runs; a named scheduler is
+    always used, and so is the local cluster from LOCAL_BELOW BDs in all."""
+    def on_dask(bds, shards, scheduler=None):
+        calls = shard_calls(list(KINDS), ["high", "stall"], bds, 1, shards, "verilator",
+                            tmp_path)
+        return bulk._on_dask(calls, argparse.Namespace(shards=shards, scheduler=scheduler))
+
+    small = -(-bulk.LOCAL_BELOW // 6)   # BDs per kind and ready: 6 runs in all
+    assert not on_dask(small - 1, 4)
+    assert on_dask(small, 4)
+    assert not on_dask(10 * small, 1)
+    assert on_dask(10, 2, scheduler="tcp://host:8786")
