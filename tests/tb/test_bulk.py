@@ -1,14 +1,18 @@
 """The bulk regression (model writes files, the simulator compares every cycle).
 
 A short run per simulator and kind passes and compares exactly the model's trace; a
-corrupted expected file is caught at its cycle on both simulators; the event-per-BD
+corrupted expected file is caught at its cycle on both simulators, a short one (the
+raw files Verilator reads) is refused; the event-per-BD
 trace writer equals the per-cycle model (for several prepare-slot depths), and the BD
 packing equals Amaranth's.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
+import subprocess
 
 import numpy as np
 import pytest
@@ -20,8 +24,24 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_PREPARE_SLOTS
 from aiedma.model.cycle.timing import addrgen_trace, addrgen_trace_fast
-from aiedma.tb.bulk import BULK_SIMULATORS, pack_bds, run_bulk
-from aiedma.tb.stimulus import random_bds, random_pattern, regression_stimulus, stall_pattern
+from aiedma.tb import bulk
+from aiedma.tb.bulk import (
+    BULK_SIMULATORS,
+    _hex_lines,
+    pack_bds,
+    pack_limbs,
+    run_bulk,
+    run_folder,
+    shard_calls,
+)
+from aiedma.tb.stimulus import (
+    random_bd_batch,
+    random_bds,
+    random_pattern,
+    regression_stimulus,
+    stall_pattern,
+)
+from aiedma.tb.tools import verilator_env
 
 FIELDS = ("i_valid", "i_ready", "o_valid", "o_ready", "address", "zero", "last", "accepted")
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
@@ -30,10 +50,16 @@ SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("simulator", BULK_SIMULATORS)
-def test_bulk_run_and_corruption(simulator, kind, tmp_path):
+def test_bulk_run_and_corruption(simulator, kind, tmp_path, monkeypatch):
     """200 BDs under backpressure pass; then one flipped expected bit is reported at
-    its cycle (same build, so the failing path is the one that passed)."""
+    its cycle (same build, so the failing path is the one that passed; reusing it
+    never elaborates the top again)."""
     clean = run_bulk(kind, 200, 7, simulator, "stall", root=tmp_path)
+
+    def no_export(top):
+        raise AssertionError(f"{top} exported again although its build is there")
+
+    monkeypatch.setattr(bulk, "_verilog", no_export)
     assert clean["mismatch"] is None
     assert clean["compared"] == clean["cycles"] > 200
     bds = regression_stimulus(kind, 200, 7, "stall")[0]
@@ -46,6 +72,17 @@ def test_bulk_run_and_corruption(simulator, kind, tmp_path):
     assert bad["mismatch"] is not None
     assert bad["mismatch"]["cycle"] == cycle
     assert int(bad["mismatch"]["expected"], 16) ^ int(bad["mismatch"]["got"], 16) == 1
+    if simulator == "verilator":   # raw files read through DPI: a short one is refused
+        out = run_folder(tmp_path, simulator, kind, "stall", 7)
+        params = json.loads((out / "params.json").read_text())
+        binary = (tmp_path / simulator / kind / f"build-{params['depth']}-{params['bd_depth']}"
+                  / "obj" / "bulk_tb")
+        expected = (out / "expected.bin").read_bytes()
+        (out / "expected.bin").write_bytes(expected[:-8])
+        done = subprocess.run([str(binary)], cwd=out, capture_output=True, text=True,
+                              env=verilator_env(), check=False)
+        assert done.returncode != 0
+        assert "BULK ERROR reading expected.bin" in done.stdout + done.stderr
 
 
 def assert_same_trace(got, want, label: str) -> None:
@@ -91,7 +128,32 @@ def test_fast_trace_needs_a_prepare_slot():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_packing_equals_amaranth(kind):
-    bds = random_bds(kind, 50, 3, allow_empty=True)
+    """From a list and from a batch (every field at its maximum among them), in ints,
+    in 64-bit limbs and in the hex lines the Icarus bench reads."""
+    batch = random_bd_batch(kind, 400, 3, allow_empty=True)
+    bds = batch.bds()
     layout = bd_layout(kind)
     want = [layout.const(bd_to_payload(bd)).as_value().value for bd in bds]
     assert pack_bds(kind, bds) == want
+    assert pack_bds(kind, batch) == want
+    limbs = pack_limbs(kind, batch)
+    assert limbs.shape == (400, -(-layout.size // 64))
+    digits = (layout.size + 3) // 4
+    assert _hex_lines(limbs, digits).decode() == "".join(f"{v:0{digits}x}\n" for v in want)
+    words = np.array([0, 1, 0xABC, (1 << 51) - 1], dtype=np.uint64)
+    assert _hex_lines(words, 13).decode() == "".join(f"{v:013x}\n" for v in words.tolist())
+
+
+def test_small_sweeps_run_in_this_process(tmp_path):
+    """A local cluster starts slower than a small sweep runs; a named scheduler is
+    always used, and so is the local cluster from LOCAL_BELOW BDs in all."""
+    def on_dask(bds, shards, scheduler=None):
+        calls = shard_calls(list(KINDS), ["high", "stall"], bds, 1, shards, "verilator",
+                            tmp_path)
+        return bulk._on_dask(calls, argparse.Namespace(shards=shards, scheduler=scheduler))
+
+    small = -(-bulk.LOCAL_BELOW // 6)   # BDs per kind and ready: 6 runs in all
+    assert not on_dask(small - 1, 4)
+    assert on_dask(small, 4)
+    assert not on_dask(10 * small, 1)
+    assert on_dask(10, 2, scheduler="tcp://host:8786")
