@@ -17,7 +17,7 @@ system without it is the reference (``tb/dma_run.py``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from amaranth.sim import Simulator
 
@@ -62,6 +62,51 @@ class _AmaranthPorts:
         return self.ctx.get(payload.data), bool(self.ctx.get(payload.last))
 
 
+class _AmaranthBlock:
+    """One DMA block on Amaranth's simulator, elaborated once per placement and reset
+    between runs: elaborating a 12-channel block costs seconds, a random program runs a
+    few dozen cycles. ``Simulator.reset`` puts every signal and memory back to its
+    initial value and restarts the testbench, which runs whatever job is set."""
+
+    _cache: ClassVar[dict[tuple[str, int, int], _AmaranthBlock]] = {}
+
+    def __init__(self, kind: str, column: int, row: int) -> None:
+        self.dut = DMA(kind, column, row)
+        self.sim = Simulator(self.dut)
+        self.sim.add_clock(1e-8)
+        self.job: Any = None
+        self.used = False
+
+        async def bench(ctx: Any) -> None:
+            await self.job(ctx)
+
+        self.sim.add_testbench(bench)
+
+    @classmethod
+    def of(cls, kind: str, column: int, row: int, *, reuse: bool) -> _AmaranthBlock:
+        """The block at this placement: elaborated now, or with ``reuse`` the one
+        elaborated before (a test that patches the RTL must not get an older one)."""
+        key = (kind, column, row)
+        if not reuse:
+            return cls(kind, column, row)
+        if key not in cls._cache:
+            cls._cache[key] = cls(kind, column, row)
+        return cls._cache[key]
+
+    def run(self, job: Any) -> None:
+        """Run ``job`` (an async function of the simulator context) from reset."""
+        if self.used:
+            self.sim.reset()
+        self.used, self.job = True, job
+        try:
+            self.sim.run()
+        except BaseException:
+            # A run stopped half-way leaves the simulator mid-step: build a fresh one next.
+            for key in [k for k, v in self._cache.items() if v is self]:
+                del self._cache[key]
+            raise
+
+
 class _VerilatorPorts:
     """The block's ports on a Verilated model in this process."""
 
@@ -103,12 +148,14 @@ class RtlDmaAgent:
     simulator : {"amaranth", "verilator"}
     """
 
-    def __init__(self, dma: Any, channels: Sequence[Any], simulator: str = "amaranth") -> None:
+    def __init__(self, dma: Any, channels: Sequence[Any], simulator: str = "amaranth",
+                 reuse: bool = False) -> None:
         self.model, self.channels = dma, list(channels)
         self.name = f"{dma.name}.rtl"
         where = (dma.kind, dma.column, dma.row)
         if simulator == "amaranth":
-            self.dut = DMA(*where)
+            self.simulation = _AmaranthBlock.of(*where, reuse=reuse)
+            self.dut = self.simulation.dut
             self.ports_ = _AmaranthPorts(self.dut)
         elif simulator == "verilator":
             self.dut = None
@@ -220,10 +267,13 @@ class RtlDmaAgent:
 
 
 def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
-                max_cycles: int = 100_000, simulator: str = "amaranth"
-                ) -> tuple[SystemReport, RtlDmaAgent]:
+                max_cycles: int = 100_000, simulator: str = "amaranth", *,
+                reuse: bool = False) -> tuple[SystemReport, RtlDmaAgent]:
     """Run ``agents`` with ``channels`` (the model channels of ``dma`` among them) replaced
     by one :class:`RtlDmaAgent` where the first of them stood; then read its locks.
+
+    With ``reuse`` (regressions of many programs) the Amaranth simulator of a block at
+    that placement is elaborated once per process and reset between runs.
 
     Returns
     -------
@@ -231,7 +281,8 @@ def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
     block : RtlDmaAgent
         Its ``tokens`` per channel and ``locks`` (the lock unit's values after the run).
     """
-    block = RtlDmaAgent(dma, [a for a in agents if any(a is c for c in channels)], simulator)
+    block = RtlDmaAgent(dma, [a for a in agents if any(a is c for c in channels)], simulator,
+                        reuse)
     first = next(i for i, a in enumerate(agents) if any(a is c for c in channels))
     rest = [a for a in agents if not any(a is c for c in channels)]
     agents = [*rest[:first], block, *rest[first:]]
@@ -246,9 +297,6 @@ def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
         for _ in block.read_locks():
             block.ports_.edge()
         return run.report(), block
-    sim = Simulator(block.dut)
-    sim.add_clock(1e-8)
-
     async def bench(ctx: Any) -> None:
         block.ports_.ctx = ctx
         for _ in block.load():
@@ -261,6 +309,5 @@ def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
         for _ in block.read_locks():
             await ctx.tick()
 
-    sim.add_testbench(bench)
-    sim.run()
+    block.simulation.run(bench)
     return result["report"], block

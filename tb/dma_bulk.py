@@ -61,7 +61,7 @@ def dma_shard(first_seed: int, kind: str, programs: int, simulator: str) -> dict
         _, channels, _, _ = program.build()
         tasks += sum(len(channel.queue) for channel in channels)
         try:
-            cycles += check_program_channels(program, simulator).cycles
+            cycles += check_program_channels(program, simulator, reuse=True).cycles
         except AssertionError as error:
             bad += 1
             if len(failed) < _KEEP_FAILURES:

@@ -276,13 +276,15 @@ def _timed(agent: Any) -> list[int]:
     return cycles
 
 
-def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemReport:
+def check_program_channels(program: Any, simulator: str = "amaranth", *,
+                           reuse: bool = False) -> SystemReport:
     """Run a :class:`~aiedma.tb.loop_random.RandomProgram` with model channels, then with
     the whole RTL DMA (:mod:`.dma_block`: shared BD table, lock unit, every channel) in
     their place; raise ``AssertionError`` on any difference.
 
     Compared: the cycles the sink takes each word in and the words, the cycle count,
     the words moved, the target memory, the token cycles of each channel and the locks.
+    ``reuse`` keeps the block's Amaranth simulator between programs (:func:`run_rtl_dma`).
     """
     agents, channels, dma, sink = program.build()
     model_times = _timed(sink)
@@ -290,7 +292,8 @@ def check_program_channels(program: Any, simulator: str = "amaranth") -> SystemR
     model_tokens = [[d.cycle for d in ch.done if d.token] for ch in channels]
     agents, channels, rtl_dma, rtl_sink = program.build()
     rtl_times = _timed(rtl_sink)
-    rtl_report, block = run_rtl_dma(agents, rtl_dma, channels, report.cycles + 200, simulator)
+    rtl_report, block = run_rtl_dma(agents, rtl_dma, channels, report.cycles + 200, simulator,
+                                    reuse=reuse)
     rtl_tokens = [block.tokens[f"{c.direction}{c.index}"] for c in channels]
     seed = f"seed={program.seed}"
     if rtl_sink.data != sink.data or rtl_times != model_times:
@@ -342,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             for seed in range(args.seed, args.seed + args.programs):
                 program = random_program(seed, kind)
                 try:
-                    cycles += check_program_channels(program, simulator).cycles
+                    cycles += check_program_channels(program, simulator, reuse=True).cycles
                 except AssertionError as error:
                     bad += 1
                     print(f"FAIL {simulator} {kind} seed={seed}: {error}\n  "
