@@ -238,6 +238,7 @@ def _build(build: Path, kind: str, simulator: str, params: dict
     depths, so every run of a kind shares it; the top is exported only when the
     build is (re)made (its stamp holds :func:`_rtl_key`).
     """
+    build = Path(build).resolve()   # the run's working folder is another one
     top = f"aiedma_addrgen_{kind}"
     include = _params_vh(params)
     if simulator == "verilator":

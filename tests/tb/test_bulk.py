@@ -13,6 +13,7 @@ import argparse
 import json
 import random
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -157,3 +158,11 @@ def test_small_sweeps_run_in_this_process(tmp_path):
     assert on_dask(small, 4)
     assert not on_dask(10 * small, 1)
     assert on_dask(10, 2, scheduler="tcp://host:8786")
+
+
+def test_a_relative_root_runs(tmp_path, monkeypatch):
+    """``make bench`` passes a relative root; each run works in its own folder, so the
+    build's binary must be named absolutely."""
+    monkeypatch.chdir(tmp_path)
+    result = run_bulk("tile", 50, 3, "icarus", "stall", root=Path("relative"))
+    assert result["mismatch"] is None and result["compared"] == result["cycles"] > 0
