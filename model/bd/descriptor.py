@@ -28,6 +28,7 @@ Decisions (docs/bd.md is silent):
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -415,7 +416,13 @@ class BufferDescriptor:
         (docs/bd.md "Iteration").
         """
         current = (self.iteration_current + 1) % self.iteration_wrap
-        return self.replace(iteration_current=current)
+        if current == self.iteration_current:   # iteration off: the BD is written back as is
+            return self
+        # Only iteration_current changes, to a value below the wrap: every rule still
+        # holds, so the constructor's checks (most of a task walk's cost) are skipped.
+        values = list(self._values)
+        values[_POSITION[self._kind]["iteration_current"]] = current
+        return BufferDescriptor._checked(self._kind, tuple(values))
 
     def stream(self, iteration_current: int | None = None, *, shift: int = 0,
                out: np.ndarray | None = None) -> np.ndarray:
@@ -560,12 +567,11 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     while m < open_dim and size < _BLOCK and size * radices[m] * 4 <= length:
         size *= radices[m]
         m += 1
+    pattern = (tuple(steps), tuple(wraps), tuple(before), tuple(after))
     for k in range(open_dim - 1, m - 1, -1):   # the units of dimension m, outside in
-        outer = (outer[:, None] + _digit_offsets(k, steps, wraps, before, after))
+        outer = (outer[:, None] + _digit_offsets(k, *pattern))
         outer = outer.reshape(-1)[: units[k]]
-    block = _digit_offsets(0, steps, wraps, before, after)
-    for k in range(1, m):                       # one unit of dimension m, inside out
-        block = (_digit_offsets(k, steps, wraps, before, after)[:, None] + block).reshape(-1)
+    block, runs = _block(m, *pattern)
     full, size = length // block.size, block.size
     rows = out[: full * size].reshape(full, size)
     tail = out[full * size :]
@@ -578,13 +584,10 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     if length < _RUNS_FROM:   # a pass over a short stream costs less than finding runs
         _zero_words(out, start)
         return out
-    pad = block < 0
-    edges = np.flatnonzero(pad[1:] != pad[:-1]) + 1
-    runs = np.concatenate(([0] * int(pad[0]), edges, [size] * int(pad[-1]))).astype(np.int64)
-    if runs.size <= 2 * _RUNS:
+    if len(runs) <= _RUNS:
         # Few padding runs in a block (padding in D0 only, say): write -1 over them
         # and over the padded units, rather than a pass over the whole stream.
-        for a, b in runs.reshape(-1, 2).tolist():
+        for a, b in runs:
             rows[:, a:b] = -1
             tail[a:b] = -1
         rows[outer[:full] < _PAD // 2] = -1
@@ -617,13 +620,33 @@ _BLOCK = 64
 for NumPy's inner loop, short enough to cost little next to the stream."""
 
 
-def _digit_offsets(k: int, steps: Sequence[int], wraps: Sequence[int],
-                   before: Sequence[int], after: Sequence[int]) -> np.ndarray:
+# A task loads the same few patterns again and again (repeats, chains of one shape):
+# their offsets and blocks are kept, read-only, so a load costs its additions alone.
+@functools.lru_cache(maxsize=1024)
+def _digit_offsets(k: int, steps: tuple[int, ...], wraps: tuple[int, ...],
+                   before: tuple[int, ...], after: tuple[int, ...]) -> np.ndarray:
     """Address offset of each padded digit of dimension ``k`` (:data:`_PAD` in padding)."""
     offsets = np.full(before[k] + wraps[k] + after[k], _PAD, dtype=np.int64)
     offsets[before[k] : before[k] + wraps[k]] = np.arange(0, wraps[k] * steps[k], steps[k],
                                                           dtype=np.int64)
+    offsets.flags.writeable = False
     return offsets
+
+
+@functools.lru_cache(maxsize=256)
+def _block(m: int, steps: tuple[int, ...], wraps: tuple[int, ...], before: tuple[int, ...],
+           after: tuple[int, ...]) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
+    """The offsets of one unit of dimension ``m`` (dimensions below it broadcast
+    together, inside out) and its padding runs as ``(first, end)`` pairs."""
+    block = _digit_offsets(0, steps, wraps, before, after)
+    for k in range(1, m):
+        block = (_digit_offsets(k, steps, wraps, before, after)[:, None] + block).reshape(-1)
+    pad = block < 0
+    edges = np.flatnonzero(pad[1:] != pad[:-1]) + 1
+    bounds = [0] * int(pad[0]) + edges.tolist() + [block.size] * int(pad[-1])
+    block = block.copy() if m == 1 else block
+    block.flags.writeable = False
+    return block, tuple(zip(bounds[::2], bounds[1::2], strict=True))
 
 
 def padded_radices(wraps: Sequence[int], before: Sequence[int],
