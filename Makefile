@@ -75,10 +75,10 @@ sim: setup
 	$(SIM_RUN)
 	$(PY) -m aiedma.tb.loop_random --graphs $(GRAPHS)
 	$(PY) -m aiedma.tb.dma_run --programs $(GRAPHS) --sim verilator
-	$(PY) -m aiedma.tb.dma_run --programs 10 --sim amaranth
+	$(PY) -m aiedma.tb.dma_run --programs 50 --sim amaranth
 	$(PY) -m aiedma.tb.trace_replay --programs 50
 	$(PY) -m aiedma.flows.graph_examples
-	@echo "make sim: PASS (SIM=$(SIM) regression, $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 10 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches)"
+	@echo "make sim: PASS (SIM=$(SIM) regression, $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches)"
 
 bench: setup
 	$(PY) -m aiedma.flows.bench

@@ -61,7 +61,7 @@ from .memory import (
     memory_tile_space,
 )
 from .scheduler import NO_LIMIT, FastPlan, Stall
-from .stream import Beat, Stream
+from .stream import Beat, Stream, data_beats
 
 __all__ = [
     "CHANNELS",
@@ -565,7 +565,7 @@ class Channel:
             words = [word for word, _ in datapath.buffer]
             words.append(0 if datapath.flight[0] else self._mem_data)
             words += data.tolist()
-            self.stream.bulk_push([Beat(word) for word in words[:cycles]])
+            self.stream.bulk_push(data_beats(words[:cycles]))
             datapath.buffer = deque((word, False) for word in words[cycles:cycles + held])
             datapath.flight = (bool(zeros[-1]), False)
             if values.size:

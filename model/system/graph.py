@@ -1021,7 +1021,7 @@ class _Compiler:
                               f"the graph input sends {volume} per iteration: "
                               f"{self.iterations} iterations need {self.iterations * volume}")
         words = to_words(data, dtype, f"inputs[{node.name!r}]")
-        return StreamSource(node.name, self.streams[(port, self.sink[port])], words.tolist())
+        return StreamSource(node.name, self.streams[(port, self.sink[port])], words)
 
     def graph_output(self, node: _GraphOutput, fixed: dict,
                      runs: dict) -> tuple[StreamSink, _GraphOutput, str]:

@@ -34,7 +34,7 @@ from ..arch.dtypes import GRAPH_DTYPES, elements_per_word
 from ..bd.packet import parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
 from .scheduler import NO_LIMIT, FastPlan, Stall
-from .stream import Beat, Stream
+from .stream import Beat, Stream, data_beats
 
 __all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
            "elements_per_word", "from_words", "to_words"]
@@ -277,7 +277,7 @@ class KernelAgent:
 
         def push() -> None:
             words = self._results[k][start:start + cycles]
-            port.stream.bulk_push([Beat(w, False) for w in words])
+            port.stream.bulk_push(data_beats(words))
             self._sent[k] = start + cycles
 
         return FastPlan(push=push)
