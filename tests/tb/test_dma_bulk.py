@@ -25,10 +25,10 @@ def test_a_sweep_on_dask_merges_its_shards():
 def test_a_failing_program_is_reported_by_its_seed(monkeypatch):
     check = dma_run.check_program_channels
 
-    def broken(program, simulator):
+    def broken(program, simulator, **options):
         if program.seed == 3:
             raise AssertionError("seed=3: the sink's words or their cycles differ")
-        return check(program, simulator)
+        return check(program, simulator, **options)
 
     monkeypatch.setattr(dma_run, "check_program_channels", broken)
     result = dma_bulk.dma_shard(2, "tile", 3, "verilator")
