@@ -13,8 +13,9 @@
 #   make bench   every benchmark (model, system model, co-simulation on each
 #                simulator, RTL words per cycle, the FPGA table when present),
 #                printed and saved as build/bench.json and build/bench.md
-#   make fpga    synthesis + place-and-route of the address generators and the
-#                MM2S/S2MM datapaths on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
+#   make fpga    synthesis + place-and-route of the address generators, the
+#                MM2S/S2MM datapaths and a whole memory-tile channel of each
+#                direction on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
 #                table printed, saved as build/fpga/fpga.json and fpga.md
 #   make verilog every top as Verilog in build/verilog/, linted with Verilator
 #   make formal  proofs of the RTL (k-induction, BMC against a reference generator,
