@@ -587,15 +587,37 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     if len(runs) <= _RUNS:
         # Few padding runs in a block (padding in D0 only, say): write -1 over them
         # and over the padded units, rather than a pass over the whole stream.
+        _zero_runs(out, full, size, runs)
         for a, b in runs:
-            rows[:, a:b] = -1
             tail[a:b] = -1
-        rows[outer[:full] < _PAD // 2] = -1
+        rows[np.flatnonzero(outer[:full] < _PAD // 2)] = -1
         if tail.size and outer[full] < _PAD // 2:
             tail[:] = -1
     else:
         _zero_words(out, start)
     return out
+
+
+def _zero_runs(out: np.ndarray, full: int, size: int,
+               runs: tuple[tuple[int, int], ...]) -> None:
+    """-1 over the padding runs ``(first, end)`` of every one of the ``full`` blocks of
+    ``size`` words at the start of ``out``.
+
+    A run that ends a block and one that starts it touch across each block boundary
+    (D0's "after" and the next row's "before"), so they are written as one run per
+    boundary: half the strided writes.
+    """
+    if full and len(runs) > 1 and runs[0][0] == 0 and runs[-1][1] == size:
+        head, last = runs[0][1], runs[-1][0]
+        out[:head] = -1
+        out[(full - 1) * size + last : full * size] = -1
+        if full > 1:
+            span = out[last : last + (full - 1) * size].reshape(full - 1, size)
+            span[:, : size - last + head] = -1
+        runs = runs[1:-1]
+    rows = out[: full * size].reshape(full, size)
+    for a, b in runs:
+        rows[:, a:b] = -1
 
 
 def _zero_words(out: np.ndarray, start: int) -> None:
