@@ -28,7 +28,6 @@ Decisions (docs/bd.md is silent):
 from __future__ import annotations
 
 import difflib
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -499,7 +498,7 @@ class BufferDescriptor:
 def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Sequence[int],
                      before: Sequence[int], after: Sequence[int], *,
                      out: np.ndarray | None = None) -> np.ndarray:
-    """The address stream of a BD pattern, built as broadcast sums of per-dimension offsets.
+    """The address stream of a BD pattern, built by doubling copies of its first units.
 
     Parameters
     ----------
@@ -526,22 +525,21 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     Notes
     -----
     A stream position is a number in the mixed radix of :func:`padded_radices` (its
-    digits are :func:`padded_digits`), and its address is ``start`` plus one offset
-    per digit, so the stream is a sum of per-dimension offsets broadcast over each
-    other. It is built as a two-dimensional sum: the *block* (the offsets of every
-    position of one unit of dimension ``m``, dimensions below ``m`` broadcast
-    together) plus the *units* (the address of each unit of dimension ``m`` the
-    stream reaches, from the open dimension inwards). ``m`` is chosen so that the
-    block is long (NumPy adds long rows fast) yet at most a quarter of the stream
-    (building it is a pass of its own). A
-    period is never materialised: a memory-tile period can hold about 10**9 words
-    while a BD is at most 2**17 long, so the cost follows ``length``.
+    digits are :func:`padded_digits`: ``S_k`` words per digit of dimension ``k``,
+    ``S_0 = 1``), and every word, padding or not, is first given the address that
+    is affine in the digits: ``start + sum((digit_k - before_k) * step_k)``. Digit
+    ``d`` of dimension ``k`` is then digit 0 plus ``d * step_k``, so each dimension's
+    first unit is built from the one below by doubling: words ``n S_k .. 2n S_k`` are
+    words ``0 .. n S_k`` plus ``n * step_k``. Every NumPy call is a contiguous add
+    (a broadcast add of rows and offsets runs at less than half that rate), about
+    ``log2`` of each radix of them, and a unit is never built past ``length``: a
+    memory-tile period can hold about 10**9 words while a BD is at most 2**17 long.
 
-    A padding digit has the offset :data:`_PAD`, so any sum holding one stays
-    far below any data address; one pass turns those into -1 (``np.maximum`` when
-    ``start`` is not negative, as no data address is then; a task may shift a stream
-    below 0, see :mod:`.task`). Padding legality guarantees the open dimension has
-    no "after" padding.
+    Padding is written last: the words whose digit ``k`` is in ``before_k`` or
+    ``after_k`` form two column ranges of the stream seen as rows of ``S_(k+1)``
+    words, one strided write each (:func:`_zero_columns`), and the open dimension's
+    ``before`` is the stream's head. Padding legality guarantees the open dimension
+    has no "after" padding.
     """
     if out is None:
         out = np.empty(max(length, 0), dtype=np.int64)
@@ -549,126 +547,59 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
         return out
     radices = padded_radices(wraps, before, after)
     open_dim = len(radices)
-    # units[k]: units of dimension k the stream reaches, the last one maybe partial.
-    units = [length]
-    for radix in radices:
-        units.append(-(-units[-1] // radix))
     skip = before[open_dim] if open_dim < len(wraps) else 0
-    step = steps[open_dim]
-    count = units[open_dim]
-    outer = np.arange(start - skip * step, start + (count - skip) * step, step,
-                      dtype=np.int64)[:count]
-    if open_dim == 0:
-        out[:] = outer
-        out[:skip] = -1
-        return out
-    outer[:skip] = _PAD
-    m, size = 1, radices[0]
-    while m < open_dim and size < _BLOCK and size * radices[m] * 4 <= length:
-        size *= radices[m]
-        m += 1
-    pattern = (tuple(steps), tuple(wraps), tuple(before), tuple(after))
-    for k in range(open_dim - 1, m - 1, -1):   # the units of dimension m, outside in
-        outer = (outer[:, None] + _digit_offsets(k, *pattern))
-        outer = outer.reshape(-1)[: units[k]]
-    block, runs = _block(m, *pattern)
-    full, size = length // block.size, block.size
-    rows = out[: full * size].reshape(full, size)
-    tail = out[full * size :]
-    if full:
-        np.add(outer[:full, None], block, out=rows)
-    if tail.size:
-        np.add(block[: tail.size], outer[full], out=tail)
-    if not (skip or any(before[k] or after[k] for k in range(open_dim))):
-        return out
-    if length < _RUNS_FROM:   # a pass over a short stream costs less than finding runs
-        _zero_words(out, start)
-        return out
-    if len(runs) <= _RUNS:
-        # Few padding runs in a block (padding in D0 only, say): write -1 over them
-        # and over the padded units, rather than a pass over the whole stream.
-        _zero_runs(out, full, size, runs)
-        for a, b in runs:
-            tail[a:b] = -1
-        rows[np.flatnonzero(outer[:full] < _PAD // 2)] = -1
-        if tail.size and outer[full] < _PAD // 2:
-            tail[:] = -1
-    else:
-        _zero_words(out, start)
+    first = start - sum(before[k] * steps[k] for k in range(open_dim)) - skip * steps[open_dim]
+    out[0] = first
+    built = 1   # words 0 .. built - 1 hold their affine address
+    for k, radix in enumerate([*radices, None]):
+        # Digit d of dimension k: the first ``built`` words (one unit of the dimensions
+        # below) plus d * step; the open dimension (radix None) runs to the end.
+        goal = length if radix is None else min(length, built * radix)
+        unit, step = built, steps[k]
+        while built < goal:
+            count = min(built, goal - built)
+            np.add(out[:count], (built // unit) * step, out=out[built : built + count])
+            built += count
+        if built >= length:
+            break
+    for k in range(open_dim):
+        if before[k] or after[k]:
+            per_digit = _digits_below(radices, k)
+            _zero_columns(out, per_digit * radices[k], before[k] * per_digit,
+                          (before[k] + wraps[k]) * per_digit)
+    out[: skip * _digits_below(radices, open_dim)] = -1
     return out
 
 
-def _zero_runs(out: np.ndarray, full: int, size: int,
-               runs: tuple[tuple[int, int], ...]) -> None:
-    """-1 over the padding runs ``(first, end)`` of every one of the ``full`` blocks of
-    ``size`` words at the start of ``out``.
+def _digits_below(radices: Sequence[int], k: int) -> int:
+    """Words per digit of dimension ``k``: the product of the radices below it."""
+    words = 1
+    for radix in radices[:k]:
+        words *= radix
+    return words
 
-    A run that ends a block and one that starts it touch across each block boundary
-    (D0's "after" and the next row's "before"), so they are written as one run per
-    boundary: half the strided writes.
+
+def _zero_columns(out: np.ndarray, row: int, head: int, data_end: int) -> None:
+    """-1 over columns ``0 .. head - 1`` and ``data_end .. row - 1`` of ``out`` seen as
+    rows of ``row`` words (the last one maybe partial).
+
+    The "after" columns of a row and the "before" columns of the next touch across
+    the row boundary, so with both they are written as one run per boundary: one
+    strided write instead of two.
     """
-    if full and len(runs) > 1 and runs[0][0] == 0 and runs[-1][1] == size:
-        head, last = runs[0][1], runs[-1][0]
+    full = out.size // row
+    rows = out[: full * row].reshape(full, row)
+    tail = out[full * row :]
+    if head and data_end < row and full > 1:
         out[:head] = -1
-        out[(full - 1) * size + last : full * size] = -1
-        if full > 1:
-            span = out[last : last + (full - 1) * size].reshape(full - 1, size)
-            span[:, : size - last + head] = -1
-        runs = runs[1:-1]
-    rows = out[: full * size].reshape(full, size)
-    for a, b in runs:
-        rows[:, a:b] = -1
-
-
-def _zero_words(out: np.ndarray, start: int) -> None:
-    """-1 over every sum that holds a padding offset, in one pass over ``out``."""
-    if start >= 0:   # every data address is at least start
-        np.maximum(out, -1, out=out)
+        boundaries = out[data_end : data_end + (full - 1) * row].reshape(full - 1, row)
+        boundaries[:, : row - data_end + head] = -1
+        rows[-1, data_end:] = -1
     else:
-        out[out < _PAD // 2] = -1
-
-
-_PAD = -(1 << 60)
-"""Offset of a padding digit in :func:`stream_addresses`: with at most four digits and
-addresses far below ``2**59``, a sum holding one stays negative without overflowing."""
-
-_RUNS = 8
-_RUNS_FROM = 4096
-"""Stream length from which :func:`stream_addresses` looks for the padding runs."""
-"""Padding runs in a block up to which :func:`stream_addresses` writes them one by one."""
-
-_BLOCK = 64
-"""Words of a block in :func:`stream_addresses` at which it stops growing: long enough
-for NumPy's inner loop, short enough to cost little next to the stream."""
-
-
-# A task loads the same few patterns again and again (repeats, chains of one shape):
-# their offsets and blocks are kept, read-only, so a load costs its additions alone.
-@functools.lru_cache(maxsize=1024)
-def _digit_offsets(k: int, steps: tuple[int, ...], wraps: tuple[int, ...],
-                   before: tuple[int, ...], after: tuple[int, ...]) -> np.ndarray:
-    """Address offset of each padded digit of dimension ``k`` (:data:`_PAD` in padding)."""
-    offsets = np.full(before[k] + wraps[k] + after[k], _PAD, dtype=np.int64)
-    offsets[before[k] : before[k] + wraps[k]] = np.arange(0, wraps[k] * steps[k], steps[k],
-                                                          dtype=np.int64)
-    offsets.flags.writeable = False
-    return offsets
-
-
-@functools.lru_cache(maxsize=256)
-def _block(m: int, steps: tuple[int, ...], wraps: tuple[int, ...], before: tuple[int, ...],
-           after: tuple[int, ...]) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
-    """The offsets of one unit of dimension ``m`` (dimensions below it broadcast
-    together, inside out) and its padding runs as ``(first, end)`` pairs."""
-    block = _digit_offsets(0, steps, wraps, before, after)
-    for k in range(1, m):
-        block = (_digit_offsets(k, steps, wraps, before, after)[:, None] + block).reshape(-1)
-    pad = block < 0
-    edges = np.flatnonzero(pad[1:] != pad[:-1]) + 1
-    bounds = [0] * int(pad[0]) + edges.tolist() + [block.size] * int(pad[-1])
-    block = block.copy() if m == 1 else block
-    block.flags.writeable = False
-    return block, tuple(zip(bounds[::2], bounds[1::2], strict=True))
+        rows[:, :head] = -1
+        rows[:, data_end:] = -1
+    tail[:head] = -1
+    tail[data_end:] = -1
 
 
 def padded_radices(wraps: Sequence[int], before: Sequence[int],
