@@ -622,7 +622,7 @@ def padded_digits(positions: np.ndarray, wraps: Sequence[int], before: Sequence[
 
     The one decomposition of a BD's stream position into dimension counters, read by
     the mismatch reports (which name a beat's counters) and the coverage bins; the
-    address stream builds the same digits by broadcasting (:func:`stream_addresses`).
+    address stream walks the same digits by doubling units (:func:`stream_addresses`).
     The radices are :func:`padded_radices`. The open dimension never wraps, so it
     takes the whole quotient and the dimensions above it never move; the list ends
     with it.
