@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import hashlib
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -219,29 +222,35 @@ def replay_icarus(segments: Sequence[Segment], folder: Path | None = None) -> Re
     digest = hashlib.sha256(f"{verilog}\0{tb}\0{depth}".encode()).hexdigest()[:16]
     folder = folder or BUILD / f"{top}-{digest}"
     binary = folder / "replay_tb.vvp"
-    if not binary.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{top}.v").write_text(verilog)
-        (folder / "replay_tb.sv").write_text(tb)
-        done = subprocess.run(["iverilog", "-g2005", "-s", "replay_tb",
-                               f"-DREPLAY_DEPTH={depth}", "-o", "replay_tb.vvp",
-                               "replay_tb.sv", f"{top}.v"],
-                              cwd=folder, capture_output=True, text=True, check=False)
-        if done.returncode:
-            raise RuntimeError(f"iverilog failed in {folder}:\n"
-                               + "\n".join((done.stdout + done.stderr).splitlines()[-20:]))
+    folder.mkdir(parents=True, exist_ok=True)
+    # Replays of one top may run at once (test workers, shards): one builds while the
+    # others wait, and the binary appears whole (renamed into place) or not at all.
+    with (folder / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not binary.exists():
+            (folder / f"{top}.v").write_text(verilog)
+            (folder / "replay_tb.sv").write_text(tb)
+            done = subprocess.run(["iverilog", "-g2005", "-s", "replay_tb",
+                                   f"-DREPLAY_DEPTH={depth}", "-o", "replay_tb.vvp.part",
+                                   "replay_tb.sv", f"{top}.v"],
+                                  cwd=folder, capture_output=True, text=True, check=False)
+            if done.returncode:
+                raise RuntimeError(f"iverilog failed in {folder}:\n"
+                                   + "\n".join((done.stdout + done.stderr).splitlines()[-20:]))
+            os.replace(folder / "replay_tb.vvp.part", binary)
     in_slots, out_slots = _slots(names, inputs), _slots(names, outputs)
     in_bits = sum(w for _, w in inputs)
     out_bits = sum(w for _, w in outputs)
     cycles = 0
     for k, segment in enumerate(segments):
         expected = [_pack(row, out_slots) for row in segment.rows]
-        (folder / "stim.hex").write_text(_hex([_pack(r, in_slots) for r in segment.rows],
-                                              in_bits))
-        (folder / "expect.hex").write_text(_hex(expected, out_bits))
-        done = subprocess.run(["vvp", "-n", "replay_tb.vvp", "+stim=stim.hex",
-                               "+expect=expect.hex", f"+cycles={len(segment.rows)}"],
-                              cwd=folder, capture_output=True, text=True, check=False)
+        with tempfile.TemporaryDirectory(dir=folder) as run:   # this replay's own files
+            (Path(run) / "stim.hex").write_text(
+                _hex([_pack(r, in_slots) for r in segment.rows], in_bits))
+            (Path(run) / "expect.hex").write_text(_hex(expected, out_bits))
+            done = subprocess.run(["vvp", "-n", str(binary.resolve()), "+stim=stim.hex",
+                                   "+expect=expect.hex", f"+cycles={len(segment.rows)}"],
+                                  cwd=run, capture_output=True, text=True, check=False)
         mismatch = re.search(r"REPLAY MISMATCH cycle (\d+) expected (\S+) got (\S+)",
                              done.stdout)
         if mismatch:
