@@ -28,7 +28,7 @@ from unittest import mock
 
 from ..hdl.export import TOPS, export_verilog
 from .cocotb_bench import RESULT_ENV, STIMULUS_ENV
-from .tools import ToolMissing, distribution_version, lint_flags, verilator_env
+from .tools import ToolMissing, distribution_version, lint_flags, quick_builds, verilator_env
 
 __all__ = ["SIMULATORS", "CocotbError", "ToolMissing", "run_cocotb"]
 
@@ -108,7 +108,8 @@ def _ensure_built(runner: object, simulator: str, top: str, folder: Path,
     args = _build_args(simulator)
     # A new cocotb (its VPI library is linked in) or Verilator also invalidates a build.
     tools = {name: distribution_version(name) for name in ("cocotb", "verilator")}
-    key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, _TIMESCALE, tools])
+    quick = simulator == "verilator" and quick_builds()   # -O0 C++: a build of its own
+    key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, _TIMESCALE, tools, quick])
                          .encode()).hexdigest()
     stamp = folder / "build.sha256"
     product = _product(folder, simulator, top)

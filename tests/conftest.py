@@ -1,13 +1,21 @@
-"""Shared test set-up: hypothesis profiles.
+"""Shared test set-up: hypothesis profiles, quick Verilator builds.
 
 CI (``CI`` set in the environment) runs hypothesis derandomised, so a red CI
 reproduces locally with ``CI=1 make test``; elsewhere examples are random and
 a failure prints the blob to replay it.
+
+Verilated models are compiled with ``-O0`` (``AIEDMA_QUICK_BUILDS``, tb/tools.py)
+unless the environment says otherwise: the suite's runs are short, and on a fresh
+checkout compiling them is most of its time.
 """
 
 import os
 
 from hypothesis import settings
+
+from aiedma.tb.tools import QUICK_BUILDS
+
+os.environ.setdefault(QUICK_BUILDS, "1")
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)
