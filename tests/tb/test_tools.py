@@ -2,6 +2,7 @@
 
 import pytest
 
+from aiedma import cli
 from aiedma.tb import loop_verilator, tools
 
 
@@ -36,3 +37,13 @@ def test_a_quick_build_is_kept_apart_from_an_optimised_one(monkeypatch, tmp_path
         with pytest.raises(RuntimeError, match="stop"):
             loop_verilator.VerilatedTop._library("t", verilog)
     assert len(built) == 2 and built[0] != built[1]
+
+
+def test_a_bad_quick_builds_value_is_one_line_from_the_command_line(monkeypatch, tmp_path,
+                                                                    capsys):
+    monkeypatch.setenv(tools.QUICK_BUILDS, "yes")
+    assert cli.main(["verilog", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        "aiedma verilog: error: AIEDMA_QUICK_BUILDS='yes': must be 0 or 1 (1: Verilated "
+        "models compiled with -O0, for short runs)\n")
+    assert not list(tmp_path.iterdir())   # nothing half-done
