@@ -67,7 +67,8 @@ DEFAULT_TOPS: tuple[str, ...] = (
 memory-tile channel of each direction (BD table, task queue, lock gate, packet header
 stage and datapath: ``hdl/dma_channel.py``). The whole DMAs (``aiedma_dma_<kind>``,
 ``hdl/dma.py``) are among :data:`TOPS` for ``--tops`` but not here: ABC9 maps the
-memory tile's (256 k AND gates) for more than 45 minutes on two cores."""
+memory tile's (256 k AND gates) for more than 45 minutes on two cores (``--mapper abc``
+synthesises it in 12)."""
 
 # Generous: the largest channel top takes minutes, not hours; a hang must still end.
 TOOL_TIMEOUT_S = 3600
