@@ -67,7 +67,7 @@ from ..model.bd.fields import KINDS
 from ..model.cycle.contract import ADDRESS_BITS
 from ..model.cycle.timing import AddrgenTrace, addrgen_trace_fast, held_high_array
 from .stimulus import READY_MODES, regression_batch
-from .tools import ToolMissing, lint_flags, quick_builds, verilator_env
+from .tools import ToolMissing, lint_flags, verilator_cxx_flavour, verilator_env
 
 __all__ = ["BULK_SIMULATORS", "main", "pack_bds", "pack_limbs", "run_bulk", "write_bulk"]
 
@@ -263,8 +263,8 @@ def _build(build: Path, kind: str, simulator: str, params: dict
         binary = ["vvp", "-n", str(build / "bulk_tb.vvp")]
     tb = TB_SOURCE.read_text()
     main = MAIN_SOURCE.read_text()
-    quick = "quick" if simulator == "verilator" and quick_builds() else ""
-    stamp = hashlib.sha256("\0".join([top, _rtl_key(), include, tb, main, quick, *command])
+    cxx = verilator_cxx_flavour() if simulator == "verilator" else ""
+    stamp = hashlib.sha256("\0".join([top, _rtl_key(), include, tb, main, cxx, *command])
                            .encode()).hexdigest()
     build.mkdir(parents=True, exist_ok=True)
     # Shards of one kind running at once share the build: one compiles, the others wait.

@@ -28,7 +28,13 @@ from unittest import mock
 
 from ..hdl.export import TOPS, export_verilog
 from .cocotb_bench import RESULT_ENV, STIMULUS_ENV
-from .tools import ToolMissing, distribution_version, lint_flags, quick_builds, verilator_env
+from .tools import (
+    ToolMissing,
+    distribution_version,
+    lint_flags,
+    verilator_cxx_flavour,
+    verilator_env,
+)
 
 __all__ = ["SIMULATORS", "CocotbError", "ToolMissing", "run_cocotb"]
 
@@ -108,8 +114,8 @@ def _ensure_built(runner: object, simulator: str, top: str, folder: Path,
     args = _build_args(simulator)
     # A new cocotb (its VPI library is linked in) or Verilator also invalidates a build.
     tools = {name: distribution_version(name) for name in ("cocotb", "verilator")}
-    quick = simulator == "verilator" and quick_builds()   # -O0 C++: a build of its own
-    key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, _TIMESCALE, tools, quick])
+    cxx = verilator_cxx_flavour() if simulator == "verilator" else ""
+    key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, _TIMESCALE, tools, cxx])
                          .encode()).hexdigest()
     stamp = folder / "build.sha256"
     product = _product(folder, simulator, top)

@@ -27,7 +27,7 @@ from ..hdl.layouts import bd_layout, bd_to_payload
 from ..model.bd.descriptor import BufferDescriptor
 from ..model.cycle.engine import EngineCycle
 from ..model.system.scheduler import SystemRun
-from .tools import ToolMissing, lint_flags, quick_builds, verilator_env
+from .tools import ToolMissing, lint_flags, verilator_cxx_flavour, verilator_env
 
 __all__ = ["BUILD", "VerilatedTop", "VerilatorEngine", "run_verilator"]
 
@@ -123,9 +123,8 @@ class VerilatedTop:
     def _library(cls, top: str, verilog: str) -> ctypes.CDLL:
         ports = _ports(verilog, top)
         wrapper = _wrapper(ports)
-        # A quick (-O0) build is a build of its own (tb/tools.py QUICK_BUILDS).
-        digest = hashlib.sha256((verilog + wrapper + ("quick" if quick_builds() else "")
-                                 ).encode()).hexdigest()[:16]
+        digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()).encode()
+                                ).hexdigest()[:16]
         folder = BUILD / f"{top}-{digest}"
         library = folder / "libtop.so"
         if not library.exists():

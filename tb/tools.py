@@ -16,7 +16,7 @@ from pathlib import Path
 from ..model.errors import AiedmaError
 
 __all__ = ["LINT_WAIVERS", "QUICK_BUILDS", "ToolMissing", "distribution_version", "lint_flags",
-           "quick_builds", "verilator_env"]
+           "quick_builds", "verilator_cxx_flavour", "verilator_env"]
 
 QUICK_BUILDS = "AIEDMA_QUICK_BUILDS"
 """Environment variable: ``1`` compiles every Verilated model's C++ with ``-O0`` instead
@@ -73,6 +73,12 @@ def quick_builds() -> bool:
         raise AiedmaError(f"{QUICK_BUILDS}={value!r}: must be 0 or 1 (1: Verilated models "
                          "compiled with -O0, for short runs)")
     return value == "1"
+
+
+def verilator_cxx_flavour() -> str:
+    """What every Verilator build's key holds of the C++ compilation: ``"-O0"`` for a
+    quick build, ``""`` for Verilator's own flags (so the two are never mixed up)."""
+    return "-O0" if quick_builds() else ""
 
 
 def verilator_env(base: dict[str, str] | None = None) -> dict[str, str]:
