@@ -14,12 +14,17 @@ cycle as the system model's two-phase cycles run them (``model/system/scheduler.
 * a write on the register port (``set``) puts a value, at the end of the cycle,
   after acquires and releases.
 
-Everything is registers and adders: ``count`` values of 6 bits.
+Everything is registers and adders: ``count`` values of 6 bits. The logic is per port: a
+port sees its lock as the last earlier write of the cycle to that lock left it, and each
+lock takes its last write.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Mux, Signal, signed
+import operator
+from functools import reduce
+
+from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -85,52 +90,58 @@ class LockUnit(wiring.Component):
         m = Module()
         values = Array(Signal(_STATE_BITS, name=f"lock{i}") for i in range(self.count))
         m.d.comb += self.read_value.eq(values[self.read_id])
-        # Acquires in port order: each port sees the earlier ports' grants of this cycle.
         width = signed(_STATE_BITS + 2)
-        taken: list[tuple[Signal, Signal, Signal]] = []  # (granted, lock, value) of ports < k
+        # The work is per port, not per lock: a port sees its lock as the last earlier
+        # write to it in this cycle left it (acquires in port order, then releases in port
+        # order), and each lock takes its last write at the end of the cycle. Per lock and
+        # per port it would be count x 2 ports adders (the memory tile's 64 x 24: 30 k LUTs).
+        writes: list[tuple[Signal, Value, Signal]] = []   # (active, lock, value) in order
+
+        def seen_by(lock_id: Value, name: str) -> Signal:
+            seen = Signal(width, name=f"{name}_seen")
+            m.d.comb += seen.eq(values[lock_id])
+            for j, (active, lock, value) in enumerate(writes):
+                after = Signal(width, name=f"{name}_seen{j}")
+                m.d.comb += after.eq(Mux(active & (lock == lock_id), value, seen))
+                seen = after
+            return seen
+
         for k, port in enumerate(self.acquire):
-            seen = Signal(width, name=f"seen{k}")
-            m.d.comb += seen.eq(values[port.lock_id])
-            now = seen
-            for j, (granted, lock, value) in enumerate(taken):
-                after = Signal(width, name=f"seen{k}_after{j}")
-                m.d.comb += after.eq(now + Mux(granted & (lock == port.lock_id), value, 0))
-                now = after
-            greater_equal = now >= -port.value
-            equal = now == port.value
+            seen = seen_by(port.lock_id, f"acq{k}")
             granted = Signal(name=f"granted{k}")
             m.d.comb += [
-                granted.eq(port.request & ((port.value < 0) & greater_equal
-                                           | (port.value >= 0) & equal)),
+                granted.eq(port.request & Mux(port.value < 0, seen >= -port.value,
+                                              seen == port.value)),
                 port.grant.eq(granted),
             ]
             # An acquire-equal leaves the lock as it is: it adds nothing.
-            added = Signal(signed(LOCK_VALUE_BITS), name=f"added{k}")
-            m.d.comb += added.eq(Mux(port.value < 0, port.value, 0))
-            taken.append((granted, port.lock_id, added))
+            after = Signal(width, name=f"acq{k}_after")
+            m.d.comb += after.eq(seen + Mux(port.value < 0, port.value, 0))
+            writes.append((granted, port.lock_id, after))
         error = Signal()
         m.d.comb += self.error.eq(error)
+        for k, port in enumerate(self.release):
+            tried = Signal(width, name=f"rel{k}_tried")
+            m.d.comb += tried.eq(seen_by(port.lock_id, f"rel{k}") + port.value)
+            applied = Signal(name=f"applied{k}")
+            m.d.comb += applied.eq(port.request & (tried >= 0) & (tried <= LOCK_VALUE_MAX))
+            with m.If(port.request & ~applied):
+                m.d.sync += error.eq(1)
+            writes.append((applied, port.lock_id, tried))
+        # A write is its lock's last when no later write names the same lock.
+        last = []
+        for p, (active, lock, value) in enumerate(writes):
+            later = [a & (q_lock == lock) for a, q_lock, _ in writes[p + 1:]]
+            flag = Signal(name=f"last{p}")
+            m.d.comb += flag.eq(active & ~Cat(*later).any() if later else active)
+            last.append((flag, lock, value[:_STATE_BITS]))
         for i in range(self.count):
-            value = Signal(width, name=f"lock{i}_next0")
-            m.d.comb += value.eq(values[i])
-            for k, (granted, lock, added) in enumerate(taken):
-                nxt = Signal(width, name=f"lock{i}_acq{k}")
-                m.d.comb += nxt.eq(value + Mux(granted & (lock == i), added, 0))
-                value = nxt
-            for k, port in enumerate(self.release):
-                hit = port.request & (port.lock_id == i)
-                tried = Signal(width, name=f"lock{i}_rel{k}_try")
-                nxt = Signal(width, name=f"lock{i}_rel{k}")
-                outside = (tried < 0) | (tried > LOCK_VALUE_MAX)
-                m.d.comb += [tried.eq(value + port.value),
-                             nxt.eq(value)]
-                with m.If(hit & ~outside):
-                    m.d.comb += nxt.eq(tried)
-                with m.If(hit & outside):
-                    m.d.sync += error.eq(1)
-                value = nxt
+            hits = [flag & (lock == i) for flag, lock, _ in last]
+            written = Signal(_STATE_BITS, name=f"lock{i}_written")
+            m.d.comb += written.eq(reduce(operator.or_, (
+                Mux(hit, value, 0) for hit, (_, _, value) in zip(hits, last, strict=True))))
             with m.If(self.set_en & (self.set_id == i)):
                 m.d.sync += values[i].eq(self.set_value)
-            with m.Else():
-                m.d.sync += values[i].eq(value[:_STATE_BITS])
+            with m.Elif(Cat(*hits).any()):
+                m.d.sync += values[i].eq(written)
         return m
