@@ -17,7 +17,7 @@ channel fetches has a race either way).
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -153,40 +153,38 @@ class BDTable(wiring.Component):
 
 
 def fetch_signature(kind: str) -> wiring.Signature:
-    """A channel's fetch port on a shared table: ``en``, ``id`` out; the BD's fields in.
+    """A channel's fetch port on a shared table: ``en``, ``id`` out; ``grant``, the BD in.
 
     The channel's side (``Out``); the table has ``In(fetch_signature(kind))`` per channel.
+    ``en`` asks for a fetch of BD ``id``; ``grant`` says it is served in this cycle (else
+    the channel asks again); ``bd`` shows the BD fetched in the previous cycle, whoever
+    fetched it.
     """
     return wiring.Signature({
-        "en": Out(1), "id": Out(range(BD_COUNT[kind])), "bd": In(bd_full_layout(kind)),
+        "en": Out(1), "id": Out(range(BD_COUNT[kind])), "grant": In(1),
+        "bd": In(bd_full_layout(kind)),
     })
 
 
 class SharedBDTable(wiring.Component):
-    """One DMA's BD table, fetched by all its channels, each through its own port.
+    """One DMA's BD table with one fetch port, shared by its channels in round robin.
 
-    As :class:`BDTable` for every port: a fetch of BD ``n`` in cycle ``t`` shows its fields
-    in ``t + BD_FETCH_LATENCY`` and advances its ``iteration_current`` modulo
-    ``iteration_wrap``; a fetch of the same BD in that cycle sees the new value.
-
-    **decision**: ``iteration_current`` lives in a register per BD beside the block-RAM
-    words (which a register write still fills), because several channels may write it
-    back in one cycle and a block RAM has one write port. Ports fetching the same BD in
-    the same cycle are served in port order, as the model's channels, stepped in order,
-    load it: port ``p`` sees the value the earlier ports' loads left, and the register
-    keeps the last one's advance. A register write to the word in a cycle that also
-    writes the BD's iteration back loses to the write-back (as in :class:`BDTable`).
+    A :class:`BDTable` behind an arbiter: in a cycle, of the ports whose ``en`` is high,
+    the first after the port served last (port order, wrapping) is granted and its BD
+    fetched, so the table is one copy of the BD words in block RAM whatever the number
+    of channels. The model's DMA serves its channels' fetches the same way
+    (``model/system/channel.py``, ``DMA.fetch_granted``; docs/cycle.md "Channel").
 
     Parameters
     ----------
     kind : {"tile", "memtile", "shim"}
     ports : int
-        Fetch ports, in the order same-cycle fetches are served.
+        Fetch ports, in the order of the round robin.
 
     Attributes
     ----------
     reg_addr, reg_write, reg_wdata, reg_read, reg_rdata
-        The register port, as :class:`BDTable`'s (reads show the current iteration).
+        The register port, as :class:`BDTable`'s.
     fetch : In(fetch_signature(kind)).array(ports)
     """
 
@@ -200,75 +198,28 @@ class SharedBDTable(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        kind, count, words = self.kind, BD_COUNT[self.kind], WORDS[self.kind]
-        base = DMA_KINDS[kind].bd_register_base
-        offset = Signal(REGISTER_ADDRESS_BITS)
-        m.d.comb += offset.eq(self.reg_addr - base)
-        in_region = (self.reg_addr >= base) & (self.reg_addr < base + BD_REGISTER_STRIDE * count)
-        index_bits = Const(count - 1).shape().width
-        reg_bd, reg_word = offset[5:5 + index_bits], offset[2:5]
-        (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
-        iterations = Array(Signal(slot.width, name=f"iteration{n}") for n in range(count))
-
-        # One copy of each word per read port (every fetch port, the register port), all
-        # written alike: a block RAM has one write and one read port free, and a memory
-        # of 13 read ports is more than the synthesis tools' memory mapping survives.
-        fetch_data: list[list[Value]] = [[] for _ in range(self.ports)]
-        register_data = []
-        for w in range(words):
-            for p in range(self.ports + 1):
-                m.submodules[f"word{w}_copy{p}"] = memory = Memory(shape=32, depth=count,
-                                                                   init=[])
-                write = memory.write_port()
-                m.d.comb += [write.addr.eq(reg_bd), write.data.eq(self.reg_wdata),
-                             write.en.eq(self.reg_write & in_region & (reg_word == w))]
-                if p < self.ports:
-                    port = self.fetch[p]
-                    read = memory.read_port(transparent_for=(write,))
-                    m.d.comb += [read.addr.eq(port.id), read.en.eq(port.en)]
-                    fetch_data[p].append(read.data)
-                else:
-                    read = memory.read_port()
-                    m.d.comb += [read.addr.eq(reg_bd), read.en.eq(self.reg_read)]
-                    register_data.append(read.data)
-
-        def with_iteration(word: Value, value: Value) -> Value:
-            return Cat(word[:slot.lsb], value, word[slot.msb + 1:])
-
-        # Register reads show the BD's iteration register in its word.
-        read_word, read_hit = Signal(3), Signal()
-        read_iteration = Signal(slot.width)
-        m.d.sync += [read_word.eq(reg_word), read_hit.eq(self.reg_read & in_region),
-                     read_iteration.eq(iterations[reg_bd])]
-        shown = [with_iteration(d, read_iteration) if w == slot.word else d
-                 for w, d in enumerate(register_data)]
-        m.d.comb += self.reg_rdata.eq(Mux(read_hit, Cat(*shown).word_select(read_word, 32), 0))
-
-        # Each port's fetch, in port order: what the earlier ports' loads of the same BD
-        # in this cycle left, then its own advance.
-        loads = []    # (fetched, bd id, advanced value) of ports < p
+        m.submodules.table = table = BDTable(self.kind)
+        m.d.comb += [table.reg_addr.eq(self.reg_addr), table.reg_write.eq(self.reg_write),
+                     table.reg_wdata.eq(self.reg_wdata), table.reg_read.eq(self.reg_read),
+                     self.reg_rdata.eq(table.reg_rdata)]
+        n = self.ports
+        requests = Signal(n)
+        m.d.comb += requests.eq(Cat(*(port.en for port in self.fetch)))
+        # Round robin: the lowest requesting port above the one served last, else the
+        # lowest requesting port (``x & -x`` keeps the lowest set bit).
+        last = Signal(range(n), init=n - 1)
+        above = Signal(n)
+        # (port 0 is never above: a constant comparison is a lint warning)
+        m.d.comb += above.eq(requests & Cat(Const(0), *(last < p for p in range(1, n))))
+        pick = Signal(n)
+        m.d.comb += pick.eq(Mux(above.any(), above, requests))
+        grant = Signal(n)
+        m.d.comb += grant.eq(pick & -pick)
+        fetch_id = Const(0, range(BD_COUNT[self.kind]))
         for p, port in enumerate(self.fetch):
-            fetched, bd_id = Signal(name=f"fetched{p}"), Signal(range(count), name=f"bd_id{p}")
-            m.d.sync += [fetched.eq(port.en), bd_id.eq(port.id)]
-            seen = Signal(slot.width, name=f"seen{p}")
-            m.d.comb += seen.eq(iterations[bd_id])
-            for q, (q_fetched, q_id, q_advanced) in enumerate(loads):
-                after = Signal(slot.width, name=f"seen{p}_after{q}")
-                m.d.comb += after.eq(Mux(q_fetched & (q_id == bd_id), q_advanced, seen))
-                seen = after
-            data = [with_iteration(d, seen) if w == slot.word else d
-                    for w, d in enumerate(fetch_data[p])]
-            for f in FIELDS[kind]:
-                m.d.comb += getattr(port.bd, f.name).eq(decode_field(f, data))
-            advanced = Signal(slot.width, name=f"advanced{p}")
-            m.d.comb += advanced.eq(Mux(seen + 1 >= port.bd.iteration_wrap, 0, seen + 1))
-            loads.append((fetched, bd_id, advanced))
-
-        # The registers: a register write to the word, then the write-backs (last port wins).
-        for n in range(count):
-            with m.If(self.reg_write & in_region & (reg_word == slot.word) & (reg_bd == n)):
-                m.d.sync += iterations[n].eq(self.reg_wdata[slot.lsb:slot.msb + 1])
-            for fetched, bd_id, advanced in loads:
-                with m.If(fetched & (bd_id == n)):
-                    m.d.sync += iterations[n].eq(advanced)
+            m.d.comb += [port.grant.eq(grant[p]), port.bd.eq(table.bd)]
+            fetch_id = fetch_id | Mux(grant[p], port.id, 0)
+            with m.If(grant[p]):
+                m.d.sync += last.eq(p)
+        m.d.comb += [table.fetch_en.eq(requests.any()), table.fetch_id.eq(fetch_id)]
         return m

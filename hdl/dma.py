@@ -4,7 +4,7 @@
 (``model/arch/registers.py``, docs/bd.md "Registers"):
 
 * **BD words** at the kind's BD addresses go to the :class:`~.bd_table.SharedBDTable`,
-  which every channel fetches from through its own port (MM2S 0.., then S2MM 0..);
+  whose one fetch port serves the channels in round robin (MM2S 0.., then S2MM 0..);
 * a **start-queue** word pushes a task onto that channel's queue (each
   :class:`~.dma_channel.DMAChannel` decodes its own address);
 * a **lock value** register sets one of the tile's own locks in the

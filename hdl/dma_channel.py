@@ -140,11 +140,13 @@ class DMAChannel(wiring.Component):
         m.submodules.engine = engine = MM2SChannel(kind) if self.mm2s else S2MMChannel(kind)
         if self.shared_table:
             fetch_en, fetch_to, fetched_bd = self.fetch.en, self.fetch.id, self.fetch.bd
+            port_free = self.fetch.grant
         else:
             m.submodules.table = table = BDTable(kind)
             m.d.comb += [table.reg_addr.eq(self.reg_addr), table.reg_write.eq(self.reg_write),
                          table.reg_wdata.eq(self.reg_wdata)]
             fetch_en, fetch_to, fetched_bd = table.fetch_en, table.fetch_id, table.bd
+            port_free = Const(1)
         m.d.comb += [
             queue.push.eq(self.reg_write & (self.reg_addr == self.start_queue)),
             queue.word.eq(self.reg_wdata),
@@ -241,24 +243,38 @@ class DMAChannel(wiring.Component):
             self.token.eq(done & done_record.ends_task & done_record.token),
         ]
 
-        # The fetch stage moves on when its BD is taken (or completes, length 0).
+        # The fetch stage moves on when its BD is taken (or completes, length 0). The next
+        # load of the running task is decided then; it waits in ``walk`` while the
+        # table's fetch port serves other channels (``port_free`` low).
         consumed = accepted | zero_done
-        fetch = Signal()
+        walk, walk_id = Signal(), Signal(range(BD_COUNT[kind]))
+        walking, walking_id = Signal(), Signal(range(BD_COUNT[kind]))
+        with m.If(consumed & more):
+            m.d.comb += [walking.eq(1),
+                         walking_id.eq(Mux(bd.use_next_bd, bd.next_bd, start_bd))]
+            with m.If(~bd.use_next_bd):
+                m.d.sync += passes.eq(passes + 1)
+        with m.Else():
+            m.d.comb += [walking.eq(walk), walking_id.eq(walk_id)]
+        fetch_request = Signal()
         fetch_id = Signal(range(BD_COUNT[kind]))
+        from_queue = Signal()
         with m.If((~f_valid | consumed) & ~self.pause):
-            with m.If(f_valid & more):
-                m.d.comb += [fetch.eq(1),
-                             fetch_id.eq(Mux(bd.use_next_bd, bd.next_bd, start_bd))]
-                with m.If(~bd.use_next_bd):
-                    m.d.sync += passes.eq(passes + 1)
+            with m.If(walking):
+                m.d.comb += [fetch_request.eq(1), fetch_id.eq(walking_id)]
             with m.Elif(queue.o.valid & ~error):
-                m.d.comb += [fetch.eq(1), fetch_id.eq(queue.o.payload.start_bd),
-                             queue.o.ready.eq(1)]
-                m.d.sync += [start_bd.eq(queue.o.payload.start_bd),
-                             repeat.eq(queue.o.payload.repeat),
-                             token.eq(queue.o.payload.token), passes.eq(0)]
+                m.d.comb += [fetch_request.eq(1), fetch_id.eq(queue.o.payload.start_bd),
+                             from_queue.eq(1)]
+        fetch = Signal()
+        m.d.comb += [fetch.eq(fetch_request & port_free), queue.o.ready.eq(from_queue & port_free)]
+        with m.If(from_queue & port_free):
+            m.d.sync += [start_bd.eq(queue.o.payload.start_bd),
+                         repeat.eq(queue.o.payload.repeat),
+                         token.eq(queue.o.payload.token), passes.eq(0)]
+        m.d.sync += [walk.eq(walking & ~fetch), walk_id.eq(walking_id)]
+        with m.If(consumed | fetch):
             m.d.sync += f_valid.eq(fetch)
-        m.d.comb += [fetch_en.eq(fetch), fetch_to.eq(fetch_id)]
+        m.d.comb += [fetch_en.eq(fetch_request), fetch_to.eq(fetch_id)]
         with m.If(fetch):
             m.d.sync += self.current_bd.eq(fetch_id)
         m.d.sync += just.eq(fetch)
@@ -317,6 +333,6 @@ class DMAChannel(wiring.Component):
                         m.d.sync += count.eq(count + 1)
             m.d.comb += [self.mem_addr.eq(engine.mem_addr), self.mem_we.eq(engine.mem_we),
                          self.mem_data.eq(engine.mem_data)]
-        m.d.comb += self.busy.eq(f_valid | queue.o.valid | (wr != stage_p) | (wr != run_p)
+        m.d.comb += self.busy.eq(f_valid | walk | queue.o.valid | (wr != stage_p) | (wr != run_p)
                                  | pending)
         return m

@@ -144,12 +144,18 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
 
 * **Fetch.** A task pushed to an idle channel is in its queue (depth 4); the fetch
   register holds at most one BD. In a cycle the register is empty, or its BD is
-  accepted by the address generator, the next BD of the running task (else of the
-  next queued task) is fetched: read from the BD table, checked, and its
-  ``iteration_current`` written back (one walk: ``TaskWalk`` in
-  ``model/bd/task.py``). A BD fetched in cycle ``t`` is offered on ``i`` from cycle
-  ``t + BD_FETCH_LATENCY``. So the BDs of a chain, of a repeat and of queued tasks
-  are offered back to back, and the address generator's no-bubble rule carries over.
+  accepted by the address generator, the channel asks for the next BD of the running
+  task (else of the next queued task). A DMA's BD table has one fetch port: of the
+  channels asking in a cycle, the first in channel order (MM2S 0.., then S2MM 0..)
+  after the channel served last (round robin; none served yet counts as the last
+  channel served) fetches; the others keep their place (the next BD of a running task
+  stays decided, a queued task stays queued) and ask again the next cycle. A fetch
+  reads the BD from the BD table, checks it, and writes its ``iteration_current`` back
+  (one walk: ``TaskWalk`` in ``model/bd/task.py``). A BD fetched in cycle ``t`` is
+  offered on ``i`` from cycle ``t + BD_FETCH_LATENCY``. So a channel the port serves
+  alone offers the BDs of a chain, of a repeat and of queued tasks back to back, and
+  the address generator's no-bubble rule carries over; channels that ask in the same
+  cycles share the port, one fetch a cycle in all.
 * **Lock gate.** Between the generator's ``o`` and the datapath's ``beats``: ``first``
   (a register, set after reset and after a beat with ``last`` moves, cleared after
   any other beat moves) marks a BD's first beat. In cycle ``t``::
@@ -189,9 +195,10 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
 * **BDs of length 0** never enter the engine: once no earlier BD of the channel is
   incomplete, the fetch stage acquires the BD's lock and the BD completes in that
   cycle (stall cause ``load``); the next BD is fetched in the same cycle.
-* **Latency**: an idle channel with a task in its queue in cycle ``c`` and a free
-  lock moves its first word on its stream in cycle ``c + CHANNEL_LATENCY[direction]``
-  (MM2S: fetch, generator, read; S2MM: fetch, generator, then the join).
+* **Latency**: an idle channel with a task in its queue in cycle ``c``, the fetch
+  port and its lock free, moves its first word on its stream in cycle
+  ``c + CHANNEL_LATENCY[direction]`` (MM2S: fetch, generator, read; S2MM: fetch,
+  generator, then the join).
 
 Addresses
 ---------

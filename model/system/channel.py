@@ -23,6 +23,9 @@ Decisions (docs/bd.md is silent on timing and on these points):
   cycle, so chained BDs, repeats and queued tasks follow with no bubble (the
   architecture's "one word per cycle, no bubble at a BD boundary"). A BD of
   ``buffer_length`` 0 costs one cycle (stall cause ``load``), as in the RTL contract.
+* **decision**: the DMA's BD table has one fetch port: channels asking for a BD in
+  the same cycle are served one a cycle, in round robin over the channel order
+  (:meth:`DMA.fetch_granted`; docs/cycle.md "Channel").
 * **decision**: the lock release after the last word takes effect at the end of
   that cycle (:meth:`Channel.commit`), so another channel sees it one cycle later,
   whatever order the scheduler steps channels in.
@@ -152,6 +155,10 @@ class DMA:
         self.bds: dict[int, BufferDescriptor] = {}
         self.mm2s = tuple(Channel(self, READ.channel, i) for i in range(CHANNELS[kind]))
         self.s2mm = tuple(Channel(self, WRITE.channel, i) for i in range(CHANNELS[kind]))
+        self._rank = {id(c): n for n, c in enumerate(self.channels)}
+        self._fetch_requests: list[Channel] = []     # this cycle's, until each commits
+        self._fetch_winner: Channel | None = None    # the one of them served
+        self._fetch_last = len(self.channels) - 1    # rank of the channel served last
 
     def __repr__(self) -> str:
         return f"DMA({self.name!r})"
@@ -180,6 +187,31 @@ class DMA:
         """Put ``bd`` in slot ``bd_id`` (checked with :func:`.bd.check_chain`)."""
         check_chain(self.kind, bd_id, bd)
         self.bds[bd_id] = bd
+
+    # -- the BD table's one fetch port (docs/cycle.md "Channel", Fetch) --
+
+    def request_fetch(self, channel: Channel) -> None:
+        """``channel`` would fetch a BD this cycle (called while the channels step)."""
+        self._fetch_requests.append(channel)
+        if self._fetch_winner is None or self._turn(channel) < self._turn(self._fetch_winner):
+            self._fetch_winner = channel
+
+    def fetch_granted(self, channel: Channel) -> bool:
+        """``channel``'s request of this cycle is served (called once per request, at the
+        end of the cycle). Round robin in channel order (MM2S 0.., then S2MM 0..): of
+        the channels that asked, the first after the one served last, whatever order
+        the scheduler steps them in."""
+        self._fetch_requests.remove(channel)
+        granted = self._fetch_winner is channel
+        if granted:
+            self._fetch_last = self._rank[id(channel)]
+        if not self._fetch_requests:
+            self._fetch_winner = None
+        return granted
+
+    def _turn(self, channel: Channel) -> int:
+        """How far ``channel`` is after the channel served last (1 = next)."""
+        return (self._rank[id(channel)] - self._fetch_last - 1) % len(self.channels) + 1
 
 
 @dataclass(eq=False)
@@ -246,6 +278,7 @@ class Channel:
         self._completions: deque[tuple[int, _InFlight]] = deque()  # (cycle, BD) due
         self._mem_data = 0          # the read port's word, read in the previous cycle
         self._written_bd = -1       # the BD of the word the datapath writes this cycle
+        self._wants_fetch = False   # asked for the DMA's fetch port this cycle
         self._cycle = 0
 
     def __repr__(self) -> str:
@@ -462,17 +495,23 @@ class Channel:
             self._completions.append((cycle + RELEASE_LATENCY[self.direction],
                                       done))
         engine.clock(self._fetched_beats if consumed and offer is not None else None)
-        # The fetch stage: refill when empty or when its BD moved on this cycle.
+        # The fetch stage: refill when empty or when its BD moved on this cycle, if it
+        # gets the DMA's fetch port (decided once every channel has stepped: commit).
+        self._wants_fetch = False
         if consumed or fetched is None:
             self._fetched = self._fetched_beats = None
-            self._fetch()
+            if self._walk is not None or self.queue:
+                self._wants_fetch = True
+                self.dma.request_fetch(self)
         if moved:
             self.words += 1
             return None
         if stall is not None and stall.cause in ("lock", "load"):
             return Stall(stall.cause, stall.bd, stall.lock,
-                         progress=self._state() != before or stall.progress)
-        progress = self._state() != before
+                         progress=self._state() != before or stall.progress
+                         or self._wants_fetch)
+        # A cycle with fetch requests fetches a BD: the DMA grants one of them.
+        progress = self._state() != before or self._wants_fetch
         return self._stall_cause(signals, header_due and not header_word, progress)
 
     def _stall_cause(self, signals: EngineCycle, header_due: bool, progress: bool) -> Stall:
@@ -604,7 +643,12 @@ class Channel:
         return FastPlan(pop=pop, writes=[(memory, offsets) for memory, _, offsets in placed])
 
     def commit(self) -> None:
-        """End of cycle: release the locks of BDs complete this cycle, end their tasks."""
+        """End of cycle: fetch if the fetch port is this channel's; release the locks of
+        BDs complete this cycle, end their tasks."""
+        if self._wants_fetch:
+            self._wants_fetch = False
+            if self.dma.fetch_granted(self):
+                self._fetch()
         while self._completions and self._completions[0][0] <= self._cycle:
             cycle, done = self._completions.popleft()
             bd = done.bd

@@ -6,7 +6,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from aiedma.hdl.bd_table import BDTable
+from aiedma.hdl.bd_table import BDTable, SharedBDTable
 from aiedma.model import BufferDescriptor
 from aiedma.model.arch.kinds import DMA_KINDS
 from aiedma.model.bd.fields import BD_COUNT, FIELD_INDEX, FIELDS
@@ -110,3 +110,53 @@ def test_a_write_outside_the_bd_region_changes_nothing():
     sim.add_testbench(bench)
     sim.run()
     assert BufferDescriptor("tile").buffer_length == 0
+
+
+@pytest.mark.parametrize(("ports", "seed"), [(4, 1), (12, 2)])
+def test_the_shared_table_serves_one_fetch_a_cycle_in_round_robin(ports, seed):
+    """Random requests on every port: the grant is the first requester after the port
+    served last (the model DMA's rule), and every port sees the granted fetch's BD next
+    cycle, iteration_current advanced by each fetch of the same BD."""
+    rng = random.Random(seed)
+    kind, base = "tile", DMA_KINDS["tile"].bd_register_base
+    dut = SharedBDTable(kind, ports)
+    bds = {n: BufferDescriptor(kind, valid_bd=1, buffer_length=n + 1, iteration_wrap=3)
+           for n in range(4)}
+    served = [0] * ports
+
+    async def bench(ctx):
+        for n, bd in bds.items():
+            for w, word in enumerate(bd.encode()):
+                ctx.set(dut.reg_addr, base + 0x20 * n + 4 * w)
+                ctx.set(dut.reg_wdata, word)
+                ctx.set(dut.reg_write, 1)
+                await ctx.tick()
+        ctx.set(dut.reg_write, 0)
+        last, shown = ports - 1, None
+        iterations = dict.fromkeys(bds, 0)
+        for cycle in range(200):
+            asks = {p: rng.randrange(4) for p in range(ports) if rng.random() < 0.4}
+            for p, port in enumerate(dut.fetch):
+                ctx.set(port.en, p in asks)
+                ctx.set(port.id, asks.get(p, 0))
+            if shown is not None:
+                n, iteration = shown
+                for port in dut.fetch:
+                    assert ctx.get(port.bd.buffer_length) == n + 1, f"cycle {cycle}"
+                    assert ctx.get(port.bd.iteration_current) == iteration, f"cycle {cycle}"
+            want = min(asks, key=lambda p: (p - last - 1) % ports) if asks else None
+            grants = [p for p, port in enumerate(dut.fetch) if ctx.get(port.grant)]
+            assert grants == ([] if want is None else [want]), f"cycle {cycle}: {asks}"
+            shown = None
+            if want is not None:
+                last, served[want] = want, served[want] + 1
+                n = asks[want]
+                shown = (n, iterations[n])
+                iterations[n] = (iterations[n] + 1) % 3
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert min(served) > 0, served

@@ -131,8 +131,9 @@ def test_two_channels_racing_for_one_lock_are_served_in_channel_order(kind, seco
     assert result.locks[5] == 1
 
 
-def test_two_channels_loading_one_bd_in_one_cycle_advance_its_iteration_twice():
-    # both channels start on BD 0 in the same cycle: the second sees the first's advance
+def test_two_channels_starting_on_one_bd_advance_its_iteration_in_turn():
+    # both channels start on BD 0 in the same cycle; the fetch port serves MM2S 0 first,
+    # then MM2S 2, which sees the first's advance
     bd = BufferDescriptor("memtile", base_address=OWN, buffer_length=2, iteration_wrap=3,
                           iteration_stepsize=10, valid_bd=1)
     writes = [*bd_writes("memtile", {0: bd}),

@@ -206,6 +206,58 @@ def test_a_zero_length_bd_runs_after_the_bds_before_it_complete():
                      bd1 + CHANNEL_LATENCY["mm2s"]]
 
 
+# --- the BD table's fetch port -----------------------------------------------------------------
+
+
+def run_channels(dma, order, cycles=60):
+    """Step MM2S channels ``order`` (in that order) each into a stream; their word cycles."""
+    streams = {i: Stream(f"out{i}", depth=64) for i in order}
+    channels = [dma.mm2s[i].connect(streams[i]) for i in order]
+    moved = {i: [] for i in order}
+    for cycle in range(cycles):
+        for i, result in zip(order, step(channels, cycle), strict=True):
+            if result is None:
+                moved[i].append(cycle)
+    return moved, streams
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 2, 0)])
+def test_channels_fetching_in_one_cycle_take_the_fetch_port_in_channel_order(order):
+    """Three channels start in the same cycle; their first BD fetches go one per cycle, in
+    channel order whatever order they are stepped in."""
+    dma = tile_dma(kind="memtile")
+    for i, base in ((0, 0), (1, 24), (2, 1)):
+        dma.write_bd(base, bd("memtile", base_address=OWN + 10 * i, buffer_length=3))
+        dma.mm2s[i].push(Task(base))
+    moved, streams = run_channels(dma, order)
+    latency = CHANNEL_LATENCY["mm2s"]
+    for i in range(3):
+        assert moved[i] == [latency + i, latency + i + 1, latency + i + 2], (order, i)
+        assert [b.data for b in streams[i]._items] == [10 * i + 1, 10 * i + 2, 10 * i + 3]
+
+
+def test_the_fetch_port_goes_round_robin_so_no_channel_starves():
+    """Two channels of one-word BDs each want a fetch every cycle: they take turns, a word
+    every other cycle each (a fixed priority would run channel 0's task to its end first)."""
+    dma = tile_dma(kind="memtile")
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=1))
+    dma.write_bd(24, bd("memtile", base_address=OWN + 100, buffer_length=1))
+    dma.mm2s[0].push(Task(0, repeat_count=8))
+    dma.mm2s[1].push(Task(24, repeat_count=8))
+    moved, _ = run_channels(dma, (1, 0))
+    latency = CHANNEL_LATENCY["mm2s"]
+    assert moved[0] == [latency + 2 * n for n in range(8)]
+    assert moved[1] == [latency + 1 + 2 * n for n in range(8)]
+
+
+def test_a_channel_alone_fetches_every_cycle():
+    dma = tile_dma(kind="memtile")
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=1))
+    dma.mm2s[0].push(Task(0, repeat_count=8))
+    moved, _ = run_channels(dma, (0,))
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(8)]
+
+
 # --- locks ------------------------------------------------------------------------------------
 
 
