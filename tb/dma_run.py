@@ -1,16 +1,11 @@
-"""Whole DMA channels in RTL inside the system model, compared with the model channels.
+"""Whole RTL DMAs inside the system model, compared with the model channels.
 
-:class:`RtlChannelAgent` stands in the scheduler where a model channel
-(``model/system/channel.py``) stood: the RTL :class:`~aiedma.hdl.dma_channel.DMAChannel`
-gets its BD table and task queue through register writes (the BD words of the DMA's
-table, the start-queue words of the channel's pending tasks) before cycle 0, then
-runs on Amaranth's simulator with the system model's streams, memory and locks on
-its ports: its lock requests are answered by the model's lock table in the same
-cycle, its releases applied at the end of the cycle, as the model's channels do.
-
-:func:`run_rtl_channels` runs a system whose given channels are RTL; the system
-without them is the reference: a program run both ways must give the same words on
-every stream in the same cycles, the same memory, locks and token cycles.
+:func:`check_program_channels` runs a random task program (``tb/loop_random.py``) with
+the model's channels, then with the whole RTL DMA (``tb/dma_block.py``: shared BD table,
+lock unit, every channel) in their place, and compares the words and the cycles they
+move in, the cycle count, the memory, the tokens and the locks. :func:`run_dma` is the
+same check for a program given as register writes; ``python -m aiedma.tb.dma_run`` is
+the regression.
 """
 
 from __future__ import annotations
@@ -23,21 +18,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from amaranth.hdl import Module
-from amaranth.sim import Simulator
 
-from ..hdl.dma_channel import DMAChannel
 from ..model.arch.kinds import DMA_KINDS
 from ..model.errors import AiedmaError, field_error
 from ..model.system.registers import apply_writes, program_writes
-from ..model.system.scheduler import Agent, Stall, SystemReport, SystemRun, run_system
-from ..model.system.stream import Beat, Stream, StreamSink, StreamSource
+from ..model.system.scheduler import Stall, SystemReport, run_system
+from ..model.system.stream import Stream, StreamSink, StreamSource
 from .dma_block import run_rtl_dma
 from .loop import SIMULATORS
 from .loop_random import PROGRAM_PLACES, program_dma, random_program
 
-__all__ = ["DmaRun", "RtlChannelAgent", "check_program_channels", "main", "register_writes",
-           "run_dma", "run_rtl_channels"]
+__all__ = ["DmaRun", "check_program_channels", "main", "register_writes", "run_dma"]
 
 
 def register_writes(channel: Any) -> list[tuple[int, int]]:
@@ -45,220 +36,6 @@ def register_writes(channel: Any) -> list[tuple[int, int]]:
     tasks and the locks (``program_writes``); a channel takes the BD words and its own
     start-queue writes and leaves the rest."""
     return program_writes(channel.dma)
-
-
-class _AmaranthPorts:
-    """A :class:`DMAChannel`'s ports on Amaranth's simulator (set after ``ctx`` is bound)."""
-
-    def __init__(self, dut: DMAChannel) -> None:
-        self.dut, self.ctx = dut, None
-
-    def set(self, name: str, value: int) -> None:
-        self.ctx.set(self._signal(name), value)
-
-    def get(self, name: str) -> int:
-        return self.ctx.get(self._signal(name))
-
-    def _signal(self, name: str) -> Any:
-        value = self.dut
-        for part in name.split("."):
-            value = getattr(value, part)
-        return value
-
-
-_SIGNED_PORTS = {"acquire.value": 7, "release.value": 7}   # two's complement lock values
-
-
-class _VerilatorPorts:
-    """A :class:`DMAChannel`'s ports on a Verilated model in this process."""
-
-    def __init__(self, top: str, make: Any) -> None:
-        from .loop_verilator import VerilatedTop
-        self.top = VerilatedTop(top, make)
-
-    def set(self, name: str, value: int) -> None:
-        if name == "i.payload.data":
-            name = "i.payload"
-        self.top.set(name.replace(".", "__"), int(value) & ((1 << 64) - 1))
-
-    def get(self, name: str) -> int:
-        field = None
-        if name in ("o.payload.data", "o.payload.last"):
-            name, field = "o.payload", name.rsplit(".", 1)[1]
-        value = self.top.get(name.replace(".", "__"))
-        if field == "data":
-            return value & 0xFFFF_FFFF
-        if field == "last":
-            return value >> 32
-        bits = _SIGNED_PORTS.get(name)
-        if bits is not None and value >> (bits - 1):
-            value -= 1 << bits
-        return value
-
-    def edge(self) -> None:
-        self.top.edge()
-
-
-class RtlChannelAgent:
-    """A system agent running a :class:`DMAChannel` in place of a model channel.
-
-    Parameters
-    ----------
-    channel : Channel
-        The model channel it replaces: its DMA (table, memory, locks), stream and
-        pending tasks (loaded into the RTL before the run).
-    simulator : {"amaranth", "verilator", None}
-        Where the RTL channels run; None runs the model alone.
-    """
-
-    def __init__(self, channel: Any, simulator: str = "amaranth") -> None:
-        self.model = channel
-        self.name = channel.name
-        dma = channel.dma
-        self.mm2s = channel.is_mm2s
-        if simulator == "amaranth":
-            self.dut = DMAChannel(dma.kind, channel.direction, channel.index, dma.column,
-                                  dma.row)
-            self.ports_ = _AmaranthPorts(self.dut)
-        elif simulator == "verilator":
-            self.dut = None
-            where = (dma.kind, channel.direction, channel.index, dma.column, dma.row)
-            self.ports_ = _VerilatorPorts(
-                "aiedma_dma_channel_{}_{}{}_c{}_r{}".format(*where),
-                lambda: DMAChannel(*where))
-        else:
-            raise ValueError(f"simulator={simulator!r}: must be amaranth or verilator")
-        self.writes = register_writes(channel)
-        self.stream = channel.stream
-        self.tokens: list[int] = []
-        self.words = 0
-        self._read = 0
-        self._releases: list[tuple[int, int]] = []
-
-    @property
-    def busy(self) -> bool:
-        return bool(self.ports_.get("busy"))
-
-    def ports(self) -> tuple:
-        return (self.stream,)
-
-    def step(self, cycle: int) -> Stall | None:
-        port, stream = self.ports_, self.stream
-        dma = self.model.dma
-        if self.mm2s:
-            port.set("o.ready", stream.can_push())
-            port.set("mem_data", self._read)
-        else:
-            valid = stream.can_pop()
-            port.set("i.valid", valid)
-            port.set("i.payload.data", stream.peek().data if valid else 0)
-        grant = False
-        if port.get("acquire.request"):
-            grant = dma.locks.try_acquire(port.get("acquire.lock_id"),
-                                          port.get("acquire.value"), self.name)
-        port.set("acquire.grant", grant)
-        moved = False
-        if self.mm2s:
-            if port.get("o.valid") and port.get("o.ready"):
-                stream.push(Beat(port.get("o.payload.data"), bool(port.get("o.payload.last"))))
-                moved = True
-            if port.get("mem_en"):
-                self._read = dma.memory.read(port.get("mem_addr"), self.name)
-        else:
-            if port.get("i.valid") and port.get("i.ready"):
-                stream.pop()
-                moved = True
-            if port.get("mem_we"):
-                dma.memory.write(port.get("mem_addr"), port.get("mem_data"), self.name)
-        if port.get("release.request"):
-            self._releases.append((port.get("release.lock_id"), port.get("release.value")))
-        if port.get("token"):
-            self.tokens.append(cycle)
-        if port.get("error"):
-            raise AssertionError(f"{self.name}: the RTL channel flagged an error in cycle {cycle}")
-        if moved:
-            self.words += 1
-            return None
-        # The RTL's inner state is not visible here: a stall always counts as progress,
-        # so a run that cannot finish ends at max_cycles, not as a deadlock report.
-        return Stall("load", progress=True)
-
-    def commit(self) -> None:
-        releases, self._releases = self._releases, []
-        for lock_id, value in releases:
-            self.model.dma.locks.release(lock_id, value, self.name)
-
-
-def _load(agents: Sequence[RtlChannelAgent], tick: Any) -> Any:
-    """Write every agent's program (paused), one register write per cycle; yields ticks."""
-    for agent in agents:
-        agent.ports_.set("pause", 1)
-    longest = max((len(a.writes) for a in agents), default=0)
-    for step in range(longest):   # the program is loaded before cycle 0
-        for agent in agents:
-            write = agent.writes[step] if step < len(agent.writes) else None
-            agent.ports_.set("reg_write", write is not None)
-            if write is not None:
-                agent.ports_.set("reg_addr", write[0])
-                agent.ports_.set("reg_wdata", write[1])
-        yield
-    for agent in agents:
-        agent.ports_.set("reg_write", 0)
-        agent.ports_.set("pause", 0)
-
-
-def run_rtl_channels(agents: Sequence[Agent], channels: Sequence[Any],
-                     max_cycles: int = 100_000, simulator: str = "amaranth",
-                     ) -> tuple[SystemReport, list[RtlChannelAgent]]:
-    """Run ``agents`` with each of ``channels`` (model channels among them) as RTL.
-
-    Parameters
-    ----------
-    simulator : {"amaranth", "verilator", None}
-        Where the RTL channels run; None runs the model alone.
-
-    Returns
-    -------
-    report : SystemReport
-        The run's report (the RTL agents' stalls are all ``load``: only their words
-        count).
-    rtl : list of RtlChannelAgent
-        The RTL agents, in the order of ``channels`` (their ``tokens``).
-    """
-    rtl = [RtlChannelAgent(ch, simulator) for ch in channels]
-    swap = {id(ch): agent for ch, agent in zip(channels, rtl, strict=True)}
-    agents = [swap.get(id(a), a) for a in agents]
-    result: dict[str, SystemReport] = {}
-    if simulator == "verilator":
-        for _ in _load(rtl, None):
-            for agent in rtl:
-                agent.ports_.edge()
-        run = SystemRun(agents, max_cycles)
-        while run.busy:
-            run.cycle()
-            for agent in rtl:
-                agent.ports_.edge()
-        return run.report(), rtl
-    top = Module()
-    for k, agent in enumerate(rtl):
-        top.submodules[f"channel{k}"] = agent.dut
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
-
-    async def bench(ctx: Any) -> None:
-        for agent in rtl:
-            agent.ports_.ctx = ctx
-        for _ in _load(rtl, ctx):
-            await ctx.tick()
-        run = SystemRun(agents, max_cycles)
-        while run.busy:
-            run.cycle()
-            await ctx.tick()
-        result["report"] = run.report()
-
-    sim.add_testbench(bench)
-    sim.run()
-    return result["report"], rtl
 
 
 def _timed(agent: Any) -> list[int]:
