@@ -1,4 +1,4 @@
-"""Bulk task programs: 10^5 tasks on whole RTL channels, sharded by seed on Dask.
+"""Bulk task programs: 10^5 tasks on the whole RTL DMA, sharded by seed on Dask.
 
 ``python -m aiedma.tb.dma_bulk [--tasks N] [--kinds ...] [--sim verilator|amaranth]
 [--seed S] [--shards N] [--scheduler tcp://host:port]``
@@ -6,7 +6,7 @@
 Each random task program (:func:`~aiedma.tb.loop_random.random_program`: three channels
 of one DMA, chains, repeats, a lock between an S2MM and an MM2S channel, packets,
 padding, backpressure) queues three tasks; it runs on the model channels and then with
-every channel as RTL, compared on every cycle (:func:`~aiedma.tb.dma_run.
+the whole RTL DMA in their place, compared on every cycle (:func:`~aiedma.tb.dma_run.
 check_program_channels`). A sweep of ``--tasks`` tasks per kind is split into shards of
 consecutive seeds, run as :mod:`.bulk` runs its shards (:mod:`.shards`: every local core,
 or the cluster of ``--scheduler``); a failing program is reported with its seed and the
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if shards < 1:
         parser.error(f"--shards={shards}: must be at least 1")
     calls = shard_calls(args.kinds, args.tasks, args.seed, shards, args.sim)
-    print(f"task programs on whole RTL channels ({args.sim}), {args.tasks} tasks per kind, "
+    print(f"task programs on the whole RTL DMA ({args.sim}), {args.tasks} tasks per kind, "
           f"{len(calls)} shard(s): every cycle compared with the model", flush=True)
 
     def report(result: ShardResult) -> None:

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m aiedma.tb.dma_run [--programs N] [--seed S] [--sim ...] [--kinds ...]``:
     the regression, ``N`` programs per kind and simulator."""
     parser = argparse.ArgumentParser(prog="python -m aiedma.tb.dma_run",
-                                     description="Random task programs on whole RTL channels "
+                                     description="Random task programs on the whole RTL DMA "
                                                  "against the model channels.")
     parser.add_argument("--programs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
@@ -128,11 +128,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"FAIL {simulator} {kind} seed={seed}: {error}\n  "
                           f"{program.description}")
             failed += bad
-            print(f"whole RTL channels on {simulator}, {kind}: {args.programs} random task "
+            print(f"whole RTL DMA on {simulator}, {kind}: {args.programs} random task "
                   f"programs (seeds {args.seed}..{args.seed + args.programs - 1}), {cycles} "
                   f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
     return 1 if failed else 0
-
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Icarus Verilog replays closed-loop RTL runs: every port of every cycle compared.
 
-A whole channel runs in the loop with the system model only where Python can answer it
+A whole DMA runs in the loop with the system model only where Python can answer it
 every cycle, in this process: on Amaranth's simulator or on Verilator
 (:class:`~aiedma.tb.loop_verilator.VerilatedTop`). Icarus runs in its own process, so it
 takes part through a trace instead. :func:`recording` captures, at every clock edge of
@@ -267,8 +267,8 @@ def replay_icarus(segments: Sequence[Segment], folder: Path | None = None) -> Re
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m aiedma.tb.trace_replay [--programs N] [--seed S] [--kinds ...]``: random
-    task programs on whole RTL channels in the loop on Verilator (compared with the model),
-    each channel's trace then replayed on Icarus."""
+    task programs on the whole RTL DMA in the loop on Verilator (compared with the model),
+    its trace then replayed on Icarus."""
     from .dma_run import check_program_channels
     from .loop_random import PROGRAM_PLACES, random_program
 
