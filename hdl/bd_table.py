@@ -1,4 +1,4 @@
-"""A DMA's BD table in block RAM: the register port, a whole-BD fetch, iteration write-back.
+"""A DMA's BD table in LUT RAM: the register port, a whole-BD fetch, iteration write-back.
 
 The words are the register image of ``BufferDescriptor.encode()``: BD ``n`` word ``w``
 is at register address ``BD_REGISTER_BASE[kind] + 0x20 n + 4 w`` (docs/bd.md
@@ -9,6 +9,12 @@ cycle ``t + BD_FETCH_LATENCY`` (the contract's fetch stage), with its
 ``iteration_current`` advanced modulo ``iteration_wrap`` (docs/bd.md "Iteration") for
 the next fetch of the BD: a fetch in that cycle or later sees the new value (the RAM
 is written a cycle later from a register; a fetch that would miss it is forwarded).
+
+The fetch reads the words asynchronously in the fetch cycle and registers them, so
+the fetched BD comes from flip-flops in the cycle its fields decide what a channel
+does next (a RAM's unregistered output there was the slowest path of a channel); the
+memories are therefore LUT RAM (``ram_style = "distributed"``), which reads
+asynchronously, not block RAM, which cannot.
 
 **decision**: a register write and a write-back to the same word in the same cycle: the
 write-back wins (it is the hardware's own state; a program that rewrites a BD a running
@@ -72,8 +78,11 @@ class BDTable(wiring.Component):
         The word read in the previous cycle (0 outside the BD region).
     fetch_en : In(1)
     fetch_id : In(range(BD_COUNT[kind]))
-        Fetch a BD; its fields are on ``bd`` in the next cycle.
+        Fetch a BD; its fields are on ``bd`` in the next cycle. ``fetch_id`` is read in
+        every cycle, ``fetch_en`` or not; ``fetch_en`` makes it a fetch (the iteration
+        advances), so a user may present the address before it knows it fetches.
     bd : Out(bd_full_layout(kind))
+        The BD at the previous cycle's ``fetch_id`` (meaningful after a fetch).
     bd_id : Out
         The BD shown on ``bd`` (the previous cycle's ``fetch_id``).
     """
@@ -106,28 +115,34 @@ class BDTable(wiring.Component):
         m.d.sync += [read_word.eq(reg_word), read_hit.eq(self.reg_read & in_region)]
         fetch_data, register_data = [], []
         for w in range(words):
-            m.submodules[f"word{w}"] = memory = Memory(shape=32, depth=count, init=[])
+            m.submodules[f"word{w}"] = memory = Memory(shape=32, depth=count, init=[],
+                                                     attrs={"ram_style": "distributed"})
             write = memory.write_port()
-            fetch = memory.read_port(transparent_for=(write,))
+            fetch = memory.read_port(domain="comb")
             reg = memory.read_port()
             m.d.comb += [
                 write.addr.eq(self.reg_bd_index(reg_bd)),
                 write.data.eq(self.reg_wdata),
                 write.en.eq(self.reg_write & in_region & (reg_word == w)),
                 fetch.addr.eq(self.fetch_id),
-                fetch.en.eq(self.fetch_en),
                 reg.addr.eq(self.reg_bd_index(reg_bd)),
                 reg.en.eq(self.reg_read),
             ]
-            fetch_data.append(fetch.data)
+            # Read asynchronously, registered (module docstring). Transparent, as a
+            # synchronous read port would be: a write of the word in the fetch cycle is
+            # what the fetch shows.
+            fetched_word = Signal(32, name=f"fetched_word{w}")
+            m.d.sync += fetched_word.eq(Mux(write.en & (write.addr == self.fetch_id),
+                                            write.data, fetch.data))
+            fetch_data.append(fetched_word)
             register_data.append(reg.data)
             if w == slot.word:
                 writeback_port = write
         m.d.comb += self.reg_rdata.eq(
             Mux(read_hit, Cat(*register_data).word_select(read_word, 32), 0))
         # iteration_current advances modulo iteration_wrap and goes back into its word one
-        # cycle later, from a register: block RAM out -> logic -> block RAM in in one
-        # cycle is the slowest path there is. While that write is pending, a fetch of
+        # cycle later, from a register: RAM out -> logic -> RAM in in one cycle would be
+        # a slow path. While that write is pending, a fetch of
         # the same BD shown now takes the pending word instead of the RAM's older one.
         pending, pending_id = Signal(), Signal(range(count))
         pending_word = Signal(32)
@@ -171,7 +186,7 @@ class SharedBDTable(wiring.Component):
 
     A :class:`BDTable` behind an arbiter: in a cycle, of the ports whose ``en`` is high,
     the first after the port served last (port order, wrapping) is granted and its BD
-    fetched, so the table is one copy of the BD words in block RAM whatever the number
+    fetched, so the table is one copy of the BD words whatever the number
     of channels. The model's DMA serves its channels' fetches the same way
     (``model/system/channel.py``, ``DMA.fetch_granted``; docs/cycle.md "Channel").
 

@@ -8,7 +8,10 @@ The channel contract's three parts (``model/cycle/contract.py`` "Channel", the m
   BD table (:mod:`.bd_table`), which writes ``iteration_current`` back; a BD fetched
   in cycle ``t`` is offered to the engine from ``t + 1``. Which BD comes next is
   decided when the fetched one moves on, from its own ``use_next_bd``/``next_bd`` and
-  the pass count.
+  the pass count. For speed, the address goes to the table before the engine says
+  whether it takes the held BD (only one BD can follow it), the pass count's compare
+  is kept in a register, and the table registers the words it reads, so no RAM output
+  and no late decision share a cycle's path to the next address.
 * **Engine.** ``MM2SChannel`` / ``S2MMChannel`` (:mod:`.channel`): the address
   generator, the lock gate and the datapath. The gate's request goes to the lock
   port when the BD acquires (else it is granted at once).
@@ -169,7 +172,8 @@ class DMAChannel(wiring.Component):
         passes = Signal(8)
         token = Signal()
         more = Signal()              # the fetched BD is not its task's last load
-        m.d.comb += more.eq(bd.use_next_bd | (passes < repeat))
+        passes_left = Signal()       # passes < repeat, kept in a register: no compare late
+        m.d.comb += more.eq(bd.use_next_bd | passes_left)
         bad = Signal()
         padded = Cat(*(getattr(bd, p) != 0 for p in _PADDING if p in FIELD_INDEX[kind]))
         m.d.comb += bad.eq(f_valid & (~bd.valid_bd | (0 if self.mm2s else padded.any())))
@@ -253,30 +257,38 @@ class DMAChannel(wiring.Component):
             m.d.comb += [walking.eq(1),
                          walking_id.eq(Mux(bd.use_next_bd, bd.next_bd, start_bd))]
             with m.If(~bd.use_next_bd):
-                m.d.sync += passes.eq(passes + 1)
+                m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
         with m.Else():
             m.d.comb += [walking.eq(walk), walking_id.eq(walk_id)]
         fetch_request = Signal()
-        fetch_id = Signal(range(BD_COUNT[kind]))
         from_queue = Signal()
         with m.If((~f_valid | consumed) & ~self.pause):
             with m.If(walking):
-                m.d.comb += [fetch_request.eq(1), fetch_id.eq(walking_id)]
+                m.d.comb += fetch_request.eq(1)
             with m.Elif(queue.o.valid & ~error):
-                m.d.comb += [fetch_request.eq(1), fetch_id.eq(queue.o.payload.start_bd),
-                             from_queue.eq(1)]
+                m.d.comb += [fetch_request.eq(1), from_queue.eq(1)]
         fetch = Signal()
         m.d.comb += [fetch.eq(fetch_request & port_free), queue.o.ready.eq(from_queue & port_free)]
         with m.If(from_queue & port_free):
             m.d.sync += [start_bd.eq(queue.o.payload.start_bd),
                          repeat.eq(queue.o.payload.repeat),
-                         token.eq(queue.o.payload.token), passes.eq(0)]
+                         token.eq(queue.o.payload.token), passes.eq(0),
+                         passes_left.eq(queue.o.payload.repeat != 0)]
         m.d.sync += [walk.eq(walking & ~fetch), walk_id.eq(walking_id)]
         with m.If(consumed | fetch):
             m.d.sync += f_valid.eq(fetch)
-        m.d.comb += [fetch_en.eq(fetch_request), fetch_to.eq(fetch_id)]
+        # The fetch address (``walking_id`` when walking, else the queue's task) does not
+        # wait for ``consumed``, the engine's answer, late in the cycle: with a BD held,
+        # the only fetch that can follow it is of its next load, or of the next task when
+        # it is its task's last (``walk`` is low then); without, of the waiting load or of
+        # the queue's task. Where no fetch happens the address is read and not used.
+        address = Signal(range(BD_COUNT[kind]))
+        m.d.comb += address.eq(Mux(f_valid, Mux(more, Mux(bd.use_next_bd, bd.next_bd, start_bd),
+                                                queue.o.payload.start_bd),
+                                   Mux(walk, walk_id, queue.o.payload.start_bd)))
+        m.d.comb += [fetch_en.eq(fetch_request), fetch_to.eq(address)]
         with m.If(fetch):
-            m.d.sync += self.current_bd.eq(fetch_id)
+            m.d.sync += self.current_bd.eq(address)
         m.d.sync += just.eq(fetch)
 
         # --- stream stage ---
