@@ -9,7 +9,7 @@
 #                compared every cycle inside a Verilog testbench; shards by seed
 #                run on Dask (SCHEDULER=tcp://host:port, else every local core);
 #                SIM=dma-bulk: TASKS (100000) tasks per kind of random task programs
-#                on whole RTL channels, every cycle compared, sharded the same way
+#                on the whole RTL DMA, every cycle compared, sharded the same way
 #   make bench   every benchmark (model, system model, co-simulation on each
 #                simulator, RTL words per cycle, the FPGA table when present),
 #                printed and saved as build/bench.json and build/bench.md
@@ -17,6 +17,9 @@
 #                MM2S/S2MM datapaths and a whole memory-tile channel of each
 #                direction on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
 #                table printed, saved as build/fpga/fpga.json and fpga.md
+#   make fpga-dma  the whole memory-tile DMA (12 channels, BD table, lock
+#                unit) on ECP5-85F with --mapper abc, into build/fpga-dma/
+#                (synthesis about 10 minutes, place-and-route over an hour)
 #   make verilog every top as Verilog in build/verilog/, linted with Verilator
 #   make formal  proofs of the RTL (k-induction, BMC against a reference generator,
 #                covers; yowasp-sby + yices), one task per core, table printed,
@@ -48,7 +51,7 @@ SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves) $(DASK
 endif
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup icarus test lint sim bench fpga formal clean distclean verilog
+.PHONY: all setup icarus test lint sim bench fpga fpga-dma formal clean distclean verilog
 
 all: test
 
@@ -87,6 +90,9 @@ bench: setup
 
 fpga: $(STAMP)
 	$(PY) -m aiedma.flows.fpga
+
+fpga-dma: $(STAMP)
+	$(PY) -m aiedma.flows.fpga --tops aiedma_dma_memtile --parts ecp5 --mapper abc --out build/fpga-dma
 
 clean:
 	rm -rf build sim_build .pytest_cache .hypothesis .ruff_cache
