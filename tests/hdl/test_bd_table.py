@@ -112,6 +112,45 @@ def test_a_write_outside_the_bd_region_changes_nothing():
     assert BufferDescriptor("tile").buffer_length == 0
 
 
+def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the_iteration():
+    """The fetch reads asynchronously and registers what it read: it must still show a
+    word written in the same cycle (as a transparent read port would), and an address
+    presented without ``fetch_en`` must not count as a fetch."""
+    kind, base = "tile", DMA_KINDS["tile"].bd_register_base
+    dut = BDTable(kind)
+    old = BufferDescriptor(kind, valid_bd=1, buffer_length=5, iteration_wrap=4)
+    new = old.replace(buffer_length=9)
+
+    async def bench(ctx):
+        for w, word in enumerate(old.encode()):
+            ctx.set(dut.reg_addr, base + 0x20 * 3 + 4 * w)
+            ctx.set(dut.reg_wdata, word)
+            ctx.set(dut.reg_write, 1)
+            await ctx.tick()
+        ctx.set(dut.fetch_id, 3)          # read, not fetched, for three cycles
+        ctx.set(dut.reg_write, 0)
+        for _ in range(3):
+            await ctx.tick()
+        ctx.set(dut.reg_addr, base + 0x20 * 3)
+        ctx.set(dut.reg_wdata, new.encode()[0])
+        ctx.set(dut.reg_write, 1)
+        ctx.set(dut.fetch_en, 1)          # fetched in the cycle its word 0 is written
+        await ctx.tick()
+        ctx.set(dut.reg_write, 0)
+        ctx.set(dut.fetch_en, 0)
+        assert ctx.get(dut.bd.buffer_length) == 9, "the written word, not the old one"
+        assert ctx.get(dut.bd.iteration_current) == 0, "reads without fetch_en advanced it"
+        await ctx.tick()
+        ctx.set(dut.fetch_en, 1)
+        await ctx.tick()
+        assert ctx.get(dut.bd.iteration_current) == 1
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
 @pytest.mark.parametrize(("ports", "seed"), [(4, 1), (12, 2)])
 def test_the_shared_table_serves_one_fetch_a_cycle_in_round_robin(ports, seed):
     """Random requests on every port: the grant is the first requester after the port
