@@ -36,6 +36,18 @@ def full_random_bd(kind, rng, bd_id):
     return bd.replace(**extra)
 
 
+async def write_bds(ctx, dut, kind, bds):
+    """Write each BD's register words through the table's register port, one a cycle."""
+    base = DMA_KINDS[kind].bd_register_base
+    for n, bd in bds.items():
+        for w, word in enumerate(bd.encode()):
+            ctx.set(dut.reg_addr, base + 0x20 * n + 4 * w)
+            ctx.set(dut.reg_wdata, word)
+            ctx.set(dut.reg_write, 1)
+            await ctx.tick()
+    ctx.set(dut.reg_write, 0)
+
+
 @pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
 def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
     rng = random.Random(kind)
@@ -46,13 +58,7 @@ def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
     base = DMA_KINDS[kind].bd_register_base
 
     async def bench(ctx):
-        for n, bd in table.items():
-            for w, word in enumerate(bd.encode()):
-                ctx.set(dut.reg_addr, base + 0x20 * n + 4 * w)
-                ctx.set(dut.reg_wdata, word)
-                ctx.set(dut.reg_write, 1)
-                await ctx.tick()
-        ctx.set(dut.reg_write, 0)
+        await write_bds(ctx, dut, kind, table)
         # Register reads give the words back.
         for n, bd in table.items():
             for w, word in enumerate(bd.encode()):
@@ -122,13 +128,8 @@ def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the
     new = old.replace(buffer_length=9)
 
     async def bench(ctx):
-        for w, word in enumerate(old.encode()):
-            ctx.set(dut.reg_addr, base + 0x20 * 3 + 4 * w)
-            ctx.set(dut.reg_wdata, word)
-            ctx.set(dut.reg_write, 1)
-            await ctx.tick()
+        await write_bds(ctx, dut, kind, {3: old})
         ctx.set(dut.fetch_id, 3)          # read, not fetched, for three cycles
-        ctx.set(dut.reg_write, 0)
         for _ in range(3):
             await ctx.tick()
         ctx.set(dut.reg_addr, base + 0x20 * 3)
@@ -157,20 +158,14 @@ def test_the_shared_table_serves_one_fetch_a_cycle_in_round_robin(ports, seed):
     served last (the model DMA's rule), and every port sees the granted fetch's BD next
     cycle, iteration_current advanced by each fetch of the same BD."""
     rng = random.Random(seed)
-    kind, base = "tile", DMA_KINDS["tile"].bd_register_base
+    kind = "tile"
     dut = SharedBDTable(kind, ports)
     bds = {n: BufferDescriptor(kind, valid_bd=1, buffer_length=n + 1, iteration_wrap=3)
            for n in range(4)}
     served = [0] * ports
 
     async def bench(ctx):
-        for n, bd in bds.items():
-            for w, word in enumerate(bd.encode()):
-                ctx.set(dut.reg_addr, base + 0x20 * n + 4 * w)
-                ctx.set(dut.reg_wdata, word)
-                ctx.set(dut.reg_write, 1)
-                await ctx.tick()
-        ctx.set(dut.reg_write, 0)
+        await write_bds(ctx, dut, kind, bds)
         last, shown = ports - 1, None
         iterations = dict.fromkeys(bds, 0)
         for cycle in range(200):
