@@ -203,7 +203,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     ready : dict of str to sequence of bool
         Per MM2S channel: whether its output takes a word each cycle (backpressure).
     simulator : {"amaranth", "verilator", None}
-        Where the RTL channels run; None runs the model alone.
+        Where the whole RTL DMA runs; None runs the model alone.
 
     Returns
     -------
@@ -214,7 +214,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     RegisterError
         For a write the DMA has no register for (before anything runs).
     AssertionError
-        If the RTL channels differ from the model channels: the words or their cycles
+        If the RTL DMA differs from the model channels: the words or their cycles
         at an output, the cycle count, the memory, the locks or the token cycles.
     """
     if simulator is not None and simulator not in SIMULATORS:
