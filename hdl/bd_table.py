@@ -142,8 +142,8 @@ class BDTable(wiring.Component):
             Mux(read_hit, Cat(*register_data).word_select(read_word, 32), 0))
         # iteration_current advances modulo iteration_wrap and goes back into its word one
         # cycle later, from a register: RAM out -> logic -> RAM in in one cycle would be
-        # a slow path. While that write is pending, a fetch of
-        # the same BD shown now takes the pending word instead of the RAM's older one.
+        # a slow path. While that write is pending, a fetch of the same BD shown now
+        # takes the pending word instead of the RAM's older one.
         pending, pending_id = Signal(), Signal(range(count))
         pending_word = Signal(32)
         word = Signal(32)

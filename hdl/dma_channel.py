@@ -253,9 +253,10 @@ class DMAChannel(wiring.Component):
         consumed = accepted | zero_done
         walk, walk_id = Signal(), Signal(range(BD_COUNT[kind]))
         walking, walking_id = Signal(), Signal(range(BD_COUNT[kind]))
+        next_load = Signal(range(BD_COUNT[kind]))   # the held BD's next load, if more
+        m.d.comb += next_load.eq(Mux(bd.use_next_bd, bd.next_bd, start_bd))
         with m.If(consumed & more):
-            m.d.comb += [walking.eq(1),
-                         walking_id.eq(Mux(bd.use_next_bd, bd.next_bd, start_bd))]
+            m.d.comb += [walking.eq(1), walking_id.eq(next_load)]
             with m.If(~bd.use_next_bd):
                 m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
         with m.Else():
@@ -283,8 +284,7 @@ class DMAChannel(wiring.Component):
         # it is its task's last (``walk`` is low then); without, of the waiting load or of
         # the queue's task. Where no fetch happens the address is read and not used.
         address = Signal(range(BD_COUNT[kind]))
-        m.d.comb += address.eq(Mux(f_valid, Mux(more, Mux(bd.use_next_bd, bd.next_bd, start_bd),
-                                                queue.o.payload.start_bd),
+        m.d.comb += address.eq(Mux(f_valid, Mux(more, next_load, queue.o.payload.start_bd),
                                    Mux(walk, walk_id, queue.o.payload.start_bd)))
         m.d.comb += [fetch_en.eq(fetch_request), fetch_to.eq(address)]
         with m.If(fetch):
