@@ -351,7 +351,9 @@ class StreamSink:
         n = NO_LIMIT
         if moved and self.expect is not None and len(self.beats) < self.expect:
             n = self.expect - len(self.beats) - 1   # busy ends with the last expected word
-        if self.ready is not None and last + 1 < len(self.ready):
+        # ``last`` inside the pattern: the next cycle may be its first one after, where
+        # the sink is ready again (a pattern ending low changes there).
+        if self.ready is not None and last < len(self.ready):
             now, end = self._ready_at(last), min(len(self.ready), last + 1 + _PATTERN_SCAN)
             same = next((t for t in range(last + 1, end) if self._ready_at(t) != now), None)
             if same is not None:

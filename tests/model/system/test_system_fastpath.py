@@ -230,3 +230,17 @@ def test_an_agent_without_a_steady_state_keeps_every_cycle(jumps):
     agents, _, _ = one_dma_program(OWN, OWN + 256)
     run_system(agents)
     assert jumps["jumps"] > 0
+
+
+@pytest.mark.parametrize("low", range(1, 9))
+def test_a_ready_pattern_ending_low_ends_the_jump_where_it_ends(low, jumps):
+    """After its pattern a sink is always ready: a pattern whose last cycles hold off
+    changes at its end, so a jump must stop there (random program seed 188 found it)."""
+    runs = []
+    for exact in (True, False):
+        link = Stream("link")
+        source = StreamSource("source", link, np.arange(40))
+        sink = StreamSink("sink", link, ready=[True] * 8 + [False] * low)
+        runs.append((run_system([source, sink], exact=exact), sink.data))
+    assert runs[0] == runs[1]
+    assert runs[0][0].cycles == 41 + low   # the sink takes each word a cycle after its push
