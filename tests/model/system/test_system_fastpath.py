@@ -233,7 +233,7 @@ def test_an_agent_without_a_steady_state_keeps_every_cycle(jumps):
 
 
 @pytest.mark.parametrize("low", range(1, 9))
-def test_a_ready_pattern_ending_low_ends_the_jump_where_it_ends(low, jumps):
+def test_a_ready_pattern_ending_low_ends_the_jump_where_it_ends(low):
     """After its pattern a sink is always ready: a pattern whose last cycles hold off
     changes at its end, so a jump must stop there (random program seed 188 found it)."""
     runs = []
