@@ -12,9 +12,9 @@
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
   queue size and overflow, the current BD, an invalid-BD error).
 
-Reads take one cycle, as the table's register read port does. Same-cycle lock
-acquires are served in channel order, MM2S 0.. then S2MM 0.., as the model's DMA steps
-its channels.
+Reads take one cycle, as the table's register read port does. A lock grants one
+acquire a cycle: of the channels whose acquire holds, the first in channel order (MM2S
+0.. then S2MM 0.., as the model's DMA steps its channels).
 
 **decision**: a memory-tile BD may name the west and east neighbours' locks (IDs 0-63 and
 128-191 beside its own 64-127). Those requests leave the block on the channel's

@@ -5,18 +5,21 @@ cycle as the system model's two-phase cycles run them (``model/system/scheduler.
 
 * an acquire with a negative value ``v`` waits for the lock to be ``>= -v`` and adds
   ``v``; with a value ``v >= 0`` it waits for the lock to be ``== v`` and leaves it;
-* acquires are answered in the same cycle (``grant`` is combinational), in port order:
-  port ``k`` sees the lock as the acquires granted to ports ``0 .. k-1`` in this cycle
-  left it, as the model's channels, stepped in order, see it;
-* releases take effect at the end of the cycle, after that cycle's acquires, in port
-  order; a release that would leave ``0 .. LOCK_VALUE_MAX`` leaves the lock as it is
-  and sets the sticky ``error`` flag (the model raises there), never wraps;
+* acquires are answered in the same cycle (``grant`` is combinational) from the lock
+  values at the start of the cycle, **one acquire per lock per cycle**: of the ports
+  whose acquire holds, the lowest-numbered wins its lock and the others wait (the
+  model's channels, stepped in port order, see a lock taken earlier in the cycle as
+  refused);
+* releases take effect at the end of the cycle, after that cycle's acquire: release
+  port ``k`` sees its lock as the acquire left it plus the releases of ports
+  ``0 .. k-1`` to it; one whose result leaves ``0 .. LOCK_VALUE_MAX`` is not applied and
+  sets the sticky ``error`` flag (the model raises there), never wraps;
 * a write on the register port (``set``) puts a value, at the end of the cycle,
   after acquires and releases.
 
-Everything is registers and adders: ``count`` values of 6 bits. The logic is per port: a
-port sees its lock as the last earlier write of the cycle to that lock left it, and each
-lock takes its last write.
+Everything is registers and adders: ``count`` values of 6 bits. Every port decides in
+parallel (no port waits for another's decision: a chain through twelve channels' ports
+could not be clocked); each lock takes its last write of the cycle.
 """
 
 from __future__ import annotations
@@ -90,39 +93,47 @@ class LockUnit(wiring.Component):
         m = Module()
         values = Array(Signal(_STATE_BITS, name=f"lock{i}") for i in range(self.count))
         m.d.comb += self.read_value.eq(values[self.read_id])
-        width = signed(_STATE_BITS + 2)
-        # The work is per port, not per lock: a port sees its lock as the last earlier
-        # write to it in this cycle left it (acquires in port order, then releases in port
-        # order), and each lock takes its last write at the end of the cycle. Per lock and
-        # per port it would be count x 2 ports adders (the memory tile's 64 x 24: 30 k LUTs).
-        writes: list[tuple[Signal, Value, Signal]] = []   # (active, lock, value) in order
+        # Wide enough for a lock's value plus every port's release and an acquire.
+        width = signed((LOCK_VALUE_MAX + (1 << (LOCK_VALUE_BITS - 1)) * (self.ports + 1))
+                       .bit_length() + 1)
+        # The work is per port, not per lock (per lock, every lock would need an adder per
+        # port: the memory tile's 64 x 24). Each write is (active, lock, value), acquires
+        # first, then releases, in port order; each lock takes its last.
+        writes: list[tuple[Signal, Value, Value]] = []
 
-        def seen_by(lock_id: Value, name: str) -> Signal:
-            seen = Signal(width, name=f"{name}_seen")
-            m.d.comb += seen.eq(values[lock_id])
-            for j, (active, lock, value) in enumerate(writes):
-                after = Signal(width, name=f"{name}_seen{j}")
-                m.d.comb += after.eq(Mux(active & (lock == lock_id), value, seen))
-                seen = after
-            return seen
-
+        holds, acquired = [], []     # acquired: (granted, lock, what it took)
         for k, port in enumerate(self.acquire):
-            seen = seen_by(port.lock_id, f"acq{k}")
+            seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
+            m.d.comb += seen.eq(values[port.lock_id])
+            hold = Signal(name=f"acq{k}_holds")
+            m.d.comb += hold.eq(port.request & Mux(port.value < 0, seen >= -port.value,
+                                                    seen == port.value))
+            holds.append(hold)
             granted = Signal(name=f"granted{k}")
-            m.d.comb += [
-                granted.eq(port.request & Mux(port.value < 0, seen >= -port.value,
-                                              seen == port.value)),
-                port.grant.eq(granted),
-            ]
+            beaten = [h & (other.lock_id == port.lock_id)
+                      for h, other in zip(holds[:k], self.acquire[:k], strict=True)]
+            m.d.comb += [granted.eq(hold & ~Cat(*beaten).any() if beaten else hold),
+                         port.grant.eq(granted)]
             # An acquire-equal leaves the lock as it is: it adds nothing.
-            after = Signal(width, name=f"acq{k}_after")
-            m.d.comb += after.eq(seen + Mux(port.value < 0, port.value, 0))
-            writes.append((granted, port.lock_id, after))
+            taken = Signal(width, name=f"acq{k}_taken")
+            m.d.comb += taken.eq(Mux(port.value < 0, port.value, 0))
+            writes.append((granted, port.lock_id, seen + taken))
+            acquired.append((granted, port.lock_id, taken))
+
         error = Signal()
         m.d.comb += self.error.eq(error)
         for k, port in enumerate(self.release):
+            # The lock's value plus the releases of ports 0..k to it (a balanced tree),
+            # plus what this cycle's acquire of it took (at most one acquire).
+            terms = [Mux(other.request & (other.lock_id == port.lock_id), other.value, 0)
+                     for other in self.release[:k]] + [port.value]
+            # The grants come late in the cycle: the acquire's part is added last.
+            released = Signal(width, name=f"rel{k}_sum")
+            m.d.comb += released.eq(values[port.lock_id] + _tree_sum(terms))
+            taken = [Mux(granted & (lock == port.lock_id), took, 0)
+                     for granted, lock, took in acquired]
             tried = Signal(width, name=f"rel{k}_tried")
-            m.d.comb += tried.eq(seen_by(port.lock_id, f"rel{k}") + port.value)
+            m.d.comb += tried.eq(released + (reduce(operator.or_, taken) if taken else 0))
             applied = Signal(name=f"applied{k}")
             m.d.comb += applied.eq(port.request & (tried >= 0) & (tried <= LOCK_VALUE_MAX))
             with m.If(port.request & ~applied):
@@ -145,3 +156,11 @@ class LockUnit(wiring.Component):
             with m.Elif(Cat(*hits).any()):
                 m.d.sync += values[i].eq(written)
         return m
+
+
+def _tree_sum(terms: list[Value]) -> Value:
+    """The sum of ``terms`` as a balanced tree of additions (depth log2 of their number)."""
+    while len(terms) > 1:
+        terms = [terms[i] + terms[i + 1] if i + 1 < len(terms) else terms[i]
+                 for i in range(0, len(terms), 2)]
+    return terms[0]

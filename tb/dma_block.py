@@ -202,7 +202,7 @@ class RtlDmaAgent:
             if port.get(f"neighbour_acquire.{k}.request"):
                 grant = dma.locks.try_acquire(port.get(f"neighbour_acquire.{k}.lock_id"),
                                               port.get(f"neighbour_acquire.{k}.value"),
-                                              self.name)
+                                              self.name, cycle)
             port.set(f"neighbour_acquire.{k}.grant", grant)
         moved = 0
         for channel in self.channels:

@@ -398,7 +398,7 @@ class Channel:
         if not bd.bd.lock_acq_enable:
             return None
         locks, where = self.dma.locks, self._where(bd.bd_id)
-        if locks.try_acquire(bd.bd.lock_acq_id, bd.bd.lock_acq_value, where):
+        if locks.try_acquire(bd.bd.lock_acq_id, bd.bd.lock_acq_value, where, self._cycle):
             return None
         return Stall("lock", bd.bd_id, locks.wait(bd.bd.lock_acq_id, bd.bd.lock_acq_value))
 

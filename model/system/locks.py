@@ -5,7 +5,12 @@ A :class:`LockTable` is one tile's locks, each holding 0..63. The rules:
 * acquire with ``V < 0``: wait until ``lock >= -V``, then ``lock += V``;
 * acquire with ``V >= 0``: wait until ``lock == V``; the value does not change;
 * release with ``R != 0``: ``lock += R``; ``R = 0`` releases nothing;
-* a result outside 0..63 is an error (overflow or underflow), never a wrap.
+* a result outside 0..63 is an error (overflow or underflow), never a wrap;
+* **one acquire per lock per cycle**: an acquire that gives its cycle is refused (it
+  waits) when the lock was already acquired in that cycle. The DMA's channels try in
+  channel order, so of the acquires that hold on a lock's value at the start of the
+  cycle the first in that order wins; the RTL lock unit (``hdl/lock_unit.py``) decides
+  all its ports in parallel by the same rule.
 
 A :class:`LockSpace` routes the lock ID of a BD to a table: core tile and shim
 IDs 0-15 are their own; memory-tile IDs 0-63 are the west neighbour's, 64-127
@@ -19,6 +24,9 @@ Decisions (docs/bd.md is silent):
   returns False while the lock must wait and changes nothing then.
 * **decision**: a missing neighbour (edge of the array) leaves its ID range
   unmapped; naming an ID there is an error.
+* **decision**: one acquire per lock per cycle (above). Two acquires of one lock in one
+  cycle, each seeing what the other took, would chain every requester's decision in
+  one cycle: a 12-channel DMA in gateware could not be clocked (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -124,6 +132,7 @@ class LockTable:
     def __init__(self, name: str, count: int, initial: Mapping[int, int] | None = None) -> None:
         self.name = name
         self.values = [0] * count
+        self._acquired_in: dict[int, int] = {}   # lock -> the cycle it was last acquired in
         for lock_id, value in (initial or {}).items():
             self.set(lock_id, value)
 
@@ -170,10 +179,23 @@ class LockTable:
         current = self.values[lock_id]
         return current >= -value if value < 0 else current == value
 
-    def try_acquire(self, lock_id: int, value: int, where: str = "") -> bool:
-        """Acquire if the rule allows it now; False (and no change) while it must wait."""
+    def try_acquire(self, lock_id: int, value: int, where: str = "",
+                    cycle: int | None = None) -> bool:
+        """Acquire if the rule allows it now; False (and no change) while it must wait.
+
+        Parameters
+        ----------
+        cycle : int, optional
+            The cycle of the attempt: a lock already acquired in this cycle refuses
+            it (one acquire per lock per cycle). Without it (an untimed caller) only
+            the value decides.
+        """
         if not self.can_acquire(lock_id, value, where):
             return False
+        if cycle is not None:
+            if self._acquired_in.get(lock_id) == cycle:
+                return False
+            self._acquired_in[lock_id] = cycle
         if value < 0:
             self.values[lock_id] += value
         return True
@@ -258,10 +280,11 @@ class LockSpace:
         raise field_error(LockError, "lock_id", lock_id,
                           f"{self.name} has lock IDs {extent}{_where(where)}")
 
-    def try_acquire(self, lock_id: int, value: int, where: str = "") -> bool:
+    def try_acquire(self, lock_id: int, value: int, where: str = "",
+                    cycle: int | None = None) -> bool:
         """:meth:`LockTable.try_acquire` on the lock ``lock_id`` names."""
         table, local = self.route(lock_id, where)
-        return table.try_acquire(local, value, where)
+        return table.try_acquire(local, value, where, cycle)
 
     def release(self, lock_id: int, value: int, where: str = "") -> None:
         """:meth:`LockTable.release` on the lock ``lock_id`` names."""

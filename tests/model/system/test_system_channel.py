@@ -287,6 +287,32 @@ def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last(
     assert step([ch], gate + 5) == [None] and not ch.busy
 
 
+def test_one_acquire_per_lock_per_cycle_the_first_channel_in_order_first():
+    """Two channels wait on one lock; it becomes 2: both can have it, but one acquire per
+    lock per cycle, so channel 0 takes it first and channel 1 a cycle later."""
+    dma = tile_dma()
+    for i in (0, 1):
+        dma.write_bd(i, bd(base_address=10 * i, buffer_length=2, lock_acq_enable=1,
+                           lock_acq_id=3, lock_acq_value=-1))
+        dma.mm2s[i].push(Task(i))
+    locks, _ = dma.locks.route(3)
+    streams = [Stream(f"out{i}", depth=8) for i in (0, 1)]
+    channels = [dma.mm2s[i].connect(streams[i]) for i in (0, 1)]
+    opened = 20              # both wait at their gates by then
+    first_word, after = {}, []
+    for cycle in range(opened + 10):
+        if cycle == opened:
+            locks.set(3, 2)
+        for i, result in enumerate(step(channels, cycle)):
+            if result is None:
+                first_word.setdefault(i, cycle)
+        after.append(locks[3])
+    assert after[opened - 1:opened + 3] == [0, 1, 0, 0], "one acquire a cycle"
+    assert first_word[1] == first_word[0] + 1
+    assert [b.data for b in streams[0]._items] == [1, 2]
+    assert [b.data for b in streams[1]._items] == [11, 12]
+
+
 def test_acquire_equal_waits_for_the_value_and_keeps_it():
     dma = tile_dma()
     dma.write_bd(0, bd(buffer_length=1, lock_acq_enable=1, lock_acq_id=1, lock_acq_value=2))

@@ -131,3 +131,13 @@ def test_core_tile_and_shim_lock_ids_are_their_own():
 def test_lock_space_errors(args, message):
     with pytest.raises(LockError, match=message):
         lock_space(*args)
+
+
+def test_one_acquire_per_lock_per_cycle():
+    table = LockTable("t", 4, {1: 3})
+    assert table.try_acquire(1, -1, cycle=7)
+    assert not table.try_acquire(1, -1, cycle=7), "a second acquire in the same cycle"
+    assert table[1] == 2
+    assert table.try_acquire(1, -1, cycle=8) and table[1] == 1
+    # Without a cycle (untimed), only the value decides.
+    assert table.try_acquire(1, -1) and table[1] == 0
