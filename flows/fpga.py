@@ -71,8 +71,9 @@ stage and datapath: ``hdl/dma_channel.py``). The whole DMAs (``aiedma_dma_<kind>
 memory tile's (256 k AND gates) for more than 45 minutes on two cores (``--mapper abc``
 synthesises it in 12)."""
 
-# Generous: the largest channel top takes minutes, not hours; a hang must still end.
-TOOL_TIMEOUT_S = 3600
+# Generous: a channel top takes minutes, the whole memory-tile DMA's place and route
+# (make fpga-dma) more than an hour; a hang must still end.
+TOOL_TIMEOUT_S = 6 * 3600
 LOG_TAIL_LINES = 25
 
 
