@@ -170,10 +170,10 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   high when the BD has no acquire or its acquire succeeds against the lock values
   at the start of the cycle and no channel before it in channel order (MM2S 0..,
   then S2MM 0..) acquires the same lock in that cycle: **one acquire per lock per
-  cycle**, so every port decides in parallel (docs/decisions.md, "Locks in
-  RTL"). **decision**: a BD's lock is acquired when its first
-  beat can move, not at fetch: BDs are fetched and prepared ahead (no bubble), but a
-  channel never holds the lock of a BD that waits for anything but its lock.
+  cycle**, so every port decides in parallel (docs/decisions.md, RTL).
+  **decision**: a BD's lock is acquired when its first beat can move, not at fetch:
+  BDs are fetched and prepared ahead (no bubble), but a channel never holds the lock
+  of a BD that waits for anything but its lock.
 * **Completion and release.** A BD is complete when its last memory access is done:
   MM2S in the cycle its last beat enters the datapath (the read port samples memory
   at that edge), S2MM ``S2MM_WRITE_LATENCY`` cycles after its last join (its last

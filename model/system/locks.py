@@ -6,8 +6,8 @@ A :class:`LockTable` is one tile's locks, each holding 0..63. The rules:
 * acquire with ``V >= 0``: wait until ``lock == V``; the value does not change;
 * release with ``R != 0``: ``lock += R``; ``R = 0`` releases nothing;
 * a result outside 0..63 is an error (overflow or underflow), never a wrap;
-* **one acquire per lock per cycle**: an acquire that gives its cycle is refused (it
-  waits) when the lock was already acquired in that cycle. The DMA's channels try in
+* **one acquire per lock per cycle**: an acquire made with its cycle number is
+  refused (it waits) when the lock was already acquired in that cycle. The DMA's channels try in
   channel order, so of the acquires that hold on a lock's value at the start of the
   cycle the first in that order wins; the RTL lock unit (``hdl/lock_unit.py``) decides
   all its ports in parallel by the same rule.
