@@ -287,7 +287,7 @@ def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last(
     assert step([ch], gate + 5) == [None] and not ch.busy
 
 
-def test_one_acquire_per_lock_per_cycle_the_first_channel_in_order_first():
+def test_a_lock_grants_one_acquire_a_cycle_the_first_channel_in_order_first():
     """Two channels wait on one lock; it becomes 2: both can have it, but one acquire per
     lock per cycle, so channel 0 takes it first and channel 1 a cycle later."""
     dma = tile_dma()
