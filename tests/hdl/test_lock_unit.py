@@ -17,26 +17,22 @@ def releases_of_a_cycle(table, releases):
     release sees the lock plus the earlier releases of the cycle to it (applied or not),
     and a lock takes its last release whose result stays in 0..63.
     """
-    running = {}
-    for request, lock, value in releases:
-        if request:
-            running[lock] = running.get(lock, table[lock]) + value
-            if not 0 <= running[lock] <= LOCK_VALUE_MAX:
-                break
-    else:
-        for request, lock, value in releases:
-            if request:
-                table.release(lock, value)
-        return False
-    running, final = {}, {}
+    running, final, error = {}, {}, False
     for request, lock, value in releases:
         if request:
             running[lock] = running.get(lock, table[lock]) + value
             if 0 <= running[lock] <= LOCK_VALUE_MAX:
                 final[lock] = running[lock]
-    for lock, value in final.items():
-        table.set(lock, value)
-    return True
+            else:
+                error = True
+    if error:
+        for lock, value in final.items():
+            table.set(lock, value)
+    else:
+        for request, lock, value in releases:
+            if request:
+                table.release(lock, value)
+    return error
 
 
 def run(count, ports, cycles, seed):
@@ -112,4 +108,3 @@ def test_the_lock_unit_is_the_model_lock_table(count, ports, cycles, seed):
         # One acquire per lock per cycle, and a port whose acquire cannot hold does not
         # keep a later one from the lock.
         assert log["beaten"] and log["passed_over"], log
-
