@@ -59,24 +59,27 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
     the whole RTL DMA (:mod:`.dma_block`: shared BD table, lock unit, every channel) in
     their place; raise ``AssertionError`` on any difference.
 
-    Compared: the cycles the sink takes each word in and the words, the cycle count,
+    Compared: the cycles each sink takes each word in and the words, the cycle count,
     the words moved, the target memory, the token cycles of each channel and the locks.
     ``reuse`` keeps the block's Amaranth simulator between programs (:func:`run_rtl_dma`).
     """
-    agents, channels, dma, sink = program.build()
-    model_times = _timed(sink)
+    agents, channels, dma, sinks = program.build()
+    model_times = [_timed(sink) for sink in sinks]
     report = run_system(agents, exact=True)   # every cycle stepped: _timed sees each word
     model_tokens = [[d.cycle for d in ch.done if d.token] for ch in channels]
-    agents, channels, rtl_dma, rtl_sink = program.build()
-    rtl_times = _timed(rtl_sink)
+    agents, channels, rtl_dma, rtl_sinks = program.build()
+    rtl_times = [_timed(sink) for sink in rtl_sinks]
     rtl_report, block = run_rtl_dma(agents, rtl_dma, channels, report.cycles + 200, simulator,
                                     reuse=reuse)
     rtl_tokens = [block.tokens[f"{c.direction}{c.index}"] for c in channels]
     seed = f"seed={program.seed}"
-    if rtl_sink.data != sink.data or rtl_times != model_times:
-        raise AssertionError(f"{seed}: the sink's words or their cycles differ: model "
-                             f"{list(zip(model_times, sink.data, strict=False))[:8]}..., RTL "
-                             f"{list(zip(rtl_times, rtl_sink.data, strict=False))[:8]}...")
+    for sink, times, rtl_sink, rtl_time in zip(sinks, model_times, rtl_sinks, rtl_times,
+                                               strict=True):
+        if rtl_sink.data != sink.data or rtl_time != times:
+            raise AssertionError(
+                f"{seed}: {sink.name}'s words or their cycles differ: model "
+                f"{list(zip(times, sink.data, strict=False))[:8]}..., RTL "
+                f"{list(zip(rtl_time, rtl_sink.data, strict=False))[:8]}...")
     # The block is one agent: its channels' words are compared as a sum.
     names = {c.name for c in channels}
     model_words = {k: v for k, v in report.words.items() if k not in names}

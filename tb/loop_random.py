@@ -9,9 +9,10 @@ tiling or lowering rules refuse are drawn again. :func:`check_graph` runs one
 with the model alone and with every memory-tile channel as RTL, and compares the
 outputs and every report column.
 
-:func:`random_program` draws a task program on one memory tile (three channels,
-chains, repeats, iteration offsets, padding, packet headers, TLAST suppression, a
-lock between two channels, backpressure) and :func:`check_program` runs it both ways.
+:func:`random_program` draws a task program on one tile (three channels, four on the
+memory tile: chains, repeats, iteration offsets, padding, packet headers, TLAST
+suppression, a lock between the writer and its readers, backpressure) and
+:func:`check_program` runs it both ways.
 
 ``python -m aiedma.tb.loop_random [--graphs N] [--programs N] [--seed S] [--sim ...]``
 runs a regression and prints one line per kind of draw and simulator.
@@ -156,7 +157,8 @@ class ProgramPlace:
     ``source`` and ``target`` are the word addresses of the two regions, ``lock`` the
     BD lock ID of the tile's own lock 1, ``write_bd`` the first BD of the S2MM chain
     (on the memory tile in the other half of the table: S2MM 1 runs BDs 24-47),
-    ``read_bd`` the BD of the second reader, ``row`` the tile's row.
+    ``read_bd`` the BD of the second reader, ``row`` the tile's row, ``third_bd`` the
+    BD of a third reader (MM2S 2, memory tile only; BDs 0-23) or None.
     """
 
     source: int
@@ -165,11 +167,17 @@ class ProgramPlace:
     write_bd: int
     read_bd: int
     row: int
+    third_bd: int | None = None
+
+    @property
+    def readers(self) -> int:
+        """Channels that acquire the lock the writer releases (each BD releases this many)."""
+        return 1 if self.third_bd is None else 2
 
 
 PROGRAM_PLACES: dict[str, ProgramPlace] = {
     "memtile": ProgramPlace(MEMORY_TILE_WINDOWS["own"], MEMORY_TILE_WINDOWS["own"] + 4096,
-                            64 + 1, 24, 40, 1),
+                            64 + 1, 24, 40, 1, third_bd=20),
     "tile": ProgramPlace(0, 4096, 1, 4, 15, 2),
     "shim": ProgramPlace(0, 4096, 1, 4, 15, 0),
 }
@@ -191,14 +199,16 @@ TARGET = PROGRAM_PLACES["memtile"].target
 
 @dataclass
 class RandomProgram:
-    """A random task program on one memory tile or core tile, built afresh for every run.
+    """A random task program on one tile of a kind, built afresh for every run.
 
     MM2S 0 reads a random BD chain (padding on the memory tile, 2-D patterns, iteration
     offsets, packet headers, TLAST suppressed or not) from the source region, ``repeat``
     passes, into S2MM 1, whose chain has the same lengths and packet flags and writes
     the target region, releasing lock 1 after each BD; MM2S 1 acquires lock 1 before
     each of its reads of the target region and sends them to a sink with random
-    backpressure.
+    backpressure. On the memory tile MM2S 2 does the same through its own sink, and
+    each write releases 2: both readers then often wait on the lock as it opens for
+    both, and one acquire per lock per cycle decides which goes first.
     """
 
     seed: int
@@ -206,9 +216,9 @@ class RandomProgram:
     writes: list[BufferDescriptor]
     repeat: int
     memory: np.ndarray
-    sink_ready: list[bool]
+    sink_ready: list[list[bool]]
     description: str
-    tokens: tuple[bool, bool, bool] = (False, False, False)
+    tokens: tuple[bool, ...] = (False, False, False)
     kind: str = "memtile"
 
     @property
@@ -216,8 +226,8 @@ class RandomProgram:
         """Where it lives on its kind of tile."""
         return PROGRAM_PLACES[self.kind]
 
-    def build(self) -> tuple[list, list, DMA, StreamSink]:
-        """``(agents, channels, dma, sink)`` of a fresh system."""
+    def build(self) -> tuple[list, list, DMA, list[StreamSink]]:
+        """``(agents, channels, dma, sinks)`` of a fresh system (a sink per reader)."""
         place = self.place
         dma = program_dma(self.kind, place.row)
         source, offset = dma.memory.resolve(place.source)
@@ -226,26 +236,34 @@ class RandomProgram:
         for k, (read, write) in enumerate(zip(self.reads, self.writes, strict=True)):
             dma.write_bd(k, read)
             dma.write_bd(place.write_bd + k, write)
-        link, out = Stream("link"), Stream("out")
+        link = Stream("link")
         reader = dma.mm2s[0].connect(link)
         writer = dma.s2mm[1].connect(link)
-        second = dma.mm2s[1].connect(out)
-        dma.write_bd(place.read_bd, BufferDescriptor(
-            self.kind, base_address=place.target, buffer_length=4, lock_acq_enable=1,
-            lock_acq_id=place.lock, lock_acq_value=-1, valid_bd=1))
+        channels, sinks = [reader, writer], []
+        bds = [place.read_bd] if place.third_bd is None else [place.read_bd, place.third_bd]
+        for r, bd in enumerate(bds):
+            # The second reader keeps the names the programs had before there were two.
+            out = Stream("out" if r == 0 else f"out{r}")
+            dma.write_bd(bd, BufferDescriptor(
+                self.kind, base_address=place.target, buffer_length=4, lock_acq_enable=1,
+                lock_acq_id=place.lock, lock_acq_value=-1, valid_bd=1))
+            channels.append(dma.mm2s[1 + r].connect(out))
+            sinks.append(StreamSink("sink" if r == 0 else f"sink{r}", out,
+                                    ready=self.sink_ready[r]))
         reader.push(Task(0, self.repeat, self.tokens[0]))
         writer.push(Task(place.write_bd, self.repeat, self.tokens[1]))
-        second.push(Task(place.read_bd, n * self.repeat, self.tokens[2]))
-        sink = StreamSink("sink", out, ready=self.sink_ready)
-        channels = [reader, writer, second]
-        return [*channels, sink], channels, dma, sink
+        for r, channel in enumerate(channels[2:]):
+            channel.push(Task(bds[r], n * self.repeat, self.tokens[2 + r]))
+        return [*channels, *sinks], channels, dma, sinks
 
-    def run(self, rtl: str | None = None) -> tuple[SystemReport, list[int], np.ndarray]:
-        agents, channels, dma, sink = self.build()
+    def run(self, rtl: str | None = None) -> tuple[SystemReport, list[list[int]], np.ndarray]:
+        """``(report, words of each sink, the target region)`` of one run, the model's
+        alone or with every channel as ``rtl``'s RTL."""
+        agents, channels, dma, sinks = self.build()
         report = (run_system(agents) if rtl is None
                   else run_with_rtl(agents, channels, rtl, seed=self.seed))
         target = dma.memory.resolve(self.place.target)
-        return report, sink.data, target[0].dump(target[1], 64)
+        return report, [sink.data for sink in sinks], target[0].dump(target[1], 64)
 
 
 def _random_read(rng: random.Random, base: int, kind: str = "memtile") -> BufferDescriptor:
@@ -288,11 +306,16 @@ def random_program(seed: int, kind: str = "memtile") -> RandomProgram:
         writes.append(BufferDescriptor(
             kind, base_address=place.target + 4 * k, buffer_length=read.buffer_length,
             d0_wrap=0, enable_packet=read.enable_packet, lock_rel_id=place.lock,
-            lock_rel_value=1, valid_bd=1, **wmore))
+            lock_rel_value=place.readers, valid_bd=1, **wmore))
     repeat = rng.randint(1, 3)
     memory = np.array([rng.randrange(1 << 32) for _ in range(256)])
     ready = [rng.random() < 0.6 for _ in range(rng.randint(0, 300))]
     tokens = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5)
+    ready = [ready]
+    if place.third_bd is not None:
+        # Drawn last, so the rest of a program is what the seed gave before.
+        tokens += (rng.random() < 0.5,)
+        ready.append([rng.random() < 0.6 for _ in range(rng.randint(0, 300))])
     text = f"{kind}, repeat {repeat}, tokens {tokens}, reads {reads}"
     return RandomProgram(seed, reads, writes, repeat, memory, ready, text, tokens, kind)
 

@@ -11,8 +11,10 @@ from aiedma.model.arch.registers import lock_value_address, start_queue_address
 from aiedma.model.bd.packet import packet_header
 from aiedma.model.errors import AiedmaError
 from aiedma.model.system.channel import DMA
+from aiedma.model.system.locks import LockTable
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.registers import RegisterError, apply_writes, program_writes
+from aiedma.model.system.scheduler import run_system
 from aiedma.tb.dma_block import _AmaranthBlock
 from aiedma.tb.dma_run import check_program_channels, register_writes, run_dma
 from aiedma.tb.loop_random import random_program
@@ -61,6 +63,48 @@ def test_the_programs_exercise_tokens_packets_and_chains():
     assert any(any(p.tokens) for p in drawn)
     assert any(bd.enable_packet for p in drawn for bd in p.reads)
     assert any(bd.use_next_bd for p in drawn for bd in p.reads)
+
+
+def test_memory_tile_programs_have_two_readers_the_lock_rule_decides_between(monkeypatch):
+    """MM2S 1 and 2 both wait on the lock each write releases by 2: in most programs the
+    lock opens for both in one cycle and one acquire per lock per cycle grants MM2S 1
+    first, so the random regressions exercise the rule (and without it they run shorter)."""
+    beaten = []
+    rule = LockTable.try_acquire
+
+    def counted(self, lock_id, value, where="", cycle=None):
+        granted = rule(self, lock_id, value, where, cycle)
+        beaten[-1] += bool(cycle is not None and not granted
+                           and self.can_acquire(lock_id, value, where))
+        return granted
+
+    def cycles(program):
+        beaten.append(0)
+        agents, channels, _, sinks = program.build()
+        assert [f"{c.direction}{c.index}" for c in channels] == ["mm2s0", "s2mm1", "mm2s1",
+                                                                 "mm2s2"]
+        report = run_system(agents, exact=True)
+        assert [len(s.data) for s in sinks] == [4 * len(program.reads) * program.repeat] * 2
+        return report.cycles
+
+    monkeypatch.setattr(LockTable, "try_acquire", counted)
+    drawn = [random_program(seed) for seed in range(1, 11)]
+    with_rule = [cycles(p) for p in drawn]
+    assert sum(b > 0 for b in beaten) >= 5, beaten
+    # The rule away (every acquire that holds is granted): some programs run shorter.
+    monkeypatch.setattr(LockTable, "try_acquire",
+                        lambda self, lock_id, value, where="", cycle=None:
+                        rule(self, lock_id, value, where))
+    without = [cycles(p) for p in drawn]
+    assert any(w < c for w, c in zip(without, with_rule, strict=True)), (with_rule, without)
+
+
+def test_core_tile_and_shim_programs_have_one_reader():
+    for kind in ("tile", "shim"):
+        program = random_program(1, kind)
+        _, channels, _, sinks = program.build()
+        assert len(channels) == 3 and len(sinks) == 1
+        assert {bd.lock_rel_value for bd in program.writes} == {1}
 
 
 def test_the_program_is_loaded_through_the_register_map():

@@ -90,10 +90,10 @@ def test_random_programs_same_with_and_without_jumps(seed, kind):
     program = random_program(seed, kind)
     results = []
     for exact in (True, False):
-        agents, _, dma, sink = program.build()
+        agents, _, dma, sinks = program.build()
         report = run_system(agents, exact=exact)
         target = dma.memory.resolve(program.place.target)
-        results.append((report, sink.data, target[0].dump(target[1], 64)))
+        results.append((report, [s.data for s in sinks], target[0].dump(target[1], 64)))
     (report, words, memory), (fast_report, fast_words, fast_memory) = results
     assert report == fast_report
     assert words == fast_words
