@@ -18,8 +18,8 @@
 #                direction on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
 #                table printed, saved as build/fpga/fpga.json and fpga.md
 #   make fpga-dma  the whole memory-tile DMA (12 channels, BD table, lock
-#                unit) on ECP5-85F with --mapper abc --router router2, into
-#                build/fpga-dma/
+#                unit) on ECP5-85F with --mapper abc --placer static
+#                --router router2 --freq 12, into build/fpga-dma/
 #                (synthesis about 10 minutes, place-and-route over an hour)
 #   make verilog every top as Verilog in build/verilog/, linted with Verilator
 #   make formal  proofs of the RTL (k-induction, BMC against a reference generator,
@@ -93,7 +93,7 @@ fpga: $(STAMP)
 	$(PY) -m aiedma.flows.fpga
 
 fpga-dma: $(STAMP)
-	$(PY) -m aiedma.flows.fpga --tops aiedma_dma_memtile --parts ecp5 --mapper abc --router router2 --out build/fpga-dma
+	$(PY) -m aiedma.flows.fpga --tops aiedma_dma_memtile --parts ecp5 --mapper abc --placer static --router router2 --freq 12 --out build/fpga-dma
 
 clean:
 	rm -rf build sim_build .pytest_cache .hypothesis .ruff_cache
