@@ -242,7 +242,7 @@ class RandomProgram:
         channels, sinks = [reader, writer], []
         bds = [place.read_bd] if place.third_bd is None else [place.read_bd, place.third_bd]
         for r, bd in enumerate(bds):
-            # The second reader keeps the names the programs had before there were two.
+            # MM2S 1's stream and sink keep their names from before MM2S 2 came.
             out = Stream("out" if r == 0 else f"out{r}")
             dma.write_bd(bd, BufferDescriptor(
                 self.kind, base_address=place.target, buffer_length=4, lock_acq_enable=1,
@@ -311,13 +311,13 @@ def random_program(seed: int, kind: str = "memtile") -> RandomProgram:
     memory = np.array([rng.randrange(1 << 32) for _ in range(256)])
     ready = [rng.random() < 0.6 for _ in range(rng.randint(0, 300))]
     tokens = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5)
-    ready = [ready]
+    readies = [ready]
     if place.third_bd is not None:
         # Drawn last, so the rest of a program is what the seed gave before.
         tokens += (rng.random() < 0.5,)
-        ready.append([rng.random() < 0.6 for _ in range(rng.randint(0, 300))])
+        readies.append([rng.random() < 0.6 for _ in range(rng.randint(0, 300))])
     text = f"{kind}, repeat {repeat}, tokens {tokens}, reads {reads}"
-    return RandomProgram(seed, reads, writes, repeat, memory, ready, text, tokens, kind)
+    return RandomProgram(seed, reads, writes, repeat, memory, readies, text, tokens, kind)
 
 
 def check_program(program: RandomProgram, simulator: str) -> SystemReport:

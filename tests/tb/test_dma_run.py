@@ -66,9 +66,9 @@ def test_the_programs_exercise_tokens_packets_and_chains():
 
 
 def test_memory_tile_programs_have_two_readers_the_lock_rule_decides_between(monkeypatch):
-    """MM2S 1 and 2 both wait on the lock each write releases by 2: in most programs the
+    """MM2S 1 and 2 both wait on the lock each write releases by 2: in every one of these the
     lock opens for both in one cycle and one acquire per lock per cycle grants MM2S 1
-    first, so the random regressions exercise the rule (and without it they run shorter)."""
+    first, so the random regressions exercise the rule (without it some run shorter)."""
     beaten = []
     rule = LockTable.try_acquire
 
@@ -90,7 +90,7 @@ def test_memory_tile_programs_have_two_readers_the_lock_rule_decides_between(mon
     monkeypatch.setattr(LockTable, "try_acquire", counted)
     drawn = [random_program(seed) for seed in range(1, 11)]
     with_rule = [cycles(p) for p in drawn]
-    assert sum(b > 0 for b in beaten) >= 5, beaten
+    assert all(b > 0 for b in beaten), beaten
     # The rule away (every acquire that holds is granted): some programs run shorter.
     monkeypatch.setattr(LockTable, "try_acquire",
                         lambda self, lock_id, value, where="", cycle=None:
