@@ -12,9 +12,10 @@
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
   queue size and overflow, the current BD, an invalid-BD error).
 
-Reads take one cycle, as the table's register read port does. A lock grants one
-acquire a cycle: of the channels whose acquire holds, the first in channel order (MM2S
-0.. then S2MM 0.., as the model's DMA steps its channels).
+Reads take one cycle, as the table's register read port does. The lock unit grants one
+acquire and one release a cycle: of the channels whose acquire holds, and of those with
+a release queued, the first in channel order (MM2S 0.. then S2MM 0.., as the model's DMA
+steps its channels).
 
 **decision**: a memory-tile BD may name the west and east neighbours' locks (IDs 0-63 and
 128-191 beside its own 64-127). Those requests leave the block on the channel's
@@ -154,7 +155,7 @@ class DMA(wiring.Component):
             unit_rel.value.eq(release.value),
         ]
         if not hasattr(self, "neighbour_acquire"):
-            m.d.comb += acquire.grant.eq(unit_acq.grant)
+            m.d.comb += [acquire.grant.eq(unit_acq.grant), release.grant.eq(unit_rel.grant)]
             return
         out_acq, out_rel = self.neighbour_acquire[p], self.neighbour_release[p]
         m.d.comb += [
@@ -163,6 +164,7 @@ class DMA(wiring.Component):
             acquire.grant.eq(Mux(acq_own, unit_acq.grant, out_acq.grant)),
             out_rel.request.eq(release.request & ~rel_own), out_rel.lock_id.eq(release.lock_id),
             out_rel.value.eq(release.value),
+            release.grant.eq(Mux(rel_own, unit_rel.grant, out_rel.grant)),
         ]
 
     def _own(self, lock_id: Signal) -> Value:

@@ -13,22 +13,25 @@ The channel contract's three parts (``model/cycle/contract.py`` "Channel", the m
   is kept in a register, and the table registers the words it reads, so no RAM output
   and no late decision share a cycle's path to the next address.
 * **Engine.** ``MM2SChannel`` / ``S2MMChannel`` (:mod:`.channel`): the address
-  generator, the lock gate and the datapath. The gate's request goes to the lock
-  port when the BD acquires (else it is granted at once).
+  generator, the lock gate and the datapath. The gate's request goes to the acquire
+  port when the BD acquires (else it is granted at once); a BD that releases passes
+  only while the channel owes fewer than ``RELEASE_QUEUE_DEPTH`` releases.
 * **In flight.** Each BD the engine takes gets a record (its lock, release, packet,
   TLAST and task-end fields) in a ring of ``RECORDS`` entries with three heads:
   the gate's (next grant), the running BDs' (next last beat: completion) and the
   stream stage's (headers, TLAST, S2MM word counts).
 * **Completion.** MM2S in the cycle its last beat passes the gate, S2MM one cycle
-  later (its last write): the lock release goes out on the release port (applied at
-  the end of that cycle by the lock unit) and, at a task's end, ``token`` pulses if
-  the task asked for one.
+  later (its last write): the lock release joins the channel's release queue and, at
+  a task's end, ``token`` pulses if the task asked for one. The queue's head asks on
+  the release port from the next cycle; the lock unit applies it at the end of the
+  cycle it grants it.
 * **Stream stage.** MM2S: a packet BD's header word (parity, packet ID and type from
   the BD, the tile's row and column) before its first word, once its lock is granted;
   TLAST is the BD's last word unless ``tlast_suppress``. S2MM: a packet BD's first
   word is its header, taken and checked (bad parity sets ``error``).
 * **BDs of length 0** never enter the engine: when every BD before has completed,
-  the fetch stage acquires its lock and completes it in the same cycle.
+  the fetch stage acquires its lock and completes it in the same cycle (its release
+  queued as any other).
 
 A BD with ``valid_bd = 0``, or an S2MM BD with padding, stops the channel and sets
 ``error`` (the model raises there).
@@ -38,12 +41,18 @@ from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ..model.arch.registers import start_queue_address
 from ..model.bd.fields import BD_COUNT, FIELD_INDEX
 from ..model.bd.packet import HEADER_FIELDS, PARITY_BIT
-from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS, address_generation_fields
+from ..model.cycle.contract import (
+    ADDRESS_BITS,
+    DATA_BITS,
+    RELEASE_QUEUE_DEPTH,
+    address_generation_fields,
+)
 from .bd_table import REGISTER_ADDRESS_BITS, BDTable, bd_full_layout, fetch_signature
 from .channel import MM2SChannel, S2MMChannel
 from .layouts import check_kind, data_beat_layout
@@ -211,16 +220,20 @@ class DMAChannel(wiring.Component):
         with m.If(accepted):
             m.d.sync += [ring[wr].eq(record), wr.eq(wr + 1)]
 
-        # The lock gate asks; a BD without an acquire is granted at once.
+        # The lock gate asks; a BD without an acquire is granted at once. A BD that
+        # releases waits (and does not ask) while the channel owes the most releases.
         request = engine.lock_request
         zero_ready = f_valid & (length == 0) & drained & ~error & ~bad
         acq_enable = Mux(request, gate_head.acq_enable, bd.lock_acq_enable)
+        releases = Mux(request, gate_head.rel_value, bd.lock_rel_value) != 0
+        owed = Signal(range(RELEASE_QUEUE_DEPTH + 1))
+        room = ~releases | (owed < RELEASE_QUEUE_DEPTH)
         m.d.comb += [
-            self.acquire.request.eq((request | zero_ready) & acq_enable),
+            self.acquire.request.eq((request | zero_ready) & acq_enable & room),
             self.acquire.lock_id.eq(Mux(request, gate_head.acq_id, bd.lock_acq_id)),
             self.acquire.value.eq(Mux(request, gate_head.acq_value, bd.lock_acq_value)),
         ]
-        granted = ~acq_enable | self.acquire.grant
+        granted = (~acq_enable | self.acquire.grant) & room
         m.d.comb += engine.lock_grant.eq(request & granted)
         with m.If(request & granted):
             m.d.sync += gate_p.eq(gate_p + 1)
@@ -240,12 +253,23 @@ class DMAChannel(wiring.Component):
         # At most one completion a cycle: a length-0 BD runs only when nothing is pending.
         with m.If(zero_done):
             m.d.comb += [done_record.eq(record), done.eq(1)]
+        # The release queue: a completed BD's release in, the head out on the release
+        # port (from registers: the lock unit's choice waits on nothing of this cycle).
+        id_bits = len(done_record.rel_id)
+        m.submodules.releases = releases_queue = SyncFIFO(
+            width=id_bits + LOCK_VALUE_BITS, depth=RELEASE_QUEUE_DEPTH)
+        head = releases_queue.r_data
         m.d.comb += [
-            self.release.request.eq(done & (done_record.rel_value != 0)),
-            self.release.lock_id.eq(done_record.rel_id),
-            self.release.value.eq(done_record.rel_value),
+            releases_queue.w_en.eq(done & (done_record.rel_value != 0)),
+            releases_queue.w_data.eq(Cat(done_record.rel_id, done_record.rel_value)),
+            self.release.request.eq(releases_queue.r_rdy),
+            self.release.lock_id.eq(head[:id_bits]),
+            self.release.value.eq(head[id_bits:]),
+            releases_queue.r_en.eq(self.release.grant),
             self.token.eq(done & done_record.ends_task & done_record.token),
         ]
+        passed = ((request & granted) | zero_done) & releases
+        m.d.sync += owed.eq(owed + passed - (self.release.request & self.release.grant))
 
         # The fetch stage moves on when its BD is taken (or completes, length 0). The next
         # load of the running task is decided then; it waits in ``walk`` while the
@@ -346,5 +370,5 @@ class DMAChannel(wiring.Component):
             m.d.comb += [self.mem_addr.eq(engine.mem_addr), self.mem_we.eq(engine.mem_we),
                          self.mem_data.eq(engine.mem_data)]
         m.d.comb += self.busy.eq(f_valid | walk | queue.o.valid | (wr != stage_p) | (wr != run_p)
-                                 | pending)
+                                 | pending | releases_queue.r_rdy)
         return m

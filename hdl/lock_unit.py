@@ -1,25 +1,27 @@
 """The lock unit: a tile's semaphores, acquired and released by several channels.
 
 The rules are the model's (``model/system/locks.py``, docs/bd.md "Locks"), cycle for
-cycle as the system model's two-phase cycles run them (``model/system/scheduler.py``):
+cycle as the system model's two-phase cycles run them (``model/system/scheduler.py``,
+docs/cycle.md "Channel", Locks):
 
 * an acquire with a negative value ``v`` waits for the lock to be ``>= -v`` and adds
   ``v``; with a value ``v >= 0`` it waits for the lock to be ``== v`` and leaves it;
-* acquires are answered in the same cycle (``grant`` is combinational) from the lock
-  values at the start of the cycle, **one acquire per lock per cycle**: of the ports
-  whose acquire holds, the lowest-numbered wins its lock and the others wait (the
-  model's channels, stepped in port order, see a lock taken earlier in the cycle as
-  refused);
-* releases take effect at the end of the cycle, after that cycle's acquire: release
-  port ``k`` sees its lock as the acquire left it plus the releases of ports
-  ``0 .. k-1`` to it; one whose result leaves ``0 .. LOCK_VALUE_MAX`` is not applied and
-  sets the sticky ``error`` flag (the model raises there), never wraps;
+* **one acquire a cycle**: acquires are answered in the same cycle (``grant`` is
+  combinational) from the lock values at the start of the cycle; of the ports whose
+  acquire holds, the lowest-numbered is granted and the others wait;
+* **one release a cycle**: of the release ports asking, the lowest-numbered is granted
+  and its release is applied at the end of the cycle, after that cycle's acquire (it
+  sees its lock as the acquire left it); a result outside ``0 .. LOCK_VALUE_MAX`` is
+  not applied and sets the sticky ``error`` flag (the model raises there), never
+  wraps. The channels ask from their release queues (registers), so no release
+  request waits on a decision of the same cycle;
 * a write on the register port (``set``) puts a value, at the end of the cycle,
   after acquires and releases.
 
-Everything is registers and adders: ``count`` values of 6 bits. Every port decides in
-parallel (no port waits for another's decision: a chain through twelve channels' ports
-could not be clocked); each lock takes its last write of the cycle.
+So each lock has two writers a cycle (the granted acquire, the granted release) and
+one register write, whatever the number of ports: the memory tile's 64 locks and 12
+channels are 12 read ports and two write ports on 64 six-bit registers, not a
+24-writer register file.
 """
 
 from __future__ import annotations
@@ -50,10 +52,21 @@ def acquire_signature(count: int) -> wiring.Signature:
 
 
 def release_signature(count: int) -> wiring.Signature:
-    """One release port: ``request``, ``lock_id``, ``value``."""
+    """One release port: ``request``, ``lock_id``, ``value`` in; ``grant`` out."""
     return wiring.Signature({
-        "request": Out(1), "lock_id": Out(range(count)), "value": Out(signed(LOCK_VALUE_BITS)),
+        "request": Out(1), "lock_id": Out(range(count)),
+        "value": Out(signed(LOCK_VALUE_BITS)), "grant": In(1),
     })
+
+
+def _first(requests: list[Value]) -> list[Value]:
+    """One-hot: the first of ``requests`` that is high."""
+    return [r & ~Cat(*requests[:k]).any() if k else r for k, r in enumerate(requests)]
+
+
+def _select(onehot: list[Value], values: list[Value]) -> Value:
+    """The value whose ``onehot`` bit is high (0 when none is)."""
+    return reduce(operator.or_, (Mux(hit, v, 0) for hit, v in zip(onehot, values, strict=True)))
 
 
 class LockUnit(wiring.Component):
@@ -64,7 +77,7 @@ class LockUnit(wiring.Component):
     count : int
         Locks (16 on a core tile and shim, 64 on a memory tile).
     ports : int
-        Acquire ports and release ports (one each per channel).
+        Acquire ports and release ports (one each per channel, in priority order).
 
     Attributes
     ----------
@@ -93,74 +106,53 @@ class LockUnit(wiring.Component):
         m = Module()
         values = Array(Signal(_STATE_BITS, name=f"lock{i}") for i in range(self.count))
         m.d.comb += self.read_value.eq(values[self.read_id])
-        # Wide enough for a lock's value plus every port's release and an acquire.
-        width = signed((LOCK_VALUE_MAX + (1 << (LOCK_VALUE_BITS - 1)) * (self.ports + 1))
-                       .bit_length() + 1)
-        # The work is per port, not per lock (per lock, every lock would need an adder per
-        # port: the memory tile's 64 x 24). Each write is (active, lock, value), acquires
-        # first, then releases, in port order; each lock takes its last.
-        writes: list[tuple[Signal, Value, Value]] = []
 
-        holds, acquired = [], []     # acquired: (granted, lock, what it took)
+        # Acquires: every port tests its lock; the first that holds is granted.
+        holds, after = [], []
         for k, port in enumerate(self.acquire):
             seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
-            m.d.comb += seen.eq(values[port.lock_id])
             hold = Signal(name=f"acq{k}_holds")
-            m.d.comb += hold.eq(port.request & Mux(port.value < 0, seen >= -port.value,
-                                                    seen == port.value))
+            m.d.comb += [seen.eq(values[port.lock_id]),
+                         hold.eq(port.request & Mux(port.value < 0, seen >= -port.value,
+                                                    seen == port.value))]
             holds.append(hold)
-            granted = Signal(name=f"granted{k}")
-            beaten = [h & (other.lock_id == port.lock_id)
-                      for h, other in zip(holds[:k], self.acquire[:k], strict=True)]
-            m.d.comb += [granted.eq(hold & ~Cat(*beaten).any() if beaten else hold),
-                         port.grant.eq(granted)]
-            # An acquire-equal leaves the lock as it is: it adds nothing.
-            taken = Signal(width, name=f"acq{k}_taken")
-            m.d.comb += taken.eq(Mux(port.value < 0, port.value, 0))
-            writes.append((granted, port.lock_id, seen + taken))
-            acquired.append((granted, port.lock_id, taken))
+            # An acquire-equal leaves the lock as it is.
+            after.append(Mux(port.value < 0, seen + port.value, seen)[:_STATE_BITS])
+        granted = _first(holds)
+        acq_any, acq_id = Signal(), Signal(range(self.count))
+        acq_after = Signal(_STATE_BITS)
+        m.d.comb += [acq_any.eq(Cat(*holds).any()),
+                     acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
+                     acq_after.eq(_select(granted, after))]
+        for port, grant in zip(self.acquire, granted, strict=True):
+            m.d.comb += port.grant.eq(grant)
 
+        # Releases: the first port asking is granted; it sees its lock as the acquire
+        # left it.
+        chosen = _first([p.request for p in self.release])
+        rel_any, rel_id = Signal(), Signal(range(self.count))
+        rel_value = Signal(signed(LOCK_VALUE_BITS))
+        m.d.comb += [rel_any.eq(Cat(*(p.request for p in self.release)).any()),
+                     rel_id.eq(_select(chosen, [p.lock_id for p in self.release])),
+                     rel_value.eq(_select(chosen, [p.value for p in self.release]))]
+        for port, grant in zip(self.release, chosen, strict=True):
+            m.d.comb += port.grant.eq(grant)
+        before = Signal(_STATE_BITS)
+        m.d.comb += before.eq(Mux(acq_any & (acq_id == rel_id), acq_after, values[rel_id]))
+        tried = Signal(signed(_STATE_BITS + 2))
+        m.d.comb += tried.eq(before + rel_value)
+        applied = Signal()
+        m.d.comb += applied.eq(rel_any & (tried >= 0) & (tried <= LOCK_VALUE_MAX))
         error = Signal()
         m.d.comb += self.error.eq(error)
-        for k, port in enumerate(self.release):
-            # The lock's value plus the releases of ports 0..k to it (a balanced tree),
-            # plus what this cycle's acquire of it took (at most one acquire).
-            terms = [Mux(other.request & (other.lock_id == port.lock_id), other.value, 0)
-                     for other in self.release[:k]] + [port.value]
-            # The grants come late in the cycle: the acquire's part is added last.
-            released = Signal(width, name=f"rel{k}_sum")
-            m.d.comb += released.eq(values[port.lock_id] + _tree_sum(terms))
-            taken = [Mux(granted & (lock == port.lock_id), took, 0)
-                     for granted, lock, took in acquired]
-            tried = Signal(width, name=f"rel{k}_tried")
-            m.d.comb += tried.eq(released + (reduce(operator.or_, taken) if taken else 0))
-            applied = Signal(name=f"applied{k}")
-            m.d.comb += applied.eq(port.request & (tried >= 0) & (tried <= LOCK_VALUE_MAX))
-            with m.If(port.request & ~applied):
-                m.d.sync += error.eq(1)
-            writes.append((applied, port.lock_id, tried))
-        # A write is its lock's last when no later write names the same lock.
-        last = []
-        for p, (active, lock, value) in enumerate(writes):
-            later = [a & (q_lock == lock) for a, q_lock, _ in writes[p + 1:]]
-            flag = Signal(name=f"last{p}")
-            m.d.comb += flag.eq(active & ~Cat(*later).any() if later else active)
-            last.append((flag, lock, value[:_STATE_BITS]))
+        with m.If(rel_any & ~applied):
+            m.d.sync += error.eq(1)
+
         for i in range(self.count):
-            hits = [flag & (lock == i) for flag, lock, _ in last]
-            written = Signal(_STATE_BITS, name=f"lock{i}_written")
-            m.d.comb += written.eq(reduce(operator.or_, (
-                Mux(hit, value, 0) for hit, (_, _, value) in zip(hits, last, strict=True))))
             with m.If(self.set_en & (self.set_id == i)):
                 m.d.sync += values[i].eq(self.set_value)
-            with m.Elif(Cat(*hits).any()):
-                m.d.sync += values[i].eq(written)
+            with m.Elif(applied & (rel_id == i)):
+                m.d.sync += values[i].eq(tried[:_STATE_BITS])
+            with m.Elif(acq_any & (acq_id == i)):
+                m.d.sync += values[i].eq(acq_after)
         return m
-
-
-def _tree_sum(terms: list[Value]) -> Value:
-    """The sum of ``terms`` as a balanced tree of additions (depth log2 of their number)."""
-    while len(terms) > 1:
-        terms = [terms[i] + terms[i + 1] if i + 1 < len(terms) else terms[i]
-                 for i in range(0, len(terms), 2)]
-    return terms[0]

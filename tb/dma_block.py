@@ -223,9 +223,13 @@ class RtlDmaAgent:
             if port.get(f"{path}.token"):
                 self.tokens[name].append(cycle)
         for k in range(self._neighbours):
+            grant = False
             if port.get(f"neighbour_release.{k}.request"):
-                self._releases.append((port.get(f"neighbour_release.{k}.lock_id"),
-                                       port.get(f"neighbour_release.{k}.value")))
+                lock_id = port.get(f"neighbour_release.{k}.lock_id")
+                grant = dma.locks.take_release_port(lock_id, cycle, self.name)
+                if grant:
+                    self._releases.append((lock_id, port.get(f"neighbour_release.{k}.value")))
+            port.set(f"neighbour_release.{k}.grant", grant)
         if port.get("error"):
             raise AssertionError(f"{self.name}: the RTL DMA flagged an error in cycle {cycle}")
         if moved:

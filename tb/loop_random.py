@@ -208,7 +208,7 @@ class RandomProgram:
     each of its reads of the target region and sends them to a sink with random
     backpressure. On the memory tile MM2S 2 does the same through its own sink, and
     each write releases 2: both readers then often wait on the lock as it opens for
-    both, and one acquire per lock per cycle decides which goes first.
+    both, and one acquire a cycle decides which goes first.
     """
 
     seed: int

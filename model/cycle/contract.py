@@ -169,23 +169,34 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   ``lock_grant`` is the lock unit's answer to ``lock_request`` in the same cycle:
   high when the BD has no acquire or its acquire succeeds against the lock values
   at the start of the cycle and no channel before it in channel order (MM2S 0..,
-  then S2MM 0..) acquires the same lock in that cycle: **one acquire per lock per
-  cycle**, so every port decides in parallel (docs/decisions.md, RTL).
+  then S2MM 0..) acquires one of the tile's locks in that cycle: **one acquire a
+  cycle per tile**, so every port decides in parallel (docs/decisions.md, RTL); and,
+  when the BD releases, its channel owes fewer than ``RELEASE_QUEUE_DEPTH`` releases
+  (below; a BD refused for that does not ask for its acquire).
   **decision**: a BD's lock is acquired when its first beat can move, not at fetch:
   BDs are fetched and prepared ahead (no bubble), but a channel never holds the lock
   of a BD that waits for anything but its lock.
 * **Completion and release.** A BD is complete when its last memory access is done:
   MM2S in the cycle its last beat enters the datapath (the read port samples memory
   at that edge), S2MM ``S2MM_WRITE_LATENCY`` cycles after its last join (its last
-  write). Its lock release, and the end of its task (with the task's completion
-  token), happen at the end of that cycle, so other channels see the lock from the
-  next cycle (two-phase cycles, ``model/system/scheduler.py``). **decision**: MM2S
-  releases when the data has been read, not when it has left on the stream: the lock
-  guards memory, and the words still in the datapath wait for nothing the lock holds.
+  write). The end of its task (with the task's completion token) happens at the end
+  of that cycle (``COMPLETION_LATENCY``), and its lock release joins the channel's
+  release queue. **decision**: MM2S releases when the data has been read, not when
+  it has left on the stream: the lock guards memory, and the words still in the
+  datapath wait for nothing the lock holds.
+* **Release port.** In cycle ``t`` the channels with a release queued (at the start
+  of ``t``) ask for their tile's release port; the first in channel order has it
+  and its queue's head is applied at the end of ``t``, after ``t``'s acquire, so
+  other channels see it from ``t + 1`` (two-phase cycles,
+  ``model/system/scheduler.py``). **One release a cycle per tile**. A channel owes a
+  release from its BD's gate grant (or a length-0 BD's acquire) until the release
+  is applied, and owes at most ``RELEASE_QUEUE_DEPTH``.
 * **No deadlock from the overlap.** Between its first beat passing and its
   completion a BD holds its lock; the next BD's lock may be acquired in that window
   only after the last beat passed, and from then the completion is a fixed number
-  of cycles away (0 or ``S2MM_WRITE_LATENCY``) and waits for nothing. So while a
+  of cycles away (0 or ``S2MM_WRITE_LATENCY``) and waits for nothing, and the
+  release then waits only for the release port, which serves a queued release
+  every cycle. So while a
   channel waits on anything outside it (a lock, stream room, a word), it holds
   exactly the locks the untimed order (acquire, move the words, release, next BD)
   holds at the same point, and the timing adds no wait-for edge.
@@ -224,10 +235,11 @@ __all__ = [
     "ADDRGEN_PREPARE_SLOTS",
     "BD_FETCH_LATENCY",
     "CHANNEL_LATENCY",
+    "COMPLETION_LATENCY",
     "DATA_BITS",
     "MM2S_BUFFER_DEPTH",
     "MM2S_LATENCY",
-    "RELEASE_LATENCY",
+    "RELEASE_QUEUE_DEPTH",
     "S2MM_WRITE_LATENCY",
     "address_generation_fields",
     "wrap_addresses",
@@ -270,9 +282,16 @@ CHANNEL_LATENCY: dict[str, int] = {
 """Cycles from a task in an idle channel's queue (cycle ``c``) to its first word on the
 channel's stream, when its lock is free and the stream is ready."""
 
-RELEASE_LATENCY: dict[str, int] = {"mm2s": 0, "s2mm": S2MM_WRITE_LATENCY}
+COMPLETION_LATENCY: dict[str, int] = {"mm2s": 0, "s2mm": S2MM_WRITE_LATENCY}
 """Cycles from a BD's last beat entering the datapath to the cycle at whose end the BD
-completes (its lock released, its task ended)."""
+completes (its task ends, its lock release joins the channel's release queue)."""
+
+RELEASE_QUEUE_DEPTH = 3
+"""Lock releases a channel may owe: BDs past the lock gate (or length-0 BDs past the
+fetch stage) whose release the lock unit has not applied yet. A BD that releases
+passes the gate only while its channel owes fewer. Three keep one channel's BDs back
+to back, one beat each included, when no other channel's release waits: an S2MM BD's
+release is applied two cycles after its last beat at the earliest."""
 
 DATA_BITS = 32
 """Width of a stream word."""

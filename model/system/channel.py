@@ -26,9 +26,13 @@ Decisions (docs/bd.md is silent on timing and on these points):
 * **decision**: the DMA's BD table has one fetch port: channels asking for a BD in
   the same cycle are served one a cycle, in round robin over the channel order
   (:meth:`DMA.fetch_granted`; docs/cycle.md "Channel").
-* **decision**: the lock release after the last word takes effect at the end of
-  that cycle (:meth:`Channel.commit`), so another channel sees it one cycle later,
-  whatever order the scheduler steps channels in.
+* **decision**: a tile's locks grant one acquire and apply one release a cycle. A BD's
+  release joins its channel's release queue when the BD completes; the queue's head is
+  applied at the end of a cycle its channel gets the tile's release port (the first
+  asking, in the order the scheduler steps channels: a DMA's in channel order), so
+  another channel sees it the cycle after. A BD that releases passes the lock gate only
+  while its channel owes fewer than ``RELEASE_QUEUE_DEPTH`` releases
+  (docs/cycle.md "Channel", Locks).
 * **decision**: the task queue holds tasks not yet started; the running task has
   left it. A fifth pending task is an overflow error.
 * **decision**: S2MM ignores TLAST (``buffer_length`` alone ends a BD), as the RTL
@@ -51,7 +55,7 @@ from ..bd.descriptor import BufferDescriptor, check_chain
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task, TaskWalk
-from ..cycle.contract import ADDRESS_BITS, RELEASE_LATENCY
+from ..cycle.contract import ADDRESS_BITS, COMPLETION_LATENCY, RELEASE_QUEUE_DEPTH
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
 from ..errors import AiedmaError, PacketError, field_error
 from .locks import LOCKS_PER_TILE, LockSpace, LockTable, lock_space
@@ -276,6 +280,9 @@ class Channel:
         self._running: deque[_InFlight] = deque()  # granted, last beat not yet taken
         self._stage: deque[_InFlight] = deque()    # the stream stage's BDs, in order
         self._completions: deque[tuple[int, _InFlight]] = deque()  # (cycle, BD) due
+        self._releases: deque[_InFlight] = deque()  # completed, release not yet applied
+        self._owed = 0              # BDs past the gate whose release is not applied
+        self._releasing = False     # the queue's head is applied at this cycle's end
         self._mem_data = 0          # the read port's word, read in the previous cycle
         self._written_bd = -1       # the BD of the word the datapath writes this cycle
         self._wants_fetch = False   # asked for the DMA's fetch port this cycle
@@ -336,7 +343,7 @@ class Channel:
         """A task is queued, or a BD or word is still inside the channel."""
         return bool(self.queue or self._walk is not None or self._fetched is not None
                     or self._gate or self._running or self._stage or self._completions
-                    or not self.engine.empty)
+                    or self._releases or not self.engine.empty)
 
     @property
     def bd(self) -> int | None:
@@ -394,13 +401,20 @@ class Channel:
                               f"address generator would wrap it); {where}")
 
     def _acquire(self, bd: _InFlight) -> Stall | None:
-        """Acquire ``bd``'s lock now; None if it is acquired (or it has none)."""
-        if not bd.bd.lock_acq_enable:
-            return None
-        locks, where = self.dma.locks, self._where(bd.bd_id)
-        if locks.try_acquire(bd.bd.lock_acq_id, bd.bd.lock_acq_value, where, self._cycle):
-            return None
-        return Stall("lock", bd.bd_id, locks.wait(bd.bd.lock_acq_id, bd.bd.lock_acq_value))
+        """Let ``bd`` pass the gate now: None if it may (its lock acquired, or it has
+        none, and room for its release), else the Stall."""
+        releases = bool(bd.bd.lock_rel_value)
+        if releases and self._owed >= RELEASE_QUEUE_DEPTH:
+            return Stall("lock", bd.bd_id,
+                         detail=f"its channel owes {self._owed} lock releases")
+        if bd.bd.lock_acq_enable:
+            locks, where = self.dma.locks, self._where(bd.bd_id)
+            if not locks.try_acquire(bd.bd.lock_acq_id, bd.bd.lock_acq_value, where,
+                                     self._cycle):
+                return Stall("lock", bd.bd_id,
+                             locks.wait(bd.bd.lock_acq_id, bd.bd.lock_acq_value))
+        self._owed += releases
+        return None
 
     # -- one cycle --
 
@@ -415,6 +429,11 @@ class Channel:
         """
         self._cycle = cycle
         before = self._state()
+        # The release queue's head asks for its tile's release port (applied at commit).
+        if self._releases:
+            head = self._releases[0]
+            self._releasing = self.dma.locks.take_release_port(
+                head.bd.lock_rel_id, cycle, self._where(head.bd_id))
         engine, stream = self.engine, self.stream
         fetched = self._fetched
         offer = fetched if fetched is not None and fetched.bd.buffer_length else None
@@ -492,7 +511,7 @@ class Channel:
         # issued; S2MM: its last write): its lock is released at the end of that cycle.
         if signals.beat_valid and signals.beat_ready and signals.last:
             done = self._running.popleft()
-            self._completions.append((cycle + RELEASE_LATENCY[self.direction],
+            self._completions.append((cycle + COMPLETION_LATENCY[self.direction],
                                       done))
         engine.clock(self._fetched_beats if consumed and offer is not None else None)
         # The fetch stage: refill when empty or when its BD moved on this cycle, if it
@@ -509,7 +528,7 @@ class Channel:
         if stall is not None and stall.cause in ("lock", "load"):
             return Stall(stall.cause, stall.bd, stall.lock,
                          progress=self._state() != before or stall.progress
-                         or self._wants_fetch)
+                         or self._wants_fetch, detail=stall.detail)
         # A cycle with fetch requests fetches a BD: the DMA grants one of them.
         progress = self._state() != before or self._wants_fetch
         return self._stall_cause(signals, header_due and not header_word, progress)
@@ -535,6 +554,7 @@ class Channel:
     def _state(self) -> tuple:
         return (self.engine.state(), id(self._fetched), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
+                len(self._releases), self._owed, self._releasing,
                 tuple(r.header for r in self._stage))
 
     # -- the fast path (:class:`.scheduler.Steady`) --
@@ -546,10 +566,13 @@ class Channel:
             return None
         return (self.engine.steady_state(), id(self._fetched), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
-                tuple(r.header for r in self._stage), self._written_bd)
+                len(self._releases), self._owed, tuple(r.header for r in self._stage),
+                self._written_bd)
 
     def horizon(self, last: int, moved: bool) -> int:
         """Cycles until a lock release is due or, streaming, until the BD's last beat."""
+        if self._releases:
+            return 0       # the queue's head is applied as soon as the port is free
         n = NO_LIMIT
         if self._completions:
             n = min(due for due, _ in self._completions) - last - 1
@@ -649,10 +672,15 @@ class Channel:
             self._wants_fetch = False
             if self.dma.fetch_granted(self):
                 self._fetch()
+        if self._releasing:
+            self._releasing = False
+            head = self._releases.popleft()
+            self._owed -= 1
+            self.dma.locks.release(head.bd.lock_rel_id, head.bd.lock_rel_value,
+                                   self._where(head.bd_id))
         while self._completions and self._completions[0][0] <= self._cycle:
             cycle, done = self._completions.popleft()
-            bd = done.bd
-            if bd.lock_rel_value:
-                self.dma.locks.release(bd.lock_rel_id, bd.lock_rel_value, self._where(done.bd_id))
+            if done.bd.lock_rel_value:
+                self._releases.append(done)
             if done.ends_task:
                 self.done.append(TaskDone(cycle, done.task))

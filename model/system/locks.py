@@ -6,11 +6,13 @@ A :class:`LockTable` is one tile's locks, each holding 0..63. The rules:
 * acquire with ``V >= 0``: wait until ``lock == V``; the value does not change;
 * release with ``R != 0``: ``lock += R``; ``R = 0`` releases nothing;
 * a result outside 0..63 is an error (overflow or underflow), never a wrap;
-* **one acquire per lock per cycle**: an acquire made with its cycle number is
-  refused (it waits) when the lock was already acquired in that cycle. The DMA's channels try in
-  channel order, so of the acquires that hold on a lock's value at the start of the
-  cycle the first in that order wins; the RTL lock unit (``hdl/lock_unit.py``) decides
-  all its ports in parallel by the same rule.
+* **one acquire and one release a cycle per tile**: an acquire made with its cycle
+  number is refused (it waits) when one of the table's locks was already acquired in
+  that cycle; the release port (:meth:`LockTable.take_release_port`) is given to the
+  first asking in a cycle. The scheduler steps a DMA's channels in channel order, so of
+  the acquires that hold at the start of the cycle, and of the channels with a release
+  queued, the first in that order wins; the RTL lock unit (``hdl/lock_unit.py``)
+  decides its ports in parallel by the same rule.
 
 A :class:`LockSpace` routes the lock ID of a BD to a table: core tile and shim
 IDs 0-15 are their own; memory-tile IDs 0-63 are the west neighbour's, 64-127
@@ -24,9 +26,11 @@ Decisions (docs/bd.md is silent):
   returns False while the lock must wait and changes nothing then.
 * **decision**: a missing neighbour (edge of the array) leaves its ID range
   unmapped; naming an ID there is an error.
-* **decision**: one acquire per lock per cycle (above). Two acquires of one lock in one
-  cycle, each seeing what the other took, would chain every requester's decision in
-  one cycle: a 12-channel DMA in gateware could not be clocked (docs/decisions.md).
+* **decision**: one acquire and one release a cycle per tile (above). Two acquires of
+  one lock in one cycle, each seeing what the other took, would chain every
+  requester's decision in one cycle, and a lock written by every channel in one cycle
+  is a register file with a write port per channel: a 12-channel DMA in gateware
+  could neither be clocked nor routed (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -132,7 +136,8 @@ class LockTable:
     def __init__(self, name: str, count: int, initial: Mapping[int, int] | None = None) -> None:
         self.name = name
         self.values = [0] * count
-        self._acquired_in: dict[int, int] = {}   # lock -> the cycle it was last acquired in
+        self._acquired_in: int | None = None     # the cycle of the last acquire
+        self._released_in: int | None = None     # the cycle the release port was last given
         for lock_id, value in (initial or {}).items():
             self.set(lock_id, value)
 
@@ -186,18 +191,26 @@ class LockTable:
         Parameters
         ----------
         cycle : int, optional
-            The cycle of the attempt: a lock already acquired in this cycle refuses
-            it (one acquire per lock per cycle). Without it (an untimed caller) only
-            the value decides.
+            The cycle of the attempt: a table that granted an acquire in this cycle
+            refuses it (one acquire a cycle per tile). Without it (an untimed caller)
+            only the value decides.
         """
         if not self.can_acquire(lock_id, value, where):
             return False
         if cycle is not None:
-            if self._acquired_in.get(lock_id) == cycle:
+            if self._acquired_in == cycle:
                 return False
-            self._acquired_in[lock_id] = cycle
+            self._acquired_in = cycle
         if value < 0:
             self.values[lock_id] += value
+        return True
+
+    def take_release_port(self, cycle: int) -> bool:
+        """True for the first caller in ``cycle``: it may apply one release at the end of
+        the cycle (one release a cycle per tile); False for the others, which wait."""
+        if self._released_in == cycle:
+            return False
+        self._released_in = cycle
         return True
 
     def release(self, lock_id: int, value: int, where: str = "") -> None:
@@ -285,6 +298,11 @@ class LockSpace:
         """:meth:`LockTable.try_acquire` on the lock ``lock_id`` names."""
         table, local = self.route(lock_id, where)
         return table.try_acquire(local, value, where, cycle)
+
+    def take_release_port(self, lock_id: int, cycle: int, where: str = "") -> bool:
+        """:meth:`LockTable.take_release_port` of the table ``lock_id`` names."""
+        table, _ = self.route(lock_id, where)
+        return table.take_release_port(cycle)
 
     def release(self, lock_id: int, value: int, where: str = "") -> None:
         """:meth:`LockTable.release` on the lock ``lock_id`` names."""

@@ -6,33 +6,24 @@ import pytest
 from amaranth.sim import Simulator
 
 from aiedma.hdl.lock_unit import LockUnit
-from aiedma.model.system.locks import LOCK_VALUE_MAX, LockTable
+from aiedma.model.system.locks import LockError, LockTable
 
 
-def releases_of_a_cycle(table, releases):
-    """Apply one cycle's releases to the model ``table``; True if one broke the range.
+def release_of_a_cycle(table, releases):
+    """Apply the cycle's one release (the first port asking) to the model ``table``.
 
-    Without an error this is the model's own rule (``LockTable.release`` in port order).
-    With one, the model raises and stops; the unit's documented rule takes over: each
-    release sees the lock plus the earlier releases of the cycle to it (applied or not),
-    and a lock takes its last release whose result stays in 0..63.
+    Returns the granted port (None when no port asks) and whether the release broke
+    the range: the model raises there and the lock keeps its value, as the unit does
+    (it sets its error flag).
     """
-    running, final, error = {}, {}, False
-    for request, lock, value in releases:
+    for k, (request, lock, value) in enumerate(releases):
         if request:
-            running[lock] = running.get(lock, table[lock]) + value
-            if 0 <= running[lock] <= LOCK_VALUE_MAX:
-                final[lock] = running[lock]
-            else:
-                error = True
-    if error:
-        for lock, value in final.items():
-            table.set(lock, value)
-    else:
-        for request, lock, value in releases:
-            if request:
+            try:
                 table.release(lock, value)
-    return error
+            except LockError:
+                return k, True
+            return k, False
+    return None, False
 
 
 def run(count, ports, cycles, seed):
@@ -40,7 +31,8 @@ def run(count, ports, cycles, seed):
     rng = random.Random(seed)
     dut = LockUnit(count, ports)
     table = LockTable("model", count)
-    log = {"grants": 0, "refusals": 0, "errors": 0, "beaten": 0, "passed_over": 0}
+    log = {"grants": 0, "refusals": 0, "errors": 0, "beaten": 0, "passed_over": 0,
+           "release_waits": 0}
     # Few locks, anywhere in the unit (the first, the last, between), so contention
     # and both outcomes are frequent.
     locks = sorted({0, count - 1, rng.randrange(count)})
@@ -68,18 +60,23 @@ def run(count, ports, cycles, seed):
             start = LockTable("start", count)
             for lock in range(count):
                 start.set(lock, table[lock])
-            refused = set()     # locks an earlier port asked for and could not have
+            refused = False     # an earlier port asked and its acquire did not hold
             for k, (request, lock, value) in enumerate(acquires):
                 holds = request and start.can_acquire(lock, value)
                 want = request and table.try_acquire(lock, value, cycle=cycle)
-                log["beaten"] += holds and not want       # an earlier port won the lock
-                log["passed_over"] += want and lock in refused
+                log["beaten"] += holds and not want       # an earlier port was granted
+                log["passed_over"] += want and refused
                 if request and not holds:
-                    refused.add(lock)
+                    refused = True
                 got = bool(ctx.get(dut.acquire[k].grant))
                 assert got == want, f"seed {seed} cycle {cycle} port {k}: grant {got}, want {want}"
                 log["grants" if want else "refusals"] += request
-            if releases_of_a_cycle(table, releases):
+            granted, broke = release_of_a_cycle(table, releases)
+            for k, (request, _, _) in enumerate(releases):
+                got = bool(ctx.get(dut.release[k].grant))
+                assert got == (k == granted), f"seed {seed} cycle {cycle} release port {k}: {got}"
+                log["release_waits"] += request and k != granted
+            if broke:
                 error = True
                 log["errors"] += 1
             if write[0]:
@@ -105,6 +102,6 @@ def test_the_lock_unit_is_the_model_lock_table(count, ports, cycles, seed):
     log = run(count, ports, cycles, seed)
     assert log["grants"] and log["refusals"] and log["errors"], log
     if ports > 1:
-        # One acquire per lock per cycle, and a port whose acquire cannot hold does not
-        # keep a later one from the lock.
-        assert log["beaten"] and log["passed_over"], log
+        # One acquire and one release a cycle; a port whose acquire cannot hold does
+        # not keep a later one from its grant.
+        assert log["beaten"] and log["passed_over"] and log["release_waits"], log

@@ -164,6 +164,37 @@ def test_a_lock_that_opens_for_two_waiting_channels_grants_one_a_cycle(kind, sec
     assert run_dma(kind, writes, **args, simulator=None).cycles == result.cycles - 1
 
 
+@pytest.mark.parametrize(("kind", "second", "simulator"),
+                         [("memtile", 2, "amaranth"), ("tile", 1, "verilator")])
+def test_two_releases_due_in_one_cycle_are_applied_one_a_cycle(kind, second, simulator,
+                                                               monkeypatch):
+    # MM2S 0 (three words) and a second MM2S (two words, fetched a cycle later) complete
+    # in the same cycle, releasing locks 5 and 6; S2MM 0 waits on lock 6. A tile applies
+    # one release a cycle, MM2S 0's first: S2MM 0 starts a cycle later than it would
+    # with both applied at once, the RTL as the model every cycle.
+    own = DMA_KINDS[kind].memory_window("own").start
+    locks = DMA_KINDS[kind].lock_window("own").start
+    table = {n: BufferDescriptor(kind, base_address=own + 16 * n, buffer_length=3 - n,
+                                 lock_rel_id=locks + 5 + n, lock_rel_value=1, valid_bd=1)
+             for n in (0, 1)}
+    table[2] = BufferDescriptor(kind, base_address=own + 48, buffer_length=2,
+                                lock_acq_enable=1, lock_acq_id=locks + 6, lock_acq_value=-1,
+                                valid_bd=1)
+    writes = [*bd_writes(kind, table),
+              (start_queue_address(kind, "mm2s", 0), Task(0).encode()),
+              (start_queue_address(kind, "mm2s", second), Task(1).encode()),
+              (start_queue_address(kind, "s2mm", 0), Task(2).encode())]
+    args = {"memory": np.arange(100, 164), "inputs": {"s2mm0": [7, 8]}}
+    result = run_dma(kind, writes, **args, simulator=simulator)
+    assert [d for d, _ in result.outputs["mm2s0"]] == [100, 101, 102]
+    assert [d for d, _ in result.outputs[f"mm2s{second}"]] == [116, 117]
+    assert (result.locks[5], result.locks[6]) == (1, 0)
+    assert list(result.memory[48:50]) == [7, 8]
+    # Without the rule (every release applied in its cycle) the run is a cycle shorter.
+    monkeypatch.setattr(LockTable, "take_release_port", lambda table, cycle: True)
+    assert run_dma(kind, writes, **args, simulator=None).cycles == result.cycles - 1
+
+
 def test_two_channels_starting_on_one_bd_advance_its_iteration_in_turn():
     # both channels start on BD 0 in the same cycle; the fetch port serves MM2S 0 first,
     # then MM2S 2, which sees the first's advance

@@ -67,7 +67,7 @@ def test_the_programs_exercise_tokens_packets_and_chains():
 
 def test_memory_tile_programs_have_two_readers_the_lock_rule_decides_between(monkeypatch):
     """MM2S 1 and 2 both wait on the lock each write releases by 2: in every one of these the
-    lock opens for both in one cycle and one acquire per lock per cycle grants MM2S 1
+    lock opens for both in one cycle and one acquire a cycle grants MM2S 1
     first, so the random regressions exercise the rule (without it some run shorter)."""
     beaten = []
     rule = LockTable.try_acquire

@@ -15,8 +15,9 @@ from aiedma.model.cycle.contract import (
     ADDRGEN_LATENCY,
     BD_FETCH_LATENCY,
     CHANNEL_LATENCY,
+    COMPLETION_LATENCY,
     MM2S_LATENCY,
-    RELEASE_LATENCY,
+    RELEASE_QUEUE_DEPTH,
 )
 from aiedma.model.errors import TilingError
 from aiedma.model.system.channel import CHANNELS, DMA, TASK_QUEUE_DEPTH, ChannelError
@@ -184,7 +185,7 @@ def test_completion_tokens_only_when_asked():
     ch = dma.mm2s[0]
     # A task ends when its last read is issued: its last word's cycle minus the read latency.
     first = CHANNEL_LATENCY["mm2s"]
-    ends = [first + n - 1 - MM2S_LATENCY + RELEASE_LATENCY["mm2s"] for n in (2, 4, 8)]
+    ends = [first + n - 1 - MM2S_LATENCY + COMPLETION_LATENCY["mm2s"] for n in (2, 4, 8)]
     assert [d.cycle for d in ch.done] == ends
     assert ch.tokens == [ends[0], ends[2]]
 
@@ -201,7 +202,7 @@ def test_a_zero_length_bd_runs_after_the_bds_before_it_complete():
     assert [b.data for b in stream._items] == [1, 2, 6]
     # BD 0 completes with its last read (a cycle before its last word); BD 1 runs in the
     # next cycle and BD 2 is fetched then, so its word comes a channel latency later.
-    bd1 = moved[1] - MM2S_LATENCY + RELEASE_LATENCY["mm2s"] + 1
+    bd1 = moved[1] - MM2S_LATENCY + COMPLETION_LATENCY["mm2s"] + 1
     assert moved == [CHANNEL_LATENCY["mm2s"], CHANNEL_LATENCY["mm2s"] + 1,
                      bd1 + CHANNEL_LATENCY["mm2s"]]
 
@@ -280,20 +281,24 @@ def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last(
     (stall,) = step([ch], gate + 2)  # granted: the first beat enters the datapath
     assert stall.cause == "load" and stall.progress and locks[4] == 0 and len(stream) == 0
     assert step([ch], gate + 3) == [None] and len(stream) == 1
-    # The last beat enters the datapath in gate + 4: the release is seen at its end.
+    # The last beat enters the datapath in gate + 4: the BD completes at its end, its
+    # release joins the channel's queue and is applied at the end of the next cycle.
     assert ch.step(gate + 4) is None and locks[5] == 0
     ch.commit()
-    assert locks[5] == 2 and ch.busy, "released while the last word is still inside"
-    assert step([ch], gate + 5) == [None] and not ch.busy
+    assert locks[5] == 0 and ch.busy, "the release waits in the queue for a cycle"
+    assert ch.step(gate + 5) is None and locks[5] == 0
+    ch.commit()
+    assert locks[5] == 2 and not ch.busy
 
 
-def test_a_lock_grants_one_acquire_a_cycle_the_first_channel_in_order_first():
-    """Two channels wait on one lock; it becomes 2: both can have it, but one acquire per
-    lock per cycle, so channel 0 takes it first and channel 1 a cycle later."""
+@pytest.mark.parametrize("lock_ids", [(3, 3), (3, 4)], ids=["one lock", "two locks"])
+def test_a_tile_grants_one_acquire_a_cycle_the_first_channel_in_order_first(lock_ids):
+    """Two channels wait, on one lock or on two; both open in one cycle: one acquire a
+    cycle per tile, so channel 0 takes its lock first and channel 1 a cycle later."""
     dma = tile_dma()
     for i in (0, 1):
         dma.write_bd(i, bd(base_address=10 * i, buffer_length=2, lock_acq_enable=1,
-                           lock_acq_id=3, lock_acq_value=-1))
+                           lock_acq_id=lock_ids[i], lock_acq_value=-1))
         dma.mm2s[i].push(Task(i))
     locks, _ = dma.locks.route(3)
     streams = [Stream(f"out{i}", depth=8) for i in (0, 1)]
@@ -302,15 +307,64 @@ def test_a_lock_grants_one_acquire_a_cycle_the_first_channel_in_order_first():
     first_word, after = {}, []
     for cycle in range(opened + 10):
         if cycle == opened:
-            locks.set(3, 2)
+            for lock in set(lock_ids):
+                locks.set(lock, 2 if len(set(lock_ids)) == 1 else 1)
         for i, result in enumerate(step(channels, cycle)):
             if result is None:
                 first_word.setdefault(i, cycle)
-        after.append(locks[3])
+        after.append(sum(locks[lock] for lock in set(lock_ids)))
     assert after[opened - 1:opened + 3] == [0, 1, 0, 0], "one acquire a cycle"
     assert first_word[1] == first_word[0] + 1
     assert [b.data for b in streams[0]._items] == [1, 2]
     assert [b.data for b in streams[1]._items] == [11, 12]
+
+
+def test_a_tile_applies_one_release_a_cycle_the_first_channel_in_order_first():
+    """Two channels' BDs complete in the same cycle, each releasing its own lock: channel
+    0's release is applied at the end of the next cycle, channel 1's a cycle later."""
+    dma = tile_dma()
+    for i in (0, 1):
+        # Channel 1 fetches a cycle after channel 0 (one fetch port): one word fewer.
+        dma.write_bd(i, bd(base_address=10 * i, buffer_length=3 - i, lock_rel_id=6 + i,
+                           lock_rel_value=1))
+        dma.mm2s[i].push(Task(i))
+    locks, _ = dma.locks.route(6)
+    channels = [dma.mm2s[i].connect(Stream(f"out{i}", depth=8)) for i in (0, 1)]
+    seen = []
+    for cycle in range(20):
+        step(channels, cycle)
+        seen.append((locks[6], locks[7]))
+    first = seen.index((1, 0))
+    assert seen[first - 1] == (0, 0) and seen[first + 1] == (1, 1), seen
+    # Both completed in the same cycle (their last beats), before channel 0's release.
+    assert [c.done[0].cycle for c in channels] == [first - 1] * 2
+
+
+def test_a_channel_owes_at_most_the_release_queue_depth():
+    """While the tile's release port is taken every cycle, a channel's one-beat BDs that
+    release pass the gate until it owes RELEASE_QUEUE_DEPTH releases; the next waits,
+    a lock stall that names the debt, and goes once the port frees."""
+    dma = tile_dma()
+    count = RELEASE_QUEUE_DEPTH + 2
+    for i in range(count):
+        dma.write_bd(i, bd(base_address=i, buffer_length=1, lock_rel_id=2, lock_rel_value=1,
+                           use_next_bd=int(i + 1 < count), next_bd=i + 1))
+    locks, _ = dma.locks.route(2)
+    stream = Stream("out", depth=16)
+    ch = dma.mm2s[0].connect(stream)
+    ch.push(Task(0))
+    held = 30                # another agent takes the release port until then
+    stalls = []
+    for cycle in range(held + 12):
+        if cycle < held:
+            assert locks.take_release_port(cycle)
+        stalls += [(cycle, s) for s in step([ch], cycle) if s is not None]
+    owes = [(c, s) for c, s in stalls if "owes" in s.detail]
+    # The last waits in cycle `held`: the port frees then, the release applies at its end.
+    assert owes and max(c for c, _ in owes) == held, stalls
+    assert owes[0][1].cause == "lock" and f"owes {RELEASE_QUEUE_DEPTH}" in owes[0][1].detail
+    assert [b.data for b in stream._items] == list(range(1, count + 1))
+    assert locks[2] == count and not ch.busy, "every release applied once the port freed"
 
 
 def test_acquire_equal_waits_for_the_value_and_keeps_it():
