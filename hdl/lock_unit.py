@@ -19,8 +19,8 @@ docs/cycle.md "Channel", Locks):
   after acquires and releases.
 
 So each lock has two writers a cycle (the granted acquire, the granted release) and
-one register write, whatever the number of ports: the memory tile's 64 locks and 12
-channels are 12 read ports and two write ports on 64 six-bit registers, not a
+the register write, whatever the number of ports: on the memory tile, 64 six-bit
+registers with 13 read ports (12 acquires, the release) and two write ports, not a
 24-writer register file.
 """
 
