@@ -508,7 +508,8 @@ class Channel:
                 if not head.words_left:
                     self._stage.popleft()
         # A BD is complete when its last memory access is done (MM2S: its last read is
-        # issued; S2MM: its last write): its lock is released at the end of that cycle.
+        # issued; S2MM: its last write): it completes at the end of that cycle, its lock
+        # release joining the release queue.
         if signals.beat_valid and signals.beat_ready and signals.last:
             done = self._running.popleft()
             self._completions.append((cycle + COMPLETION_LATENCY[self.direction],
@@ -666,8 +667,9 @@ class Channel:
         return FastPlan(pop=pop, writes=[(memory, offsets) for memory, _, offsets in placed])
 
     def commit(self) -> None:
-        """End of cycle: fetch if the fetch port is this channel's; release the locks of
-        BDs complete this cycle, end their tasks."""
+        """End of cycle: fetch if the fetch port is this channel's; apply the release
+        queue's head if the release port is; queue the releases of BDs complete this
+        cycle and end their tasks."""
         if self._wants_fetch:
             self._wants_fetch = False
             if self.dma.fetch_granted(self):
