@@ -16,6 +16,7 @@ from aiedma.model.arch.registers import (
 )
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
+from aiedma.model.cycle.contract import RELEASE_QUEUE_DEPTH
 from aiedma.model.system.locks import LockTable
 from aiedma.tb.dma_run import run_dma
 
@@ -108,6 +109,35 @@ def test_a_release_past_63_is_flagged_and_the_lock_kept():
     assert seen == {"error": 1, "lock": 63}
 
 
+def test_a_channel_owing_the_most_releases_holds_its_next_bd():
+    # MM2S 0 runs one-word BDs, each releasing the west neighbour's lock 2, so the
+    # release leaves on the block's neighbour port; that port is not granted for the
+    # first `held` cycles: RELEASE_QUEUE_DEPTH BDs pass, the next waits at the gate,
+    # and every BD goes once the releases are granted
+    count, held = RELEASE_QUEUE_DEPTH + 2, 40
+    table = {i: BufferDescriptor("memtile", base_address=OWN + i, buffer_length=1,
+                                 lock_rel_id=2, lock_rel_value=1, use_next_bd=int(i + 1 < count),
+                                 next_bd=(i + 1) % count, valid_bd=1) for i in range(count)}
+    seen = {"words": [], "granted": 0}
+
+    async def bench(ctx, dut, write, read):
+        for address, word in bd_writes("memtile", table):
+            await write(address, word)
+        await write(start_queue_address("memtile", "mm2s", 0), Task(0).encode())
+        ctx.set(dut.mm2s[0].o.ready, 1)
+        port = dut.neighbour_release[0]
+        for cycle in range(held + 20):
+            ctx.set(port.grant, cycle >= held)
+            if ctx.get(dut.mm2s[0].o.valid):
+                seen["words"].append(cycle)
+            seen["granted"] += ctx.get(port.request) and cycle >= held
+            await ctx.tick()
+
+    simulate("memtile", bench)
+    assert len([c for c in seen["words"] if c < held]) == RELEASE_QUEUE_DEPTH, seen
+    assert len(seen["words"]) == count and seen["granted"] == count, seen
+
+
 # The memory tile on Amaranth; on Verilator the core tile, whose block builds in a fifth
 # of the memory tile's time (make sim runs memory-tile programs on Verilator).
 @pytest.mark.parametrize(("kind", "second", "simulator"),
@@ -132,12 +162,21 @@ def test_two_channels_racing_for_one_lock_are_served_in_channel_order(kind, seco
     assert result.locks[5] == 1
 
 
+def two_readers_and_a_writer(kind, table, second):
+    """Writes of ``table`` (BDs 0, 1, 2) and tasks starting BD 0 on MM2S 0, BD 1 on MM2S
+    ``second`` and BD 2 on S2MM 0."""
+    return [*bd_writes(kind, table),
+            (start_queue_address(kind, "mm2s", 0), Task(0).encode()),
+            (start_queue_address(kind, "mm2s", second), Task(1).encode()),
+            (start_queue_address(kind, "s2mm", 0), Task(2).encode())]
+
+
 @pytest.mark.parametrize(("kind", "second", "simulator"),
                          [("memtile", 2, "amaranth"), ("tile", 1, "verilator")])
 def test_a_lock_that_opens_for_two_waiting_channels_grants_one_a_cycle(kind, second, simulator,
                                                                        monkeypatch):
     # MM2S 0 and a second MM2S wait at their gates on lock 5 (0); S2MM 0's BD releases
-    # 2 onto it: both could have it in the next cycle, but a lock grants one acquire a
+    # 2 onto it: both could have it in the next cycle, but a tile grants one acquire a
     # cycle: MM2S 0 then the other, the RTL as the model every cycle
     own = DMA_KINDS[kind].memory_window("own").start
     lock = DMA_KINDS[kind].lock_window("own").start + 5
@@ -146,10 +185,7 @@ def test_a_lock_that_opens_for_two_waiting_channels_grants_one_a_cycle(kind, sec
                                  valid_bd=1) for n in (0, 1)}
     table[2] = BufferDescriptor(kind, base_address=own + 48, buffer_length=2, lock_rel_id=lock,
                                 lock_rel_value=2, valid_bd=1)
-    writes = [*bd_writes(kind, table),
-              (start_queue_address(kind, "mm2s", 0), Task(0).encode()),
-              (start_queue_address(kind, "mm2s", second), Task(1).encode()),
-              (start_queue_address(kind, "s2mm", 0), Task(2).encode())]
+    writes = two_readers_and_a_writer(kind, table, second)
     args = {"memory": np.arange(100, 164), "inputs": {"s2mm0": [7, 8]}}
     result = run_dma(kind, writes, **args, simulator=simulator)
     assert [d for d, _ in result.outputs["mm2s0"]] == [100, 101, 102, 103]
@@ -180,10 +216,7 @@ def test_two_releases_due_in_one_cycle_are_applied_one_a_cycle(kind, second, sim
     table[2] = BufferDescriptor(kind, base_address=own + 48, buffer_length=2,
                                 lock_acq_enable=1, lock_acq_id=locks + 6, lock_acq_value=-1,
                                 valid_bd=1)
-    writes = [*bd_writes(kind, table),
-              (start_queue_address(kind, "mm2s", 0), Task(0).encode()),
-              (start_queue_address(kind, "mm2s", second), Task(1).encode()),
-              (start_queue_address(kind, "s2mm", 0), Task(2).encode())]
+    writes = two_readers_and_a_writer(kind, table, second)
     args = {"memory": np.arange(100, 164), "inputs": {"s2mm0": [7, 8]}}
     result = run_dma(kind, writes, **args, simulator=simulator)
     assert [d for d, _ in result.outputs["mm2s0"]] == [100, 101, 102]
