@@ -72,7 +72,7 @@ _PADDING = ("d0_zero_before", "d0_zero_after", "d1_zero_before", "d1_zero_after"
 def _record_layout(kind: str) -> data.StructLayout:
     f = FIELD_INDEX[kind]
     return data.StructLayout({
-        "acq_enable": 1, "acq_id": f["lock_acq_id"].value_width,
+        "acq_enable": 1, "acq_id": f["lock_acq_id"].value_width, "rel_enable": 1,
         "acq_value": LOCK_VALUE_BITS, "rel_id": f["lock_rel_id"].value_width,
         "rel_value": LOCK_VALUE_BITS, "packet": 1, "packet_id": 5, "packet_type": 3,
         "tlast_suppress": 1, "length": f["buffer_length"].value_width,
@@ -212,6 +212,7 @@ class DMAChannel(wiring.Component):
         m.d.comb += [
             record.acq_enable.eq(bd.lock_acq_enable), record.acq_id.eq(bd.lock_acq_id),
             record.acq_value.eq(bd.lock_acq_value), record.rel_id.eq(bd.lock_rel_id),
+            record.rel_enable.eq(bd.lock_rel_value != 0),
             record.rel_value.eq(bd.lock_rel_value), record.packet.eq(bd.enable_packet),
             record.packet_id.eq(bd.packet_id), record.packet_type.eq(bd.packet_type),
             record.tlast_suppress.eq(bd.tlast_suppress if self.mm2s else 0),
@@ -225,7 +226,9 @@ class DMAChannel(wiring.Component):
         request = engine.lock_request
         zero_ready = f_valid & (length == 0) & drained & ~error & ~bad
         acq_enable = Mux(request, gate_head.acq_enable, bd.lock_acq_enable)
-        releases = Mux(request, gate_head.rel_value, bd.lock_rel_value) != 0
+        # (``rel_enable`` is decided when the record is written: one bit read here, as
+        # ``acq_enable``, not a value compared late in the cycle.)
+        releases = Mux(request, gate_head.rel_enable, bd.lock_rel_value != 0)
         owed = Signal(range(RELEASE_QUEUE_DEPTH + 1))
         room = ~releases | (owed < RELEASE_QUEUE_DEPTH)
         m.d.comb += [
@@ -260,7 +263,7 @@ class DMAChannel(wiring.Component):
             width=id_bits + LOCK_VALUE_BITS, depth=RELEASE_QUEUE_DEPTH)
         head = releases_queue.r_data
         m.d.comb += [
-            releases_queue.w_en.eq(done & (done_record.rel_value != 0)),
+            releases_queue.w_en.eq(done & done_record.rel_enable),
             releases_queue.w_data.eq(Cat(done_record.rel_id, done_record.rel_value)),
             self.release.request.eq(releases_queue.r_rdy),
             self.release.lock_id.eq(head[:id_bits]),
