@@ -133,11 +133,25 @@ def test_lock_space_errors(args, message):
         lock_space(*args)
 
 
-def test_one_acquire_per_lock_per_cycle():
-    table = LockTable("t", 4, {1: 3})
+def test_one_acquire_a_cycle_per_table():
+    table = LockTable("t", 4, {1: 3, 2: 1})
+    assert not table.try_acquire(2, -2, cycle=7), "one that cannot hold takes no turn"
     assert table.try_acquire(1, -1, cycle=7)
     assert not table.try_acquire(1, -1, cycle=7), "a second acquire in the same cycle"
-    assert table[1] == 2
+    assert not table.try_acquire(2, -1, cycle=7), "of another lock of the table too"
+    assert table[1] == 2 and table[2] == 1
     assert table.try_acquire(1, -1, cycle=8) and table[1] == 1
     # Without a cycle (untimed), only the value decides.
     assert table.try_acquire(1, -1) and table[1] == 0
+
+
+def test_the_release_port_goes_to_the_first_asking_in_a_cycle():
+    table = LockTable("t", 4)
+    assert table.take_release_port(7)
+    assert not table.take_release_port(7), "one release a cycle"
+    assert table.take_release_port(8)
+    own, east = LockTable("own", 64), LockTable("east", 64)
+    space = lock_space("memtile", "dma", own, east=east)
+    assert space.take_release_port(130, 9) and space.take_release_port(70, 9), \
+        "each table has its own port"
+    assert not east.take_release_port(9)
