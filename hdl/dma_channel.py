@@ -209,10 +209,12 @@ class DMAChannel(wiring.Component):
         ]
         accepted = engine.bd.valid & engine.bd.ready
         record = Signal(layout)
+        bd_releases = Signal()       # the held BD releases a lock (its record keeps this)
+        m.d.comb += bd_releases.eq(bd.lock_rel_value != 0)
         m.d.comb += [
             record.acq_enable.eq(bd.lock_acq_enable), record.acq_id.eq(bd.lock_acq_id),
             record.acq_value.eq(bd.lock_acq_value), record.rel_id.eq(bd.lock_rel_id),
-            record.rel_enable.eq(bd.lock_rel_value != 0),
+            record.rel_enable.eq(bd_releases),
             record.rel_value.eq(bd.lock_rel_value), record.packet.eq(bd.enable_packet),
             record.packet_id.eq(bd.packet_id), record.packet_type.eq(bd.packet_type),
             record.tlast_suppress.eq(bd.tlast_suppress if self.mm2s else 0),
@@ -228,7 +230,7 @@ class DMAChannel(wiring.Component):
         acq_enable = Mux(request, gate_head.acq_enable, bd.lock_acq_enable)
         # (``rel_enable`` is decided when the record is written: one bit read here, as
         # ``acq_enable``, not a value compared late in the cycle.)
-        releases = Mux(request, gate_head.rel_enable, bd.lock_rel_value != 0)
+        releases = Mux(request, gate_head.rel_enable, bd_releases)
         owed = Signal(range(RELEASE_QUEUE_DEPTH + 1))
         room = ~releases | (owed < RELEASE_QUEUE_DEPTH)
         m.d.comb += [
