@@ -1,0 +1,135 @@
+"""Reading the values an operation's pieces hold: integers, names, attribute dictionaries.
+
+Each getter raises :class:`NotRead` with a message naming what was expected, so the
+reader turns it into one warning for the one operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import AiedmaError
+from .syntax import Angle, Brace, Bracket, Name, Operation, Paren, Punct, Ref, Shape
+
+__all__ = [
+    "NotRead",
+    "attributes",
+    "integer",
+    "memref_type",
+    "paren",
+    "ref",
+    "split_typed",
+    "word",
+]
+
+
+class NotRead(AiedmaError):
+    """A piece of an operation that is not what the operation needs."""
+
+
+def paren(op: Operation) -> tuple[tuple[Any, ...], ...]:
+    """The items of the operation's first ``( ... )``."""
+    for piece in op.pieces:
+        if isinstance(piece, Paren):
+            return piece.items
+    raise NotRead("expected ( ... ) after the operation's name")
+
+
+def attributes(op: Operation) -> dict[str, tuple[Any, ...]]:
+    """The operation's attribute dictionary ``{name = value : type, ...}`` (merged if several).
+
+    Each value is the tuple of pieces between ``=`` and its ``: type``.
+    """
+    found: dict[str, tuple[Any, ...]] = {}
+    for piece in op.pieces:
+        if isinstance(piece, Brace):
+            found.update(keyword_items(piece.items))
+    return found
+
+
+def keyword_items(items: Sequence[tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+    """``name = value [: type]`` items (others are skipped); a bare ``name`` is ``true``."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for item in items:
+        if not item or not isinstance(item[0], Name | str):
+            continue
+        key = item[0].text if isinstance(item[0], Name) else item[0]
+        if len(item) == 1:
+            found[key] = (Name("true"),)
+        elif isinstance(item[1], Punct) and item[1].text == "=":
+            found[key] = split_typed(item[2:])[0]
+    return found
+
+
+def split_typed(pieces: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``value : type`` as ``(value pieces, type pieces)``."""
+    for at, piece in enumerate(pieces):
+        if isinstance(piece, Punct) and piece.text == ":":
+            return tuple(pieces[:at]), tuple(pieces[at + 1:])
+    return tuple(pieces), ()
+
+
+def integer(pieces: Sequence[Any], what: str) -> int:
+    """One integer (``true``/``false`` are 1/0)."""
+    if len(pieces) == 1:
+        value = pieces[0]
+        if isinstance(value, int):
+            return value
+        if isinstance(value, Name) and value.text in ("true", "false"):
+            return int(value.text == "true")
+    raise NotRead(f"{what} must be an integer constant, not {_show(pieces)}")
+
+
+def word(pieces: Sequence[Any], what: str) -> str:
+    """One bare word or string (``MM2S``, ``"Acquire"``)."""
+    if len(pieces) == 1 and isinstance(pieces[0], Name | str):
+        return pieces[0].text if isinstance(pieces[0], Name) else pieces[0]
+    raise NotRead(f"{what} must be a name, not {_show(pieces)}")
+
+
+def ref(pieces: Sequence[Any], sigil: str, what: str) -> str:
+    """The name of a ``%value``, ``^block`` or ``@symbol`` (without the sigil)."""
+    if pieces and isinstance(pieces[0], Ref) and pieces[0].sigil == sigil:
+        return pieces[0].name
+    raise NotRead(f"{what} must be a {sigil}name, not {_show(pieces)}")
+
+
+def memref_type(pieces: Sequence[Any], what: str) -> Shape:
+    """The shape of ``memref<16x8xi32>`` (a trailing memory space is ignored)."""
+    for at, piece in enumerate(pieces):
+        if isinstance(piece, Name) and piece.text == "memref" and at + 1 < len(pieces):
+            body = pieces[at + 1]
+            if isinstance(body, Angle) and body.items and body.items[0]:
+                shape = body.items[0][0]
+                if isinstance(shape, Shape):
+                    return shape
+                if isinstance(shape, Name):      # memref<i32>: one element
+                    return Shape((), shape.text)
+    raise NotRead(f"{what} must have a memref<...> type, not {_show(pieces)}")
+
+
+def integer_list(group: Any, what: str) -> list[int]:
+    """``[1, 2, 3]`` as ints."""
+    if not isinstance(group, Bracket):
+        raise NotRead(f"{what} must be a [ ... ] list, not {_show([group])}")
+    return [integer(item, f"{what} entry") for item in group.items]
+
+
+def _show(pieces: Sequence[Any]) -> str:
+    text = " ".join(_piece_text(p) for p in pieces)
+    return repr(text[:60]) if text else "nothing"
+
+
+def _piece_text(piece: Any) -> str:
+    if isinstance(piece, Name | Punct):
+        return piece.text
+    if isinstance(piece, Ref):
+        return str(piece)
+    if isinstance(piece, Shape):
+        return "x".join(map(str, piece.dims)) + ("x" if piece.dims else "") + piece.element
+    if isinstance(piece, Paren | Bracket | Angle | Brace):
+        opening, closing = {Paren: "()", Bracket: "[]", Angle: "<>", Brace: "{}"}[type(piece)]
+        inner = ", ".join(" ".join(_piece_text(p) for p in item) for item in piece.items)
+        return opening + inner + closing
+    return repr(piece) if isinstance(piece, str) else str(piece)
