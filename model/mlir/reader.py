@@ -1,0 +1,886 @@
+"""Read an mlir-aie file's DMA programs into the project's BDs (docs/mlir.md).
+
+:func:`read_mlir` reads every construct on its own: one that cannot be read becomes a
+:class:`~.design.MlirWarning` at its line and column and the rest still reads. The
+device region is read in passes (tiles; buffers, locks and allocations; DMA regions
+and the runtime sequence) so a use may come before its definition, as MLIR allows in a
+device's graph region.
+
+Decisions (mlir-aie's passes do these before lowering; a file may come before them):
+
+* **decision**: a BD without ``bd_id`` takes the lowest free BD of its channel's half,
+  in the order the chains are written (``dma_start`` order, then each chain from its
+  start); explicit ``bd_id`` values are taken first.
+* **decision**: a buffer without ``address`` is laid out after the tile's highest
+  given buffer, in the order written, from byte 1024 on a core tile (mlir-aie's default
+  stack) and 0 on a memory tile, each aligned to 4 bytes; the BD table says so.
+* **decision**: a memory tile's own memory is its window ``own`` (word 0x20000 on);
+  a buffer on the west or east neighbour memory tile is in that window, and so are its
+  locks (IDs 0-63 west, 64-127 own, 128-191 east), as docs/bd.md "Resources" has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS, span_text
+from ..arch.registers import START_QUEUE_BASE, START_QUEUE_STRIDE
+from ..bd.descriptor import BufferDescriptor, decode_image
+from ..errors import AiedmaError, BDError
+from .design import (
+    Buffer,
+    Chain,
+    DesignBD,
+    HostBuffer,
+    Lock,
+    MlirDesign,
+    MlirWarning,
+    RuntimeStep,
+    Tile,
+    element_bits,
+)
+from .devices import DEVICES, Device, device_named
+from .pieces import (
+    NotRead,
+    attributes,
+    integer,
+    integer_list,
+    keyword_items,
+    memref_type,
+    paren,
+    ref,
+    word,
+)
+from .syntax import (
+    Angle,
+    Bracket,
+    Name,
+    Operation,
+    Ref,
+    Statement,
+    SyntaxProblem,
+    parse_operation,
+    split_statements,
+)
+from .units import Access, Converted, access_fields, writebd_fields
+
+__all__ = ["build_bd", "read_mlir"]
+
+STACK_BYTES = 1024
+"""mlir-aie's default core stack: its buffers are laid out after it."""
+
+MAX_FIELD_PASSES = 64
+"""Most problems collected from one BD (each pass drops the field the last one named)."""
+
+_MEMTILE_WINDOW = {-1: "west", 0: "own", 1: "east"}
+
+_DIRECTIONS = {"MM2S": "mm2s", "S2MM": "s2mm"}
+_ACQUIRE = {"AcquireGreaterEqual": -1, "Acquire": 1}
+
+
+def read_mlir(text: str) -> MlirDesign:
+    """Every tile, buffer, lock, BD and chain of an mlir-aie file.
+
+    Parameters
+    ----------
+    text : str
+        The file's text (``aie.device`` inside ``module`` or at the top).
+
+    Returns
+    -------
+    MlirDesign
+        With :attr:`~.design.MlirDesign.warnings` for each construct not read.
+    """
+    reader = _Reader()
+    reader.top(split_statements(text))
+    return reader.design
+
+
+@dataclass
+class _Op:
+    """A parsed statement and where it is."""
+
+    op: Operation
+    statement: Statement
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+
+@dataclass
+class _Block:
+    label: str | None
+    ops: list[_Op] = field(default_factory=list)
+
+
+@dataclass
+class _BdBlock:
+    """A block holding one ``aie.dma_bd``, its locks and where it goes next."""
+
+    block: _Block
+    bd_op: _Op
+    acquire: tuple[_Op, str, int] | None = None     # op, lock name, signed value
+    release: tuple[_Op, str, int] | None = None
+    packet: tuple[int, int] | None = None           # type, id
+    next_label: str | None = None
+    bd_id: int | None = None
+    table_full: str | None = None                   # why no BD number was free
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.design = MlirDesign()
+        self.device: Device = DEVICES["npu1"]
+        self.allocations: dict[str, tuple[Tile, str, int]] = {}   # @sym: tile, dir, ch
+        self.globals: dict[str, list[int]] = {}
+        self.values: dict[str, Any] = {}        # SSA names: tiles, buffers, locks, host args
+        self.tasks: dict[str, Chain] = {}
+        self.used_ids: dict[Tile, set[int]] = {}   # BD numbers taken, per tile
+
+    # --- warnings ---------------------------------------------------------------------------
+
+    def warn(self, statement: Statement, message: str) -> None:
+        self.design.warnings.append(MlirWarning(statement.line, statement.column, message))
+
+    def parse(self, statement: Statement) -> _Op | None:
+        try:
+            return _Op(parse_operation(statement.text), statement)
+        except SyntaxProblem as problem:
+            self.warn(statement, f"not read: {problem}: {statement.text[:60]!r}")
+            return None
+
+    def each(self, ops: Sequence[_Op], names: dict[str, Callable[[_Op], None]]) -> None:
+        """Run the handler of each op named in ``names``; a failure is a warning."""
+        for op in ops:
+            handler = names.get(op.name)
+            if handler is None:
+                continue
+            try:
+                handler(op)
+            except (NotRead, AiedmaError) as problem:
+                self.warn(op.statement, f"{op.name}: not read: {problem}")
+
+    # --- module and device --------------------------------------------------------------------
+
+    def top(self, statements: list[Statement]) -> None:
+        found = False
+        for statement in statements:
+            if statement.label:
+                continue
+            op = self.parse(statement)
+            if op is None:
+                continue
+            if op.name in ("module", "builtin.module"):
+                for region in statement.regions:
+                    self.top(region)
+                found = True
+            elif op.name == "aie.device":
+                self.device_region(op)
+                found = True
+        if not found and statements and not self.design.bds:
+            self.warn(statements[0], "no aie.device: nothing read")
+
+    def device_region(self, device: _Op) -> None:
+        try:
+            name = word(paren(device.op)[0], "the device")
+        except (NotRead, IndexError):
+            name = "npu1"
+            self.warn(device.statement, "aie.device: the device is not a name; read as npu1")
+        self.design.device = name
+        family = device_named(name)
+        if family is None:
+            self.warn(device.statement, f"aie.device({name}): not an AIE-ML device this "
+                                        "project models; tiles read as npu1 (memory tiles "
+                                        "in row 1)")
+        self.device = family or DEVICES["npu1"]
+        body = device.statement.regions[0] if device.statement.regions else []
+        ops = [op for op in (self.parse(s) for s in body if not s.label) if op is not None]
+        self.each(ops, {"aie.tile": self.tile})
+        self.each(ops, {"aie.buffer": self.buffer, "aie.lock": self.lock,
+                        "aie.external_buffer": self.external_buffer,
+                        "aie.shim_dma_allocation": self.allocation,
+                        "memref.global": self.global_constant})
+        self.layout_buffers()
+        dma = {"aie.mem": self.dma_region, "aie.memtile_dma": self.dma_region,
+               "aie.shim_dma": self.dma_region}
+        self.each(ops, dma)
+        self.each(ops, {"aiex.runtime_sequence": self.runtime_sequence,
+                        "func.func": self.runtime_sequence})
+        for op in ops:
+            if op.name in ("aie.objectfifo", "aie.objectFifo") or op.name == "aie.dma":
+                self.warn(op.statement, f"{op.name}: not read: lower it to aie.dma_bd "
+                                        "first (aie-opt --aie-objectFifo-stateful-transform)")
+
+    # --- declarations ---------------------------------------------------------------------
+
+    def define(self, op: _Op, value: Any) -> None:
+        if not op.op.results:
+            raise NotRead("its result has no %name, so nothing can use it")
+        self.values[op.op.results[0]] = value
+
+    def lookup(self, name: str, kind: type, what: str) -> Any:
+        value = self.values.get(name)
+        if not isinstance(value, kind):
+            raise NotRead(f"%{name} is not a{'n' if what[0] in 'aeiou' else ''} {what} "
+                          "of this device")
+        return value
+
+    def tile(self, op: _Op) -> None:
+        items = paren(op.op)
+        if len(items) != 2:
+            raise NotRead("expected (column, row)")
+        column, row = (integer(item, "a tile's column and row") for item in items)
+        tile = Tile(column, row, self.device.kind(row))
+        self.define(op, tile)
+        self.design.tiles[op.op.results[0]] = tile
+
+    def buffer(self, op: _Op) -> None:
+        tile = self.lookup(ref(paren(op.op)[0], "%", "the tile"), Tile, "tile")
+        attrs = attributes(op.op)
+        shape = memref_type(op.op.pieces, "a buffer")
+        element_bits(shape.element)
+        name = op.op.results[0] if op.op.results else "?"
+        if "sym_name" in attrs:
+            name = word(attrs["sym_name"], "sym_name")
+        address = integer(attrs["address"], "address") if "address" in attrs else -1
+        if tile.kind == "shim":
+            raise NotRead(f"{tile} is a shim tile: it has no memory of its own")
+        buffer = Buffer(name, tile, address, shape.element, shape.dims,
+                        op.statement.line, op.statement.column, "address" in attrs)
+        self.define(op, buffer)
+        self.design.buffers[op.op.results[0]] = buffer
+
+    def external_buffer(self, op: _Op) -> None:
+        shape = memref_type(op.op.pieces, "an external buffer")
+        host = HostBuffer(len(self.design.host), op.op.results[0] if op.op.results else "?",
+                          shape.element, shape.dims)
+        self.design.host.append(host)
+        self.define(op, host)
+
+    def layout_buffers(self) -> None:
+        """Addresses for buffers written without one (see the module's decisions)."""
+        ends: dict[Tile, int] = {}
+        for buffer in self.design.buffers.values():
+            if buffer.address_given:
+                ends[buffer.tile] = max(ends.get(buffer.tile, 0), buffer.address + buffer.bytes)
+        for key, buffer in list(self.design.buffers.items()):
+            if buffer.address_given:
+                continue
+            start = ends.get(buffer.tile, STACK_BYTES if buffer.tile.kind == "tile" else 0)
+            start = -(-start // 4) * 4
+            placed = Buffer(buffer.name, buffer.tile, start, buffer.element, buffer.shape,
+                            buffer.line, buffer.column, address_given=False)
+            ends[buffer.tile] = start + buffer.bytes
+            self.design.buffers[key] = placed
+            self.values[key] = placed
+
+    def lock(self, op: _Op) -> None:
+        items = paren(op.op)
+        tile = self.lookup(ref(items[0], "%", "the tile"), Tile, "tile")
+        if len(items) < 2:
+            raise NotRead("the lock has no ID (run aie-opt --aie-assign-lock-ids first)")
+        lock_id = integer(items[1], "the lock ID")
+        attrs = attributes(op.op)
+        init = integer(attrs["init"], "init") if "init" in attrs else 0
+        name = word(attrs["sym_name"], "sym_name") if "sym_name" in attrs else (
+            op.op.results[0] if op.op.results else "?")
+        lock = Lock(name, tile, lock_id, init, op.statement.line, op.statement.column)
+        self.define(op, lock)
+        self.design.locks[op.op.results[0]] = lock
+
+    def allocation(self, op: _Op) -> None:
+        """``aie.shim_dma_allocation @s(%tile, MM2S, 0)`` or ``@s(MM2S, 0, column)``."""
+        symbol = next((p.name for p in op.op.pieces if isinstance(p, Ref) and p.sigil == "@"),
+                      None)
+        if symbol is None:
+            raise NotRead("expected @name")
+        items = paren(op.op)
+        if items and isinstance(items[0][0], Ref):
+            tile = self.lookup(ref(items[0], "%", "the tile"), Tile, "tile")
+            direction = _direction(items[1])
+            channel = integer(items[2], "the channel")
+        else:
+            direction = _direction(items[0])
+            channel = integer(items[1], "the channel")
+            column = integer(items[2], "the column")
+            tile = Tile(column, 0, "shim")
+        self.allocations[symbol] = (tile, direction, channel)
+
+    def global_constant(self, op: _Op) -> None:
+        """``memref.global "private" constant @x : memref<8xi32> = dense<[...]>``."""
+        symbol = next((p.name for p in op.op.pieces if isinstance(p, Ref) and p.sigil == "@"),
+                      None)
+        for at, piece in enumerate(op.op.pieces):
+            if isinstance(piece, Name) and piece.text == "dense" and at + 1 < len(op.op.pieces):
+                body = op.op.pieces[at + 1]
+                if isinstance(body, Angle) and body.items and isinstance(body.items[0][0],
+                                                                         Bracket):
+                    self.globals[symbol or "?"] = [w & 0xFFFF_FFFF for w in integer_list(
+                        body.items[0][0], "dense")]
+                    return
+        raise NotRead("expected dense<[...]> integer data")
+
+    # --- DMA regions ---------------------------------------------------------------------------
+
+    def dma_region(self, op: _Op) -> None:
+        tile = self.lookup(ref(paren(op.op)[0], "%", "the tile"), Tile, "tile")
+        expected = {"aie.mem": "tile", "aie.memtile_dma": "memtile", "aie.shim_dma": "shim"}
+        if tile.kind != expected[op.name]:
+            raise NotRead(f"{tile} is a {tile.kind} on {self.design.device}; {op.name} "
+                          f"needs a {expected[op.name]}")
+        blocks = self.blocks(op.statement.regions[0] if op.statement.regions else [])
+        by_label = {b.label: b for b in blocks}
+        starts = []
+        for block in blocks:
+            for inner in block.ops:
+                if inner.name == "aie.dma_start":
+                    try:
+                        starts.append((inner, *self.dma_start(inner)))
+                    except NotRead as problem:
+                        self.warn(inner.statement, f"aie.dma_start: not read: {problem}")
+        bd_blocks = self.bd_blocks(blocks)
+        chains = []
+        for start_op, direction, channel, dest, repeat in starts:
+            order = self.follow(by_label, bd_blocks, dest, start_op)
+            chains.append((start_op, direction, channel, order, repeat))
+        self.assign_ids(tile, [(channel, order) for _, _, channel, order, _ in chains])
+        built: dict[int, DesignBD] = {}
+        for start_op, direction, channel, order, repeat in chains:
+            bds = []
+            for bd_block in order:
+                key = id(bd_block)
+                if key not in built:
+                    built[key] = self.static_bd(tile, bd_block, bd_blocks, direction,
+                                                channel)
+                bds.append(built[key])
+            loops = bool(order) and order[-1].next_label in bd_blocks
+            self.design.chains.append(Chain(tile, direction, channel, bds, repeat, loops,
+                                            "aie.dma_start", start_op.statement.line,
+                                            start_op.statement.column))
+
+    def blocks(self, statements: list[Statement]) -> list[_Block]:
+        blocks = [_Block(None)]
+        for statement in statements:
+            if statement.label:
+                blocks.append(_Block(statement.label[1:]))
+                continue
+            op = self.parse(statement)
+            if op is not None:
+                blocks[-1].ops.append(op)
+        return blocks
+
+    def dma_start(self, op: _Op) -> tuple[str, int, str, int]:
+        items = paren(op.op)
+        if len(items) < 4:
+            raise NotRead("expected (direction, channel, ^bd, ^next)")
+        direction = _direction(items[0])
+        channel = integer(items[1], "the channel")
+        dest = ref(items[2], "^", "the first BD's block")
+        repeat = integer(keyword_items(items[4:]).get("repeat_count", (0,)), "repeat_count")
+        return direction, channel, dest, repeat + 1
+
+    def bd_blocks(self, blocks: list[_Block]) -> dict[str, _BdBlock]:
+        """Each block with an ``aie.dma_bd``, read; a block that fails is a warning."""
+        found: dict[str, _BdBlock] = {}
+        for block in blocks:
+            bd_ops = [op for op in block.ops if op.name == "aie.dma_bd"]
+            if not bd_ops:
+                continue
+            if len(bd_ops) > 1:
+                self.warn(bd_ops[1].statement, "aie.dma_bd: not read: a block holds one BD")
+            bd_block = _BdBlock(block, bd_ops[0])
+            try:
+                self.read_bd_block(bd_block)
+            except (NotRead, AiedmaError) as problem:
+                self.warn(bd_ops[0].statement, f"aie.dma_bd: not read: {problem}")
+                continue
+            found[block.label or ""] = bd_block
+        return found
+
+    def read_bd_block(self, bd_block: _BdBlock) -> None:
+        for op in bd_block.block.ops:
+            if op.name == "aie.use_lock":
+                self.use_lock(bd_block, op)
+            elif op.name == "aie.dma_bd_packet":
+                items = paren(op.op)
+                bd_block.packet = (integer(items[0], "packet type"),
+                                   integer(items[1], "packet ID"))
+            elif op.name == "aie.next_bd":
+                bd_block.next_label = ref(op.op.pieces, "^", "the next BD's block")
+        attrs = attributes(bd_block.bd_op.op)
+        if "bd_id" in attrs:
+            bd_block.bd_id = integer(attrs["bd_id"], "bd_id")
+
+    def use_lock(self, bd_block: _BdBlock, op: _Op) -> None:
+        items = paren(op.op)
+        lock = ref(items[0], "%", "the lock")
+        action = word(items[1], "the lock action")
+        value = integer(items[2], "the lock value") if len(items) > 2 else 1
+        if action in _ACQUIRE:
+            bd_block.acquire = (op, lock, _ACQUIRE[action] * value)
+        elif action == "Release":
+            bd_block.release = (op, lock, value)
+        else:
+            raise NotRead(f"lock action {action!r}: expected AcquireGreaterEqual, Acquire "
+                          "or Release")
+
+    def follow(self, by_label: dict[str | None, _Block], bd_blocks: dict[str, _BdBlock],
+               label: str, start: _Op) -> list[_BdBlock]:
+        order: list[_BdBlock] = []
+        seen: set[str] = set()
+        while label in bd_blocks and label not in seen:
+            seen.add(label)
+            order.append(bd_blocks[label])
+            label = bd_blocks[label].next_label or ""
+        if not order and label not in by_label:
+            self.warn(start.statement, f"aie.dma_start: block ^{label} does not exist")
+        return order
+
+    def assign_ids(self, tile: Tile, chains: list[tuple[int, list[_BdBlock]]]) -> None:
+        dma = DMA_KINDS[tile.kind]
+        used = self.used_ids.setdefault(tile, set())
+        used |= {b.bd_id for _, order in chains for b in order if b.bd_id is not None}
+        for channel, order in chains:
+            half = dma.channel_bds(channel)
+            for bd_block in order:
+                if bd_block.bd_id is None:
+                    free = next((n for n in half if n not in used), None)
+                    if free is None:   # numbered past the table, and reported
+                        free = max(used | {dma.bd_count - 1}) + 1
+                        shared = dma.half_text(half) if dma.bd_halves > 1 \
+                            else f"{span_text(half)} (shared by every channel)"
+                        bd_block.table_full = (f"channel {channel} of {tile} has no free "
+                                               f"BD: it has {len(half)}, BDs {shared}")
+                    bd_block.bd_id = free
+                    used.add(free)
+
+    def static_bd(self, tile: Tile, bd_block: _BdBlock, bd_blocks: dict[str, _BdBlock],
+                  direction: str, channel: int) -> DesignBD:
+        op = bd_block.bd_op
+        buffer, converted, buffer_word = self.dma_bd(tile, op, direction)
+        dma = DMA_KINDS[tile.kind]
+        if bd_block.table_full:
+            converted.problem("bd_id", bd_block.bd_id, bd_block.table_full)
+        elif bd_block.bd_id not in dma.channel_bds(channel) and 0 <= (bd_block.bd_id or 0) \
+                < dma.bd_count:
+            converted.problem("bd_id", bd_block.bd_id, f"channel {channel} runs BDs "
+                                                       f"{dma.half_text(dma.channel_bds(channel))}")
+        fields = converted.fields
+        fields["valid_bd"] = 1
+        if bd_block.acquire:
+            _, name, value = bd_block.acquire
+            fields["lock_acq_enable"] = 1
+            fields["lock_acq_id"] = self.lock_id(tile, name, converted, "lock_acq_id")
+            fields["lock_acq_value"] = value
+        if bd_block.release:
+            _, name, value = bd_block.release
+            fields["lock_rel_id"] = self.lock_id(tile, name, converted, "lock_rel_id")
+            fields["lock_rel_value"] = value
+        if bd_block.packet:
+            fields.update(enable_packet=1, packet_type=bd_block.packet[0],
+                          packet_id=bd_block.packet[1])
+        next_id = self.next_bd_id(op)
+        if next_id is None and bd_block.next_label in bd_blocks:
+            next_id = bd_blocks[bd_block.next_label].bd_id
+        if next_id is not None:
+            fields.update(use_next_bd=1, next_bd=next_id)
+        bd = self.make_bd(tile, bd_block.bd_id or 0, converted, op, buffer)
+        bd.direction, bd.buffer_word = direction, buffer_word
+        return bd
+
+    def next_bd_id(self, op: _Op) -> int | None:
+        attrs = attributes(op.op)
+        return integer(attrs["next_bd_id"], "next_bd_id") if "next_bd_id" in attrs else None
+
+    def lock_id(self, tile: Tile, name: str, out: Converted, field_name: str) -> int:
+        lock = self.lookup(name, Lock, "lock")
+        if tile.kind != "memtile":
+            if lock.tile != tile:
+                out.problem(field_name, lock.id, f"lock %{name} is on {lock.tile}; a "
+                                                 f"{tile.kind} DMA uses its own tile's locks")
+            return lock.id
+        side = lock.tile.column - tile.column
+        if lock.tile.row != tile.row or side not in _MEMTILE_WINDOW:
+            out.problem(field_name, lock.id, f"lock %{name} is on {lock.tile}; a memory "
+                                             "tile reaches its own and its west and east "
+                                             "neighbours' locks")
+            return lock.id
+        return DMA_KINDS["memtile"].lock_window(_MEMTILE_WINDOW[side]).start + lock.id
+
+    def buffer_word(self, tile: Tile, buffer: Buffer, out: Converted) -> int:
+        """Word address of ``buffer``'s element 0 as ``tile``'s DMA counts addresses."""
+        word_address = buffer.address // 4
+        if buffer.address % 4:
+            out.problem("address", buffer.address, f"buffer {buffer.name} must start on a "
+                                                   "32-bit word (a multiple of 4 bytes)")
+        if tile.kind != "memtile":
+            if buffer.tile != tile:
+                out.problem("buffer", buffer.name, f"is on {buffer.tile}; a {tile.kind} DMA "
+                                                   "reaches its own tile's memory")
+            return word_address
+        side = buffer.tile.column - tile.column
+        if buffer.tile.row != tile.row or side not in _MEMTILE_WINDOW:
+            out.problem("buffer", buffer.name, f"is on {buffer.tile}; a memory tile reaches "
+                                               "its own and its neighbours' memory")
+            return word_address
+        return DMA_KINDS["memtile"].memory_window(_MEMTILE_WINDOW[side]).start + word_address
+
+    def dma_bd(self, tile: Tile, op: _Op, direction: str
+               ) -> tuple[Buffer | HostBuffer, Converted, int]:
+        """``aie.dma_bd(%buf : memref<..>, offset, len, [dims], [pads], pad_value = v)``,
+        or its keywords in the attribute dictionary."""
+        items = paren(op.op)
+        name = ref(items[0], "%", "the buffer")
+        shape = memref_type(items[0], "the BD's buffer")
+        bits = element_bits(shape.element)
+        target = self.values.get(name)
+        if not isinstance(target, Buffer | HostBuffer):
+            raise NotRead(f"%{name} is not a buffer of this device or a runtime argument")
+        keywords = {**keyword_items(items[1:]), **attributes(op.op)}
+        positional = [item for item in items[1:] if not _is_keyword(item)]
+        numbers = [item for item in positional if not isinstance(item[0], Bracket)]
+        groups = [item[0] for item in positional if isinstance(item[0], Bracket)]
+        count = 1
+        for size in shape.dims:
+            count *= size
+        offset = integer(numbers[0], "offset") if numbers else integer(
+            keywords.get("offset", (0,)), "offset")
+        length = integer(numbers[1], "len") if len(numbers) > 1 else (
+            integer(keywords["len"], "len") if "len" in keywords else count)
+        dims = _layout(groups[0] if groups else _attribute_array(keywords, "dimensions"),
+                       ("size", "stride"))
+        pads = _layout(groups[1] if len(groups) > 1 else _attribute_array(
+            keywords, "pad_dimensions"), ("const_pad_before", "const_pad_after"))
+        access = Access(offset, length, tuple(d[0] for d in dims), tuple(d[1] for d in dims),
+                        tuple(pads))
+        out = Converted()
+        buffer_word = 0
+        if isinstance(target, Buffer):
+            buffer_word = self.buffer_word(tile, target, out)
+        elif tile.kind != "shim":
+            out.problem("buffer", name, f"a runtime argument is host memory; only a shim "
+                                        f"reaches it, not a {tile.kind}")
+        converted = access_fields(tile.kind, bits, buffer_word, access, direction)
+        converted.problems[:0] = out.problems
+        if "packet" in keywords:
+            packet = _packet(keywords["packet"])
+            converted.fields.update(enable_packet=1, packet_type=packet[0],
+                                    packet_id=packet[1])
+        return target, converted, buffer_word
+
+    def make_bd(self, tile: Tile, bd_id: int, converted: Converted, op: _Op,
+                buffer: Buffer | HostBuffer | None, origin: str | None = None) -> DesignBD:
+        bd, problems = build_bd(tile.kind, converted.fields)
+        problems[:0] = converted.problems
+        dma = DMA_KINDS[tile.kind]
+        if not 0 <= bd_id < dma.bd_count:
+            problems.append(BDError(f"bd_id={bd_id}: a {tile.kind} DMA has BDs "
+                                    f"0-{dma.bd_count - 1}"))
+        design_bd = DesignBD(tile, bd_id, converted.fields, bd if not converted.problems
+                             else None, problems, origin or op.name, op.statement.line,
+                             op.statement.column, buffer)
+        self.design.bds.append(design_bd)
+        return design_bd
+
+    # --- the runtime sequence -----------------------------------------------------------------
+
+    def runtime_sequence(self, op: _Op) -> None:
+        for item in paren(op.op):
+            if item and isinstance(item[0], Ref) and item[0].sigil == "%":
+                shape = memref_type(item, "a runtime argument")
+                host = HostBuffer(len(self.design.host), item[0].name, shape.element,
+                                  shape.dims)
+                self.design.host.append(host)
+                self.values[item[0].name] = host
+        body = op.statement.regions[0] if op.statement.regions else []
+        for statement in body:
+            inner = self.parse(statement)
+            if inner is None:
+                continue
+            handler = self.runtime_handlers().get(inner.name)
+            self.design.runtime.append(RuntimeStep(inner.name, statement.line,
+                                                   statement.column, statement.text))
+            if handler is None:
+                continue
+            try:
+                handler(inner)
+            except (NotRead, AiedmaError) as problem:
+                self.warn(statement, f"{inner.name}: not read: {problem}")
+
+    def runtime_handlers(self) -> dict[str, Callable[[_Op], None]]:
+        return {
+            "aiex.npu.dma_memcpy_nd": self.memcpy_nd,
+            "aiex.npu.writebd": self.writebd,
+            "aiex.npu.write32": self.write32,
+            "aiex.npu.blockwrite": self.blockwrite,
+            "aiex.npu.address_patch": self.address_patch,
+            "aiex.dma_configure_task": self.configure_task,
+            "aiex.dma_configure_task_for": self.configure_task,
+            "aiex.dma_start_task": self.start_task,
+            "aiex.npu.dma_wait": _nothing, "aiex.npu.sync": _nothing,
+            "aiex.dma_await_task": _nothing, "aiex.dma_free_task": _nothing,
+            "memref.get_global": self.get_global,
+        }
+
+    def memcpy_nd(self, op: _Op) -> None:
+        """``aiex.npu.dma_memcpy_nd([x, y,] %arg[offsets][sizes][strides]) {id, metadata}``."""
+        items = paren(op.op)
+        transfer = next((item for item in items if item and isinstance(item[0], Ref)), None)
+        if transfer is None or len(transfer) < 4:
+            raise NotRead("expected %arg[offsets][sizes][strides]")
+        host = self.lookup(transfer[0].name, HostBuffer, "runtime argument")
+        offsets, sizes, strides = (integer_list(group, what) for group, what in zip(
+            transfer[1:4], ("offsets", "sizes", "strides"), strict=True))
+        if not len(offsets) == len(sizes) == len(strides) == 4:
+            raise NotRead("offsets, sizes and strides have 4 entries each (outermost first)")
+        attrs = attributes(op.op)
+        symbol = ref(attrs.get("metadata", ()), "@", "metadata")
+        if symbol not in self.allocations:
+            raise NotRead(f"@{symbol} has no aie.shim_dma_allocation")
+        tile, direction, channel = self.allocations[symbol]
+        element = sum(o * s for o, s in zip(offsets, strides, strict=True))
+        length = sizes[1] * sizes[2] * sizes[3]
+        access = Access(element, length, tuple(sizes), tuple(strides))
+        converted = access_fields("shim", host.bits, 0, access, direction)
+        converted.fields["valid_bd"] = 1
+        if "packet" in attrs:
+            packet = _packet(attrs["packet"])
+            converted.fields.update(enable_packet=1, packet_type=packet[0],
+                                    packet_id=packet[1])
+        bd_id = integer(attrs.get("id", (0,)), "id")
+        bd = self.make_bd(tile, bd_id, converted, op, host)
+        bd.direction, bd.buffer_word = direction, 0
+        issue = bool(integer(attrs["issue_token"], "issue_token")) if "issue_token" in attrs \
+            else direction == "s2mm"
+        self.design.chains.append(Chain(tile, direction, channel, [bd], max(sizes[0], 1),
+                                        False, op.name, op.statement.line,
+                                        op.statement.column, issue))
+
+    def runtime_tile(self, attrs: dict[str, tuple[Any, ...]]) -> Tile:
+        column = integer(attrs.get("column", (0,)), "column")
+        row = integer(attrs.get("row", (0,)), "row")
+        return Tile(column, row, self.device.kind(row))
+
+    def writebd(self, op: _Op) -> None:
+        attrs = {name: integer(value, name) for name, value in attributes(op.op).items()}
+        tile = self.runtime_tile({k: (v,) for k, v in attrs.items()})
+        converted = writebd_fields(tile.kind, attrs)
+        self.make_bd(tile, attrs.get("bd_id", 0), converted, op, None)
+
+    def register(self, attrs: dict[str, tuple[Any, ...]]) -> tuple[Tile, int]:
+        """A register write's tile and its tile-local address (AIE-ML: column in bits
+        31:25, row in 24:20 of an array address)."""
+        address = integer(attrs["address"], "address")
+        if "column" in attrs or "row" in attrs:
+            return self.runtime_tile(attrs), address
+        column, row = address >> 25 & 0x7F, address >> 20 & 0x1F
+        return Tile(column, row, self.device.kind(row)), address & 0xFFFFF
+
+    def write32(self, op: _Op) -> None:
+        """A start-queue write starts the BD it names; other writes are only listed."""
+        attrs = attributes(op.op)
+        tile, local = self.register(attrs)
+        value = integer(attrs["value"], "value")
+        for (kind, direction), base in START_QUEUE_BASE.items():
+            channel, rest = divmod(local - base, START_QUEUE_STRIDE)
+            if kind == tile.kind and rest == 0 and 0 <= channel < DMA_KINDS[kind].channels:
+                self.start_written(op, tile, direction, channel, value)
+
+    def start_written(self, op: _Op, tile: Tile, direction: str, channel: int,
+                      value: int) -> None:
+        start = value & 0x3F
+        repeat = (value >> 16 & 0xFF) + 1
+        bds = [b for b in self.design.bds if b.tile == tile and b.bd_id == start]
+        if not bds:
+            raise NotRead(f"starts BD {start} of {tile}, which no BD before it writes")
+        chain = self.chain_from(tile, bds[-1])
+        self.design.chains.append(Chain(tile, direction, channel, chain[0], repeat, chain[1],
+                                        op.name, op.statement.line, op.statement.column,
+                                        bool(value >> 31)))
+
+    def chain_from(self, tile: Tile, first: DesignBD) -> tuple[list[DesignBD], bool]:
+        """The BDs a channel runs from ``first``, following ``next_bd`` (the latest write
+        of each BD number)."""
+        latest = {b.bd_id: b for b in self.design.bds if b.tile == tile}
+        order, seen, current = [], set(), first
+        while current is not None and current.bd_id not in seen:
+            seen.add(current.bd_id)
+            order.append(current)
+            fields = current.fields
+            current = latest.get(fields.get("next_bd", -1)) if fields.get("use_next_bd") \
+                else None
+        return order, current is not None
+
+    def get_global(self, op: _Op) -> None:
+        symbol = ref([p for p in op.op.pieces if isinstance(p, Ref)], "@", "the global")
+        self.define(op, ("global", symbol))
+
+    def blockwrite(self, op: _Op) -> None:
+        """A block write of a whole BD's words to its registers is read as that BD."""
+        data = self.values.get(ref(paren(op.op)[0], "%", "the data"))
+        if not (isinstance(data, tuple) and data[1] in self.globals):
+            raise NotRead("its data is not a memref.global of integers")
+        words = self.globals[data[1]]
+        tile, local = self.register(attributes(op.op))
+        dma = DMA_KINDS[tile.kind]
+        bd_id, rest = divmod(local - dma.bd_register_base, BD_REGISTER_STRIDE)
+        if rest or not 0 <= bd_id < dma.bd_count or len(words) != dma.words:
+            return      # not a whole BD: another register block, only listed
+        image = decode_image(tile.kind, words)
+        converted = Converted(dict(image.values), problems=list(image.problems))
+        design_bd = self.make_bd(tile, bd_id, converted, op, None)
+        design_bd.fields = dict(image.values)
+
+    def address_patch(self, op: _Op) -> None:
+        """``{addr, arg_idx, arg_plus}``: the shim BD at ``addr`` reads host argument
+        ``arg_idx`` from byte ``arg_plus``."""
+        attrs = attributes(op.op)
+        tile, local = self.register({"address": attrs["addr"]})
+        dma = DMA_KINDS["shim"]
+        bd_id, rest = divmod(local - dma.bd_register_base, BD_REGISTER_STRIDE)
+        index = integer(attrs["arg_idx"], "arg_idx")
+        plus = integer(attrs.get("arg_plus", (0,)), "arg_plus")
+        if rest != 4 or tile.kind != "shim":
+            raise NotRead(f"addr is not the address word of a shim BD ({tile}, "
+                          f"0x{local:05X})")
+        if not 0 <= index < len(self.design.host):
+            raise NotRead(f"arg_idx={index}: the runtime sequence has "
+                          f"{len(self.design.host)} arguments")
+        matches = [b for b in self.design.bds if b.tile == tile and b.bd_id == bd_id]
+        if not matches:
+            raise NotRead(f"patches BD {bd_id} of {tile}, which no BD before it writes")
+        target = matches[-1]
+        converted = Converted({**target.fields, "base_address": plus // 4})
+        if plus % 4:
+            converted.problem("arg_plus", plus, "a byte offset must be a multiple of 4")
+        self.design.bds.remove(target)
+        patched = self.make_bd(tile, bd_id, converted, op, self.design.host[index],
+                               origin=target.origin + " + address_patch")
+        patched.line, patched.column = target.line, target.column
+        patched.direction, patched.buffer_word = target.direction, 0
+
+    def configure_task(self, op: _Op) -> None:
+        """``%t = aiex.dma_configure_task(%tile, MM2S, 0) { BDs } {repeat_count, issue_token}``
+        (or ``_for @allocation``)."""
+        if op.name.endswith("_for"):
+            symbol = ref([p for p in op.op.pieces if isinstance(p, Ref)], "@", "the allocation")
+            if symbol not in self.allocations:
+                raise NotRead(f"@{symbol} has no aie.shim_dma_allocation")
+            tile, direction, channel = self.allocations[symbol]
+        else:
+            items = paren(op.op)
+            tile = self.lookup(ref(items[0], "%", "the tile"), Tile, "tile")
+            direction = _direction(items[1])
+            channel = integer(items[2], "the channel")
+        attrs = attributes(op.op)
+        repeat = integer(attrs.get("repeat_count", (0,)), "repeat_count") + 1
+        issue = bool(integer(attrs.get("issue_token", (0,)), "issue_token"))
+        blocks = self.blocks(op.statement.regions[0] if op.statement.regions else [])
+        bd_blocks = self.bd_blocks(blocks)
+        start_label = next(iter(bd_blocks), "")    # the first block that holds a BD
+        order = self.follow({b.label: b for b in blocks}, bd_blocks, start_label, op)
+        self.assign_ids(tile, [(channel, order)])
+        bds = [self.static_bd(tile, b, bd_blocks, direction, channel) for b in order]
+        loops = bool(order) and order[-1].next_label in bd_blocks
+        chain = Chain(tile, direction, channel, bds, repeat, loops, op.name,
+                      op.statement.line, op.statement.column, issue)
+        if op.op.results:
+            self.tasks[op.op.results[0]] = chain
+
+    def start_task(self, op: _Op) -> None:
+        name = ref(paren(op.op)[0], "%", "the task")
+        if name not in self.tasks:
+            raise NotRead(f"%{name} is not a configured task")
+        self.design.chains.append(self.tasks[name])
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def build_bd(kind: str, fields: dict[str, int]) -> tuple[BufferDescriptor | None, list[BDError]]:
+    """The BD of ``fields``, or None and every rule they break.
+
+    The constructor stops at the first broken rule; each pass drops the field it named
+    and tries again, so each problem is reported once, named by its field.
+    """
+    problems: list[BDError] = []
+    remaining = dict(fields)
+    for _ in range(MAX_FIELD_PASSES):
+        try:
+            bd = BufferDescriptor(kind, **remaining)
+        except BDError as error:
+            problems.append(error)
+            name = str(error).split("=", 1)[0]
+            if name not in remaining:
+                break
+            del remaining[name]
+            continue
+        return (bd if not problems else None), problems
+    return None, problems
+
+
+def _nothing(op: _Op) -> None:
+    """A runtime step the reader lists but that programs no BD (waits, frees)."""
+
+
+def _direction(item: Sequence[Any]) -> str:
+    text = word(item, "the direction")
+    if text not in _DIRECTIONS:
+        raise NotRead(f"direction {text!r}: expected MM2S or S2MM")
+    return _DIRECTIONS[text]
+
+
+def _is_keyword(item: tuple[Any, ...]) -> bool:
+    return len(item) > 1 and isinstance(item[0], Name) and getattr(item[1], "text", "") == "="
+
+
+def _attribute_array(keywords: dict[str, tuple[Any, ...]], name: str) -> Bracket | None:
+    """``#aie<bd_dim_layout_array[...]>`` (or a bare ``[...]``) of attribute ``name``."""
+    value = keywords.get(name)
+    if value is None:
+        return None
+    for piece in value:
+        if isinstance(piece, Bracket):
+            return piece
+        if isinstance(piece, Angle) and piece.items:
+            for inner in piece.items[0]:
+                if isinstance(inner, Bracket):
+                    return inner
+    raise NotRead(f"{name} must be a [ <...>, ... ] list")
+
+
+def _layout(group: Bracket | None, names: tuple[str, str]) -> list[tuple[int, int]]:
+    """``[<size = 4, stride = 1>, <4, 1>, ...]`` as pairs, in the order written."""
+    if group is None:
+        return []
+    pairs = []
+    for item in group.items:
+        if len(item) != 1 or not isinstance(item[0], Angle):
+            raise NotRead(f"each entry of a layout must be <{names[0]} = ..., "
+                          f"{names[1]} = ...>")
+        entry = item[0].items
+        keywords = keyword_items(entry)
+        if keywords:
+            missing = [n for n in names if n not in keywords]
+            if missing:
+                raise NotRead(f"a layout entry needs {' and '.join(missing)}")
+            pairs.append((integer(keywords[names[0]], names[0]),
+                          integer(keywords[names[1]], names[1])))
+        elif len(entry) == 2:
+            pairs.append((integer(entry[0], names[0]), integer(entry[1], names[1])))
+        else:
+            raise NotRead(f"a layout entry is <{names[0]}, {names[1]}>")
+    return pairs
+
+
+def _packet(value: tuple[Any, ...]) -> tuple[int, int]:
+    """``#aie.packet_info<pkt_type = 0, pkt_id = 2>`` as (type, id)."""
+    for piece in value:
+        if isinstance(piece, Angle):
+            keywords = keyword_items(piece.items)
+            return (integer(keywords.get("pkt_type", (0,)), "pkt_type"),
+                    integer(keywords.get("pkt_id", (0,)), "pkt_id"))
+    raise NotRead("packet must be #aie.packet_info<pkt_type = .., pkt_id = ..>")
+
