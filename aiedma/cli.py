@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from . import mlir_commands
 from .model import AiedmaError, PortProgram, format_runs
 from .model.arch.dtypes import ELEMENT_BITS
 from .model.arch.kinds import DMA_KINDS
@@ -306,6 +307,8 @@ _define.__name__ = "NAME=VALUE"  # argparse quotes it in "invalid NAME=VALUE val
 
 
 def _walk(args: argparse.Namespace) -> int:
+    if mlir_commands.is_mlir(args.file):
+        return mlir_commands.walk(args, _read_text(Path(args.file)))
     if (args.format == "npy") != (args.output is not None):
         raise _Usage("--format npy and --output FILE.npy go together")
     sources = _load(args)
@@ -405,6 +408,8 @@ def _bd_table(lowered: LoweredProgram) -> list[str]:
 
 
 def _bd(args: argparse.Namespace) -> int:
+    if mlir_commands.is_mlir(args.file):
+        return mlir_commands.bd(args, _read_text(Path(args.file)))
     src = _one(args, _load(args))
     name = src.name
     kind = args.kind or src.kind

@@ -1,0 +1,189 @@
+"""``aiedma walk`` and ``aiedma bd`` of an mlir-aie file (``*.mlir``).
+
+The command line (:mod:`aiedma.cli`) reads the file's text and hands it here when its
+name ends in ``.mlir``. ``walk`` prints every chain's stream in words and, per BD, in
+elements of its buffer; ``bd`` prints every BD as a field table with its register
+words, and under it each hardware rule a BD breaks, naming the field (exit status 1
+then, as ``aiedma decode`` does). Constructs that cannot be read are warnings on
+standard error with their ``line:column``; the rest is still shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from .model import AiedmaError, Task, format_runs
+from .model.bd.fields import FIELDS
+from .model.bd.lower import word_stream_to_elements
+from .model.bd.task import task_stream
+from .model.mlir import Chain, DesignBD, MlirDesign, MlirError, read_mlir
+from .model.mlir.design import adf_dtype
+
+__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "walk"]
+
+MAX_SHOWN_WORDS = 1 << 22
+"""Most words of one chain ``walk`` computes (a larger one is named, not walked)."""
+
+EXIT_BROKEN_RULES = 1
+"""A BD breaks a hardware rule: everything is shown, then status 1."""
+
+
+def is_mlir(path: str) -> bool:
+    """True for a file the mlir-aie reader takes (``*.mlir``)."""
+    return Path(path).suffix.lower() == ".mlir"
+
+
+def load(command: str, path: str, text: str) -> MlirDesign:
+    """The design in ``text``; each construct not read is a warning on standard error.
+
+    Raises
+    ------
+    MlirError
+        If nothing the commands show could be read.
+    """
+    design = read_mlir(text)
+    name = Path(path).name
+    for warning in design.warnings:
+        print(f"aiedma {command}: warning: {name}:{warning}", file=sys.stderr)
+    if not design.bds:
+        why = f" ({len(design.warnings)} construct(s) not read)" if design.warnings else ""
+        raise MlirError(f"{name}: no BD could be read{why}; give an mlir-aie file with "
+                        "aie.dma_bd, dma_memcpy_nd or writebd operations")
+    return design
+
+
+def _summary(path: str, design: MlirDesign) -> str:
+    return (f"{Path(path).name}: {design.device or 'no device'}, {len(design.bds)} "
+            f"BD{'s' * (len(design.bds) != 1)}, {len(design.chains)} "
+            f"chain{'s' * (len(design.chains) != 1)}")
+
+
+# --- walk ------------------------------------------------------------------------------
+
+def walk(args: argparse.Namespace, text: str) -> int:
+    """Every chain's word stream, and each BD's elements (see the module)."""
+    design = load("walk", args.file, text)
+    print(_summary(args.file, design))
+    shown: set[int] = set()
+    for chain in design.chains:
+        print(f"{chain.title()}: BD{'s' * (len(chain.bds) > 1)} "
+              f"{', '.join(str(b.bd_id) for b in chain.bds)}"
+              + (f", repeat {chain.repeat}" if chain.repeat > 1 else "")
+              + ("; then again from the first, forever" if chain.loops else ""))
+        for line in _chain_stream(chain):
+            print(f"  {line}")
+        for design_bd in chain.bds:
+            shown.add(id(design_bd))
+            for line in _bd_stream(design_bd):
+                print(f"  {line}")
+    loose = [b for b in design.bds if id(b) not in shown]
+    if loose:
+        print("BDs no chain starts:")
+    for design_bd in loose:
+        for line in _bd_stream(design_bd):
+            print(f"  {line}")
+    return 0
+
+
+def _chain_stream(chain: Chain) -> list[str]:
+    """The words of a whole chain run (each BD once if the chain loops)."""
+    if any(b.bd is None for b in chain.bds) or not chain.bds:
+        return ["words: not walked (a BD breaks a rule; see aiedma bd)"]
+    total = sum(b.bd.buffer_length for b in chain.bds) * (1 if chain.loops else chain.repeat)
+    if total > MAX_SHOWN_WORDS:
+        return [f"words: {total}, more than walk shows ({MAX_SHOWN_WORDS})"]
+    try:
+        if chain.loops:
+            words = np.concatenate([b.bd.stream() for b in chain.bds])
+        else:
+            table = {b.bd_id: b.bd for b in chain.bds}
+            words = task_stream(chain.tile.kind, table,
+                                Task(chain.bds[0].bd_id, chain.repeat))[0]
+    except AiedmaError as error:
+        return [f"words: not walked: {error}"]
+    zeros = int(np.count_nonzero(words < 0))
+    return [f"words: {words.size}, {zeros} zero: {format_runs(words)}"]
+
+
+def _bd_stream(design_bd: DesignBD) -> list[str]:
+    """One execution of a BD in elements of its buffer."""
+    buffer = design_bd.buffer
+    head = f"BD {design_bd.bd_id} ({design_bd.origin} at {design_bd.where()})"
+    if design_bd.bd is None:
+        return [f"{head}: breaks {len(design_bd.problems)} rule(s); see aiedma bd"]
+    if design_bd.bd.buffer_length > MAX_SHOWN_WORDS:
+        return [f"{head}: {design_bd.bd.buffer_length} words, more than walk shows"]
+    if buffer is None or design_bd.buffer_word is None:
+        return [f"{head}: words {format_runs(design_bd.bd.stream())}"]
+    bits = buffer.bits
+    try:
+        elements = word_stream_to_elements(design_bd.bd.stream(), design_bd.buffer_word,
+                                           adf_dtype(bits))
+    except AiedmaError as error:
+        return [f"{head}: {error}"]
+    zeros = int(np.count_nonzero(elements < 0))
+    return [f"{head} {buffer.name} ({bits}-bit): {elements.size} elements, {zeros} zero",
+            f"  {format_runs(elements)}"]
+
+
+# --- bd ----------------------------------------------------------------------------------
+
+def bd(args: argparse.Namespace, text: str) -> int:
+    """Every BD as fields and register words, with the rules each breaks."""
+    design = load("bd", args.file, text)
+    print(_summary(args.file, design))
+    broken = 0
+    tiles = list(dict.fromkeys(b.tile for b in design.bds))
+    for tile in tiles:
+        bds = [b for b in design.bds if b.tile == tile]
+        print(f"{tile} {tile.kind}")
+        print("\n".join(f"  {line}" for line in _field_table(tile.kind, bds)))
+        for design_bd in bds:
+            for problem in design_bd.problems:
+                print(f"  ! BD {design_bd.bd_id} ({design_bd.origin} at "
+                      f"{design_bd.where()}): {problem}")
+                broken += 1
+    for chain in design.chains:
+        print(f"{chain.title()}: starts BD {chain.bds[0].bd_id if chain.bds else '-'}, "
+              f"repeat {chain.repeat}" + (", token" if chain.issue_token else ""))
+    if broken:
+        print(f"! {broken} broken rule(s): not BDs the hardware would run as written")
+        return EXIT_BROKEN_RULES
+    return 0
+
+
+def _field_table(kind: str, bds: list[DesignBD]) -> list[str]:
+    """Fields as rows (those not at their default in some BD), BDs as columns, then words."""
+    values = [b.bd.fields() if b.bd is not None else b.fields for b in bds]
+    names = [f.name for f in FIELDS[kind]
+             if any(v.get(f.name, f.default) != f.default for v in values)]
+    extra = sorted({n for v in values for n in v} - {f.name for f in FIELDS[kind]})
+    width = max(len(n) for n in [*names, *extra, "field"]) + 2
+    lines = ["field".ljust(width) + "".join(f"{'BD ' + str(b.bd_id):>9}" for b in bds)]
+    for name in [*names, *extra]:
+        lines.append(name.ljust(width) + "".join(_cell(v.get(name)) for v in values))
+    for design_bd in bds:
+        head = f"BD {design_bd.bd_id} words: "
+        if design_bd.bd is None:
+            lines.append(head + "none (a field breaks a rule, see below)")
+            continue
+        words = [f"0x{w:08X}" for w in design_bd.bd.encode()]
+        lines += _wrapped(head, words)
+    return lines
+
+
+def _cell(value: int | None) -> str:
+    return f"{'-' if value is None else value:>9}"
+
+
+def _wrapped(head: str, words: Iterable[str]) -> list[str]:
+    words = list(words)
+    lines = [head + " ".join(words[:6])]
+    if words[6:]:
+        lines.append(" " * len(head) + " ".join(words[6:]))
+    return lines
