@@ -576,7 +576,8 @@ class _Reader:
         bd, problems = build_bd(tile.kind, converted.fields)
         problems[:0] = converted.problems
         dma = DMA_KINDS[tile.kind]
-        if not 0 <= bd_id < dma.bd_count:
+        named = any(str(p).startswith("bd_id=") for p in problems)
+        if not 0 <= bd_id < dma.bd_count and not named:
             problems.append(BDError(f"bd_id={bd_id}: a {tile.kind} DMA has BDs "
                                     f"0-{dma.bd_count - 1}"))
         design_bd = DesignBD(tile, bd_id, converted.fields, bd if not converted.problems

@@ -82,11 +82,22 @@ def _rest_is_blank(text: str, at: int) -> bool:
     return rest == "" or rest.startswith("//")
 
 
+def _continues(text: str, at: int) -> bool:
+    """True if the line at ``at`` goes on the statement before it: it starts with an
+    attribute dictionary (``{...}`` closed on that line) or a ``: type``."""
+    rest = text[at:].lstrip(" \t")
+    if rest.startswith(":") or rest.startswith("->"):
+        return True
+    return rest.startswith("{") and not _rest_is_blank(rest, 1)
+
+
 def split_statements(text: str) -> list[Statement]:
     """The top-level statements of ``text``, regions nested (comments dropped).
 
-    Never fails: an unbalanced bracket only makes one long statement that the grammar
-    later refuses, and a ``}`` with no region open is kept as text.
+    A statement goes on past its line inside open brackets, and onto a next line that
+    starts with ``:``, ``->`` or an attribute dictionary. Never fails: an unbalanced
+    bracket only makes one long statement that the grammar later refuses, and a ``}``
+    with no region open is kept as text.
     """
     root: list[Statement] = []
     stack: list[tuple[list[Statement], Statement | None]] = [(root, None)]
@@ -125,7 +136,7 @@ def split_statements(text: str) -> list[Statement]:
             i = end + 1
             continue
         if ch == "\n":
-            if depth == 0:
+            if depth == 0 and not _continues(text, i + 1):
                 finish()
             else:
                 current.append(" ")
