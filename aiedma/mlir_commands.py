@@ -24,7 +24,7 @@ from .model.bd.task import task_stream
 from .model.mlir import Chain, DesignBD, MlirDesign, MlirError, read_mlir
 from .model.mlir.design import adf_dtype
 
-__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "walk"]
+__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "refuse_options", "walk"]
 
 MAX_SHOWN_WORDS = 1 << 22
 """Most words of one chain ``walk`` computes (a larger one is named, not walked)."""
@@ -57,6 +57,25 @@ def load(command: str, path: str, text: str) -> MlirDesign:
     return design
 
 
+WALK_OPTIONS = {"format": "runs", "output": None, "check": False, "buffer_dimension": None,
+                "kind": None, "direction": None, "dtype": None, "port": None, "define": None}
+"""walk's options and their defaults: an .mlir file brings its own kinds and shapes."""
+
+BD_OPTIONS = {"format": "table", "kind": None, "direction": None, "dtype": None,
+              "base_address": 0, "first_bd": 0, "port": None, "define": None, "channel": 0}
+"""bd's options and their defaults: an .mlir file's BDs are placed and numbered by it."""
+
+
+def refuse_options(args: argparse.Namespace, defaults: dict[str, object]) -> None:
+    """An option that means nothing for an .mlir file is an error, not ignored."""
+    for name, default in defaults.items():
+        value = getattr(args, name, default)
+        if value != default:
+            option = "--" + name.replace("_", "-")
+            raise MlirError(f"{option}={value}: not for an .mlir file (its BDs, tiles, "
+                            "buffers and numbers come from the file)")
+
+
 def _summary(path: str, design: MlirDesign) -> str:
     return (f"{Path(path).name}: {design.device or 'no device'}, {len(design.bds)} "
             f"BD{'s' * (len(design.bds) != 1)}, {len(design.chains)} "
@@ -67,6 +86,7 @@ def _summary(path: str, design: MlirDesign) -> str:
 
 def walk(args: argparse.Namespace, text: str) -> int:
     """Every chain's word stream, and each BD's elements (see the module)."""
+    refuse_options(args, WALK_OPTIONS)
     design = load("walk", args.file, text)
     print(_summary(args.file, design))
     shown: set[int] = set()
@@ -135,6 +155,7 @@ def _bd_stream(design_bd: DesignBD) -> list[str]:
 
 def bd(args: argparse.Namespace, text: str) -> int:
     """Every BD as fields and register words, with the rules each breaks."""
+    refuse_options(args, BD_OPTIONS)
     design = load("bd", args.file, text)
     print(_summary(args.file, design))
     broken = 0

@@ -28,7 +28,7 @@ from typing import Any
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS, span_text
 from ..arch.registers import START_QUEUE_BASE, START_QUEUE_STRIDE
 from ..bd.descriptor import BufferDescriptor, decode_image
-from ..errors import AiedmaError, BDError
+from ..errors import BDError
 from .design import (
     Buffer,
     Chain,
@@ -76,6 +76,10 @@ MAX_FIELD_PASSES = 64
 
 _MEMTILE_WINDOW = {-1: "west", 0: "own", 1: "east"}
 
+UNREADABLE = (ValueError, IndexError, KeyError, TypeError)
+"""What reading one construct of a user's file may raise (``NotRead`` and every
+``AiedmaError`` are ValueErrors): the construct becomes a warning, the rest reads."""
+
 _DIRECTIONS = {"MM2S": "mm2s", "S2MM": "s2mm"}
 _ACQUIRE = {"AcquireGreaterEqual": -1, "Acquire": 1}
 
@@ -95,6 +99,7 @@ def read_mlir(text: str) -> MlirDesign:
     """
     reader = _Reader()
     reader.top(split_statements(text))
+    reader.design.warnings.sort(key=lambda w: (w.line, w.column))   # in file order
     return reader.design
 
 
@@ -149,7 +154,9 @@ class _Reader:
         try:
             return _Op(parse_operation(statement.text), statement)
         except SyntaxProblem as problem:
-            self.warn(statement, f"not read: {problem}: {statement.text[:60]!r}")
+            line, column = statement.position(problem.offset)
+            self.design.warnings.append(MlirWarning(
+                line, column, f"not read: {problem} in {statement.text[:60]!r}"))
             return None
 
     def each(self, ops: Sequence[_Op], names: dict[str, Callable[[_Op], None]]) -> None:
@@ -160,8 +167,8 @@ class _Reader:
                 continue
             try:
                 handler(op)
-            except (NotRead, AiedmaError) as problem:
-                self.warn(op.statement, f"{op.name}: not read: {problem}")
+            except UNREADABLE as problem:
+                self.warn(op.statement, f"{op.name}: not read: {reason(problem)}")
 
     # --- module and device --------------------------------------------------------------------
 
@@ -339,8 +346,9 @@ class _Reader:
                 if inner.name == "aie.dma_start":
                     try:
                         starts.append((inner, *self.dma_start(inner)))
-                    except NotRead as problem:
-                        self.warn(inner.statement, f"aie.dma_start: not read: {problem}")
+                    except UNREADABLE as problem:
+                        self.warn(inner.statement,
+                                  f"aie.dma_start: not read: {reason(problem)}")
         bd_blocks = self.bd_blocks(blocks)
         chains = []
         for start_op, direction, channel, dest, repeat in starts:
@@ -394,8 +402,8 @@ class _Reader:
             bd_block = _BdBlock(block, bd_ops[0])
             try:
                 self.read_bd_block(bd_block)
-            except (NotRead, AiedmaError) as problem:
-                self.warn(bd_ops[0].statement, f"aie.dma_bd: not read: {problem}")
+            except UNREADABLE as problem:
+                self.warn(bd_ops[0].statement, f"aie.dma_bd: not read: {reason(problem)}")
                 continue
             found[block.label or ""] = bd_block
         return found
@@ -608,8 +616,8 @@ class _Reader:
                 continue
             try:
                 handler(inner)
-            except (NotRead, AiedmaError) as problem:
-                self.warn(statement, f"{inner.name}: not read: {problem}")
+            except UNREADABLE as problem:
+                self.warn(statement, f"{inner.name}: not read: {reason(problem)}")
 
     def runtime_handlers(self) -> dict[str, Callable[[_Op], None]]:
         return {
@@ -820,6 +828,15 @@ def build_bd(kind: str, fields: dict[str, int]) -> tuple[BufferDescriptor | None
             continue
         return (bd if not problems else None), problems
     return None, problems
+
+
+def reason(problem: Exception) -> str:
+    """Why a construct was not read, in the user's terms."""
+    if isinstance(problem, KeyError):
+        return f"it has no {problem.args[0]} attribute"
+    if isinstance(problem, IndexError):
+        return "it has fewer operands than the operation takes"
+    return str(problem)
 
 
 def _nothing(op: _Op) -> None:

@@ -38,7 +38,17 @@ __all__ = [
 
 
 class SyntaxProblem(AiedmaError):
-    """A statement that the grammar cannot read (reported as a warning, never fatal)."""
+    """A statement that the grammar cannot read (reported as a warning, never fatal).
+
+    Attributes
+    ----------
+    offset : int or None
+        The column in the statement's text where reading stopped.
+    """
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
 
 
 # --- statements ---------------------------------------------------------------------------
@@ -55,12 +65,16 @@ class Statement:
     line, column : int
         Where the statement starts (1-based).
     regions : list of list of Statement
+    one_line : bool
+        True if the text is all on the statement's first line (so a column in the text
+        is a column of the file).
     """
 
     text: str
     line: int
     column: int
     regions: list[list[Statement]] = field(default_factory=list)
+    one_line: bool = True
 
     @property
     def label(self) -> str | None:
@@ -70,6 +84,13 @@ class Statement:
 
     def where(self) -> str:
         return f"{self.line}:{self.column}"
+
+    def position(self, offset: int | None) -> tuple[int, int]:
+        """The file's line and column of character ``offset`` (1-based) of the text, or
+        of the statement's start when that is not known."""
+        if offset is None or not self.one_line:
+            return self.line, self.column
+        return self.line, self.column + offset - 1
 
 
 _LABEL = re.compile(r"(\^[\w$.-]+)\s*(?:\([^)]*\))?\s*:")
@@ -115,7 +136,7 @@ def split_statements(text: str) -> list[Statement]:
             if body:
                 owner_tail.text += " " + body
         elif body and start is not None:
-            stack[-1][0].append(Statement(body, *start))
+            stack[-1][0].append(Statement(body, *start, one_line=start[0] == line))
         current, start, owner_tail = [], None, None
 
     while i < n:
@@ -364,9 +385,11 @@ def parse_operation(text: str) -> Operation:
         if isinstance(error.orig_exc, SyntaxProblem):
             raise error.orig_exc from None
         raise
+    except RecursionError:
+        raise SyntaxProblem("brackets nested too deeply to read") from None
     except LarkError as error:
         column = getattr(error, "column", None)
         found = getattr(error, "token", None) or getattr(error, "char", None)
-        where = f" at column {column}" if isinstance(column, int) and column > 0 else ""
         what = f" {str(found)!r}" if found not in (None, "") else ""
-        raise SyntaxProblem(f"cannot read{what}{where}") from None
+        offset = column if isinstance(column, int) and column > 0 else None
+        raise SyntaxProblem(f"cannot read{what}", offset) from None

@@ -188,7 +188,7 @@ def test_decode_command_of_a_legal_image_exits_0(capsys):
 # -- fuzz: random bytes and truncated inputs to every file command --
 
 def _inputs() -> list[bytes]:
-    texts = [path.read_bytes() for path in sorted(EXAMPLES.glob("*"))]
+    texts = [path.read_bytes() for path in sorted(EXAMPLES.rglob("*")) if path.is_file()]
     return [*texts, json.dumps(SMALL).encode(), json.dumps(HUGE).encode()]
 
 
@@ -210,7 +210,7 @@ def test_fuzz_every_file_command_exits_0_1_or_2_with_one_line(tmp_path, capsys, 
     else:
         at = data.draw(st.integers(0, max(len(source) - 1, 0)))
         text = source[:at] + bytes([data.draw(st.integers(0, 255))]) + source[at + 1:]
-    suffix = data.draw(st.sampled_from([".h", ".json", ".txt"]))
+    suffix = data.draw(st.sampled_from([".h", ".json", ".txt", ".mlir"]))
     path = tmp_path / f"input{suffix}"
     path.write_bytes(text)
     command = data.draw(st.sampled_from(COMMANDS))

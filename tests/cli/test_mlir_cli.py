@@ -1,0 +1,96 @@
+"""aiedma walk and bd of mlir-aie files: what they print, and bad input in one line."""
+
+from pathlib import Path
+
+import pytest
+
+from aiedma import cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mlir"
+
+
+def main(capsys, *args) -> tuple[int, str, str]:
+    status = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_walk_prints_each_chain_in_words_and_each_bd_in_elements(capsys):
+    status, out, err = main(capsys, "walk", EXAMPLES / "padding.mlir")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "padding.mlir: npu1_1col, 2 BDs, 2 chains"
+    assert "tile(0,1) memtile MM2S 1 (aie.dma_start at 16:7): BD 24" in lines
+    # 13 words of the 32-bit row, two zero words before, one after, at word 0x20000 + 1024
+    assert "  words: 16, 3 zero: Z x2, 132096..132108, Z x1" in lines
+    assert "    Z x2, 0..12, Z x1" in lines
+
+
+def test_walk_shows_the_repeat_of_dma_memcpy_nd(capsys):
+    status, out, _ = main(capsys, "walk", EXAMPLES / "passthrough.mlir")
+    assert status == 0
+    at = out.splitlines().index("tile(0,0) shim MM2S 0 (aiex.npu.dma_memcpy_nd at 54:7): "
+                                "BD 1, repeat 2")
+    assert out.splitlines()[at + 1] == "  words: 64, 0 zero: 0..63"
+
+
+def test_bd_prints_fields_and_register_words(capsys):
+    status, out, _ = main(capsys, "bd", EXAMPLES / "padding.mlir")
+    assert status == 0
+    assert "  BD 24 words: 0x00000010 0x08020400 0x001A0000 0x00000000 0x00000000 " \
+           "0x00020000" in out.splitlines()
+
+
+BROKEN = """module {
+  aie.device(npu1_1col) {
+    %t = aie.tile(0, 2)
+    %b = aie.buffer(%t) {address = 0 : i32} : memref<64xi8>
+    %m = aie.mem(%t) {
+      %0 = aie.dma_start(MM2S, 0, ^bb1, ^bb2)
+    ^bb1:
+      aie.dma_bd(%b : memref<64xi8>, 0, 32, [<size = 4, stride = 16>, <size = 8, stride = 2>])
+      aie.next_bd ^bb3
+    ^bb3:
+      aie.dma_bd(%b : memref<64xi8>, 0, 64) {bd_id = 5 : i32} ) extra
+      aie.end
+    ^bb2:
+      aie.end
+    }
+  }
+}
+"""
+
+
+def test_bd_marks_each_broken_rule_warns_at_line_column_and_exits_1(tmp_path, capsys):
+    path = tmp_path / "broken.mlir"
+    path.write_text(BROKEN)
+    status, out, err = main(capsys, "bd", path)
+    assert status == 1
+    assert err.splitlines() == [
+        "aiedma bd: warning: broken.mlir:11:63: not read: cannot read ')' in "
+        "'aie.dma_bd(%b : memref<64xi8>, 0, 64) {bd_id = 5 : i32} ) ex'"]
+    assert ("  ! BD 0 (aie.dma_bd at 8:7): strides[1]=2: the innermost stride of 8-bit "
+            "elements must be 1: the DMA moves whole 32-bit words, so it cannot skip parts "
+            "of a word") in out.splitlines()
+    assert out.splitlines()[-1] == ("! 1 broken rule(s): not BDs the hardware would run as "
+                                    "written")
+
+
+@pytest.mark.parametrize("text", [b"", b"\x00\x01", b"module {\n", b"}}}}", b"((((" * 3000,
+                                  b"aie.device(npu1) {\n %t = aie.tile(0)\n}\n"])
+def test_bad_mlir_is_one_line_and_exit_2(tmp_path, capsys, text):
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(text)
+    for command in ("walk", "bd"):
+        status, out, err = main(capsys, command, path)
+        lines = err.splitlines()
+        assert status == 2 and out == "", err
+        assert all(": warning: " in line for line in lines[:-1]), err
+        assert ": error: " in lines[-1] and "Traceback" not in err
+
+
+def test_an_option_an_mlir_file_does_not_take_is_refused(capsys):
+    status, _, err = main(capsys, "walk", "--format", "json", EXAMPLES / "padding.mlir")
+    assert status == 2
+    assert err == ("aiedma walk: error: --format=json: not for an .mlir file (its BDs, "
+                   "tiles, buffers and numbers come from the file)\n")
