@@ -129,6 +129,15 @@ example:
       A memory tile's own memory is words 0x20000.. (0.. is its west neighbour's).
 """
 
+RUN_EXAMPLE = """\
+example:
+  aiedma run examples/mlir/loopback.mlir
+      loopback.mlir: npu1_1col, system model, 142 cycles: every task done
+      out (64 x i32, output): 0, 8, 16, 24, 32, 40, 48, 56, 1, 9, ...
+  aiedma run examples/mlir/hang.mlir
+      names every waiting channel, its BD, the lock, its value and what it wants
+"""
+
 VERILOG_EXAMPLE = """\
 example:
   aiedma verilog --out build/verilog
@@ -586,6 +595,12 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    if not mlir_commands.is_mlir(args.file):
+        raise _Usage(f"{args.file}: aiedma run takes an mlir-aie file (.mlir)")
+    return mlir_commands.run(args, _read_text(Path(args.file)))
+
+
 def _verilog(args: argparse.Namespace) -> int:
     from .flows import verilog as verilog_export
 
@@ -762,6 +777,19 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--rtl", choices=("amaranth", "verilator"),
                         help="run the channels as RTL on this simulator, checked every cycle")
     replay.add_argument("--format", choices=("text", "json"), default="text")
+
+    run = command(
+        "run", "run an mlir-aie design's DMA program on the system model",
+        "Run every DMA chain, task and runtime transfer of an mlir-aie file on the system "
+        "model: locks at their init values, the host buffers the shim reads filled with a "
+        "ramp (or --input). Prints the host buffers and the report; on a hang, every "
+        "waiting channel with its BD, the lock, its value and what it wants (status 1).",
+        RUN_EXAMPLE, _run,
+    )
+    run.add_argument("file", help="an mlir-aie file (.mlir)")
+    run.add_argument("--input", action="append", metavar="NAME=FILE.npy",
+                     help="a host buffer's data (repeatable; default: a ramp)")
+    run.add_argument("--max-cycles", type=int, default=10_000_000)
 
     verilog = command(
         "verilog", "export the RTL to Verilog and lint it (what make verilog runs)",

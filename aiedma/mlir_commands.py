@@ -22,15 +22,19 @@ from .model.bd.fields import FIELDS
 from .model.bd.lower import word_stream_to_elements
 from .model.bd.task import task_stream
 from .model.mlir import Chain, DesignBD, MlirDesign, MlirError, read_mlir
-from .model.mlir.design import adf_dtype
+from .model.mlir.design import HostBuffer, adf_dtype
+from .model.mlir.run import MlirRun, run_design
 
-__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "refuse_options", "walk"]
+__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "refuse_options", "run", "walk"]
 
 MAX_SHOWN_WORDS = 1 << 22
 """Most words of one chain ``walk`` computes (a larger one is named, not walked)."""
 
 EXIT_BROKEN_RULES = 1
 """A BD breaks a hardware rule: everything is shown, then status 1."""
+
+EXIT_HANG = 1
+"""``aiedma run`` of a design that hangs: every waiting channel is shown, then status 1."""
 
 
 def is_mlir(path: str) -> bool:
@@ -208,3 +212,70 @@ def _wrapped(head: str, words: Iterable[str]) -> list[str]:
     if words[6:]:
         lines.append(" " * len(head) + " ".join(words[6:]))
     return lines
+
+
+# --- run ----------------------------------------------------------------------------------
+
+def run(args: argparse.Namespace, text: str) -> int:
+    """Run the design's DMA program on the system model; a hang names every waiting channel."""
+    design = load("run", args.file, text)
+    inputs = dict(_input(design, item) for item in args.input or [])
+    result = run_design(design, inputs, args.max_cycles)
+    name = Path(args.file).name
+    cycles = result.report.cycles
+    if result.hang is None:
+        print(f"{name}: {design.device}, system model, {cycles} cycles: every task done")
+    else:
+        print(f"{name}: {design.device}, system model: HANGS at cycle {result.hang.cycle}; "
+              f"not done: {', '.join(result.unfinished)}; every waiting channel:")
+        for agent, stall in result.hang.waits.items():
+            print(f"  {agent}: {stall}{_lock_name(design, stall)}")
+        if result.cores:
+            print(f"  (aie.core of {', '.join(map(str, result.cores))} not run: a design "
+                  "whose data pass a core waits at its locks)")
+    for host in design.host:
+        role = "output" if host.name in result.written else "input"
+        print(f"{host.name} ({'x'.join(map(str, host.shape))} x {host.element}, {role}): "
+              f"{_host_text(host, result)}")
+    print(result.report.text())
+    return EXIT_HANG if result.hang is not None else 0
+
+
+def _input(design: MlirDesign, item: str) -> tuple[str, np.ndarray]:
+    """``--input NAME=FILE.npy``: the words of host buffer NAME."""
+    name, _, path = item.partition("=")
+    names = [h.name for h in design.host]
+    if name not in names:
+        raise MlirError(f"--input={item}: the runtime sequence has no argument {name!r} "
+                        f"(it has {', '.join(names) or 'none'})")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise MlirError(f"--input={item}: not a NumPy .npy file ({error})") from None
+    host = next(h for h in design.host if h.name == name)
+    if data.dtype.kind not in "iu" or data.dtype.itemsize * 8 != host.bits:
+        raise MlirError(f"--input={item}: {data.dtype} data; {name} holds {host.element}")
+    raw = np.ascontiguousarray(data).ravel()
+    raw = np.concatenate([raw, np.zeros(-raw.size % max(32 // host.bits, 1), raw.dtype)])
+    return name, raw.view(np.uint32)     # little-endian words, as the DMA packs them
+
+
+def _host_text(host: HostBuffer, result: MlirRun) -> str:
+    words = result.host[host.name]
+    if host.bits in (8, 16, 32, 64):
+        values = words.view(f"uint{host.bits}").astype(np.int64)
+    else:
+        values = words.astype(np.int64)
+    return format_runs(values)
+
+
+def _lock_name(design: MlirDesign, stall) -> str:
+    """`` [%full]``: the design's name of the lock a channel waits on."""
+    wait = stall.lock
+    if wait is None:
+        return ""
+    for name, lock in design.locks.items():
+        table = f"{lock.tile.kind}({lock.tile.column},{lock.tile.row}) locks"
+        if table == wait.table and lock.id == wait.local_id:
+            return f" [%{name}, init {lock.init}]"
+    return ""

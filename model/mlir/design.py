@@ -19,6 +19,7 @@ __all__ = [
     "Buffer",
     "Chain",
     "DesignBD",
+    "Flow",
     "HostBuffer",
     "Lock",
     "MlirDesign",
@@ -240,6 +241,18 @@ class Chain:
 
 
 @dataclass(frozen=True)
+class Flow:
+    """``aie.flow(%a, DMA : 0, %b, DMA : 1)``: a DMA channel's stream to another's."""
+
+    source: Tile
+    source_channel: int
+    dest: Tile
+    dest_channel: int
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
 class RuntimeStep:
     """One operation of the runtime sequence, as the reader understood it."""
 
@@ -266,6 +279,10 @@ class MlirDesign:
     bds : list of DesignBD
     chains : list of Chain
     runtime : list of RuntimeStep
+    flows : list of Flow
+        The DMA-to-DMA streams (flows to or from a core's stream ports are not kept).
+    cores : list of Tile
+        The tiles with an ``aie.core`` program.
     warnings : list of MlirWarning
         Each construct that was not read, with why.
     """
@@ -278,4 +295,6 @@ class MlirDesign:
     bds: list[DesignBD] = field(default_factory=list)
     chains: list[Chain] = field(default_factory=list)
     runtime: list[RuntimeStep] = field(default_factory=list)
+    flows: list[Flow] = field(default_factory=list)
+    cores: list[Tile] = field(default_factory=list)
     warnings: list[MlirWarning] = field(default_factory=list)

@@ -33,6 +33,7 @@ from .design import (
     Buffer,
     Chain,
     DesignBD,
+    Flow,
     HostBuffer,
     Lock,
     MlirDesign,
@@ -214,6 +215,7 @@ class _Reader:
         dma = {"aie.mem": self.dma_region, "aie.memtile_dma": self.dma_region,
                "aie.shim_dma": self.dma_region}
         self.each(ops, dma)
+        self.each(ops, {"aie.flow": self.flow, "aie.core": self.core})
         self.each(ops, {"aiex.runtime_sequence": self.runtime_sequence,
                         "func.func": self.runtime_sequence})
         for op in ops:
@@ -329,6 +331,25 @@ class _Reader:
                         body.items[0][0], "dense")]
                     return
         raise NotRead("expected dense<[...]> integer data")
+
+    def flow(self, op: _Op) -> None:
+        """``aie.flow(%a, DMA : 0, %b, DMA : 1)``; flows of other bundles are not kept."""
+        items = paren(op.op)
+        if len(items) != 4:
+            raise NotRead("expected (%source, bundle : channel, %dest, bundle : channel)")
+        ends = []
+        for tile_item, port in ((items[0], items[1]), (items[2], items[3])):
+            tile = self.lookup(ref(tile_item, "%", "the tile"), Tile, "tile")
+            bundle = word(port[:1], "the bundle")
+            ends.append((tile, bundle, integer(port[2:], "the channel")))
+        (source, source_bundle, source_channel), (dest, dest_bundle, dest_channel) = ends
+        if source_bundle == dest_bundle == "DMA":
+            self.design.flows.append(Flow(source, source_channel, dest, dest_channel,
+                                          op.statement.line, op.statement.column))
+
+    def core(self, op: _Op) -> None:
+        self.design.cores.append(self.lookup(ref(paren(op.op)[0], "%", "the tile"), Tile,
+                                             "tile"))
 
     # --- DMA regions ---------------------------------------------------------------------------
 

@@ -1,0 +1,206 @@
+"""Run a read mlir-aie design's DMA program on the system model (docs/mlir.md "Run").
+
+Every tile with a chain gets a :class:`~aiedma.model.system.channel.DMA` with its
+memory and its locks at their ``init`` values; every ``aie.flow`` between two DMAs is a
+stream; every chain (``dma_start``, task, runtime transfer) is queued on its channel;
+the runtime sequence's host buffers are one external memory, the ones the shim reads
+filled with a ramp (or the caller's data). The run ends when every finite task is done;
+if nothing can move before that, the run *hangs* and the result names every waiting
+channel with its BD, the lock, its value and what it wants.
+
+Decisions:
+
+* **decision**: a chain that loops back on itself (``aie.next_bd`` to an earlier
+  block, as ``aie.mem`` programs do) runs as a task of :data:`LOOP_PASSES` passes over
+  its BDs; once the finite tasks are done, such channels waiting for more data are the
+  normal end, not a hang.
+* **decision**: the runtime sequence's tasks are all queued at the start, in the order
+  written; ``dma_wait`` / ``sync`` / ``dma_await_task`` add no ordering.
+* **decision**: ``aie.core`` programs are not run: a design whose data must pass a core
+  hangs at the core's locks, and the result says the cores were not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..arch.dtypes import WORD_BITS
+from ..bd.task import REPEAT_COUNT_MAX, Task
+from ..system.channel import DMA, Channel
+from ..system.locks import LOCKS_PER_TILE, LockTable, lock_space
+from ..system.memory import Memory, memory_tile_space, shim_space
+from ..system.scheduler import DeadlockError, SystemReport, run_system
+from ..system.stream import Stream
+from .design import Chain, HostBuffer, MlirDesign, MlirError, Tile
+
+__all__ = ["LOOP_PASSES", "MlirRun", "host_ramp", "run_design"]
+
+LOOP_PASSES = REPEAT_COUNT_MAX
+"""Passes a looping chain runs (the most a task's repeat count holds)."""
+
+
+@dataclass
+class MlirRun:
+    """What a run did.
+
+    Attributes
+    ----------
+    host : dict of str to numpy.ndarray
+        Every host buffer's words (uint32) after the run, by argument name.
+    written : list of str
+        The host buffers a shim wrote (the design's outputs).
+    report : SystemReport
+    hang : DeadlockError or None
+        Set when a finite task could not finish; its ``waits`` name every waiting
+        channel, its BD and lock.
+    unfinished : list of str
+        The channels whose finite tasks were left (empty unless it hangs).
+    cores : list of Tile
+        The ``aie.core`` tiles that were not run.
+    """
+
+    host: dict[str, np.ndarray]
+    written: list[str]
+    report: SystemReport
+    hang: DeadlockError | None = None
+    unfinished: list[str] = field(default_factory=list)
+    cores: list[Tile] = field(default_factory=list)
+
+
+def host_ramp(host: HostBuffer) -> np.ndarray:
+    """The default input: element ``k`` holds ``k``, packed into words (little-endian)."""
+    count = int(np.prod(host.shape, dtype=np.int64)) if host.shape else 1
+    bits = host.bits
+    if bits == 4:
+        nibbles = np.arange(count, dtype=np.uint32) & 0xF
+        nibbles = np.concatenate([nibbles, np.zeros(-count % 8, dtype=np.uint32)])
+        return (nibbles.reshape(-1, 8) << (4 * np.arange(8, dtype=np.uint32))).sum(
+            axis=1, dtype=np.uint64).astype(np.uint32)
+    ramp = np.arange(count, dtype=np.uint64).astype(np.dtype(f"uint{bits}"))
+    padded = np.concatenate([ramp, np.zeros(-count % max(WORD_BITS // bits, 1),
+                                            dtype=ramp.dtype)])
+    return padded.view(np.uint32)
+
+
+def _host_words(host: HostBuffer) -> int:
+    count = int(np.prod(host.shape, dtype=np.int64)) if host.shape else 1
+    return -(-count * host.bits // WORD_BITS)
+
+
+def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = None,
+               max_cycles: int = 10_000_000) -> MlirRun:
+    """Run the DMA program of ``design``.
+
+    Parameters
+    ----------
+    design : MlirDesign
+    inputs : mapping of str to numpy.ndarray, optional
+        Words of host buffers by argument name (default: a ramp for every buffer a shim
+        reads).
+    max_cycles : int
+
+    Raises
+    ------
+    MlirError
+        If a chain's BD breaks a rule, a running channel has no flow, or a host buffer
+        given does not fit.
+    """
+    chains = [c for c in design.chains if c.bds]
+    for chain in chains:
+        for design_bd in chain.bds:
+            if design_bd.bd is None:
+                raise MlirError(f"{design_bd.title()} breaks a rule ({design_bd.problems[0]}); "
+                                "aiedma bd shows every one")
+    host, bases, written = _host_memory(design, chains, inputs or {})
+    dmas = _dmas(design, chains, host)
+    finite: list[Channel] = []
+    for chain in chains:
+        channel = dmas[chain.tile].channel(chain.direction, chain.channel)
+        _load_chain(dmas[chain.tile], chain, bases)
+        repeat = LOOP_PASSES if chain.loops else chain.repeat
+        channel.push(Task(chain.bds[0].bd_id, repeat, chain.issue_token))
+        if not chain.loops:
+            finite.append(channel)
+    _connect(design, dmas)
+    channels = [c for dma in dmas.values() for c in dma.channels if c.busy]
+    for channel in channels:
+        if getattr(channel, "stream", None) is None:
+            raise MlirError(f"channel {channel.name} has a task but no aie.flow carries its "
+                            "stream")
+    hang, unfinished = None, []
+    try:
+        report = run_system(channels, max_cycles)
+    except DeadlockError as error:
+        report = error.report
+        unfinished = [c.name for c in finite if c.busy]
+        if unfinished:
+            hang = error
+    words = {h.name: host.data[bases[h.name]:bases[h.name] + _host_words(h)].copy()
+             for h in design.host}
+    return MlirRun(words, written, report, hang, unfinished, list(design.cores))
+
+
+def _host_memory(design: MlirDesign, chains: list[Chain], inputs: Mapping[str, np.ndarray]
+                 ) -> tuple[Memory, dict[str, int], list[str]]:
+    """One external memory holding every host buffer, one after the other."""
+    bases, total = {}, 0
+    for host in design.host:
+        bases[host.name] = total
+        total += _host_words(host)
+    memory = Memory("host memory", max(total, 1))
+    read = {b.buffer.name for c in chains if c.tile.kind == "shim" and c.direction == "mm2s"
+            for b in c.bds if isinstance(b.buffer, HostBuffer)}
+    written = [h.name for h in design.host if any(
+        c.tile.kind == "shim" and c.direction == "s2mm" and b.buffer is h
+        for c in chains for b in c.bds)]
+    for host in design.host:
+        data = inputs.get(host.name)
+        if data is None and host.name in read:
+            data = host_ramp(host)
+        if data is None:
+            continue
+        data = np.asarray(data, dtype=np.uint32).ravel()
+        if data.size > _host_words(host):
+            raise MlirError(f"input {host.name}: {data.size} words; the buffer holds "
+                            f"{_host_words(host)}")
+        memory.load(bases[host.name], data)
+    return memory, bases, written
+
+
+def _dmas(design: MlirDesign, chains: list[Chain], host: Memory) -> dict[Tile, DMA]:
+    dmas: dict[Tile, DMA] = {}
+    tiles = list(dict.fromkeys([c.tile for c in chains]
+                               + [t for f in design.flows for t in (f.source, f.dest)]))
+    for tile in tiles:
+        name = f"{tile.kind}({tile.column},{tile.row})"
+        initial = {lock.id: lock.init for lock in design.locks.values() if lock.tile == tile}
+        table = LockTable(f"{name} locks", LOCKS_PER_TILE[tile.kind], initial)
+        locks = lock_space(tile.kind, name, table)
+        memory = (shim_space(name, host) if tile.kind == "shim"
+                  else memory_tile_space(name) if tile.kind == "memtile" else None)
+        dmas[tile] = DMA(tile.kind, tile.column, tile.row, memory=memory, locks=locks,
+                         name=name)
+    return dmas
+
+
+def _load_chain(dma: DMA, chain: Chain, bases: Mapping[str, int]) -> None:
+    """Write the chain's BDs; a looping chain's last BD ends the pass instead."""
+    for k, design_bd in enumerate(chain.bds):
+        bd = design_bd.bd
+        if isinstance(design_bd.buffer, HostBuffer) and chain.tile.kind == "shim":
+            bd = bd.replace(base_address=bd.base_address + bases[design_bd.buffer.name])
+        if chain.loops and k == len(chain.bds) - 1:
+            bd = bd.replace(use_next_bd=0, next_bd=0)
+        dma.write_bd(design_bd.bd_id, bd)
+
+
+def _connect(design: MlirDesign, dmas: Mapping[Tile, DMA]) -> None:
+    for flow in design.flows:
+        source = dmas[flow.source].channel("mm2s", flow.source_channel)
+        dest = dmas[flow.dest].channel("s2mm", flow.dest_channel)
+        stream = Stream(f"{source.name}->{dest.name}")
+        source.connect(stream)
+        dest.connect(stream)
