@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aiedma import cli
@@ -94,3 +95,56 @@ def test_an_option_an_mlir_file_does_not_take_is_refused(capsys):
     assert status == 2
     assert err == ("aiedma walk: error: --format=json: not for an .mlir file (its BDs, "
                    "tiles, buffers and numbers come from the file)\n")
+
+
+def test_run_prints_the_outputs_and_the_report(capsys):
+    status, out, err = main(capsys, "run", EXAMPLES / "loopback.mlir")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("loopback.mlir: npu1_1col, system model, ") and \
+        lines[0].endswith(" cycles: every task done")
+    assert lines[1] == "in (64 x i32, input): 0..63"
+    assert lines[2].startswith("out (64 x i32, output): 0, 8, 16, 24, 32, 40, 48, 56, 1, 9,")
+
+
+def test_run_of_a_hang_names_each_waiting_channel_and_its_lock_and_exits_1(capsys):
+    status, out, _ = main(capsys, "run", EXAMPLES / "hang.mlir")
+    assert status == 1
+    lines = out.splitlines()
+    assert lines[0].startswith("hang.mlir: npu1_1col, system model: HANGS at cycle ")
+    assert lines[0].endswith("not done: shim(0,0).s2mm0; every waiting channel:")
+    assert ("  memtile(0,1).mm2s0: BD 1: waits on lock 65 (memtile(0,1) locks lock 1) = 0, "
+            "wants >= 1 [%full, init 0]") in lines
+
+
+def test_run_takes_a_host_buffer_from_npy(tmp_path, capsys):
+    path = tmp_path / "in.npy"
+    np.save(path, np.arange(100, 164, dtype=np.int32))
+    status, out, _ = main(capsys, "run", EXAMPLES / "loopback.mlir", "--input", f"in={path}")
+    assert status == 0
+    assert out.splitlines()[2].startswith("out (64 x i32, output): 100, 108, 116,")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--input", "nope=x.npy"], "--input=nope=x.npy: the runtime sequence has no argument "
+                                "'nope' (it has in, out)"),
+    (["--input", "in=missing.npy"], "--input=in=missing.npy: not a NumPy .npy file"),
+])
+def test_run_input_errors_are_one_line(capsys, args, message):
+    status, _, err = main(capsys, "run", EXAMPLES / "loopback.mlir", *args)
+    assert status == 2 and err.count("\n") == 1 and message in err
+
+
+def test_run_of_a_file_that_is_not_mlir_is_one_line(tmp_path, capsys):
+    path = tmp_path / "x.json"
+    path.write_text("{}")
+    status, _, err = main(capsys, "run", path)
+    assert status == 2 and "aiedma run takes an mlir-aie file (.mlir)" in err
+
+
+def test_run_of_a_truncated_design_is_one_line(tmp_path, capsys):
+    path = tmp_path / "cut.mlir"
+    path.write_text((EXAMPLES / "loopback.mlir").read_text()[:400])
+    status, _, err = main(capsys, "run", path)
+    lines = err.splitlines()
+    assert status == 2 and ": error: " in lines[-1] and "Traceback" not in err

@@ -1,0 +1,74 @@
+"""mlir-aie designs run on the system model: outputs worked out by hand, and a hang named."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aiedma.model.mlir import MlirError, read_mlir
+from aiedma.model.mlir.run import host_ramp, run_design
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "mlir"
+
+
+def run(name: str, **inputs):
+    design = read_mlir((EXAMPLES / name).read_text())
+    assert design.warnings == []
+    return run_design(design, inputs)
+
+
+def transposed(values) -> list[int]:
+    """Column by column of an 8x8 row-major block."""
+    return [values[8 * row + column] for column in range(8) for row in range(8)]
+
+
+def test_loopback_returns_the_block_transposed():
+    result = run("loopback.mlir")
+    assert result.hang is None and result.unfinished == []
+    assert result.written == ["out"]
+    assert result.host["in"].tolist() == list(range(64))          # the default ramp
+    assert result.host["out"].tolist() == transposed(list(range(64)))
+    assert result.report.words["shim(0,0).s2mm0"] == 64
+
+
+def test_loopback_takes_the_callers_input():
+    data = (np.arange(64, dtype=np.uint32) * 3 + 7)
+    result = run("loopback.mlir", **{"in": data})
+    assert result.host["out"].tolist() == transposed(data.tolist())
+
+
+def test_a_lock_never_released_hangs_and_names_every_waiting_channel():
+    result = run("hang.mlir")
+    assert result.hang is not None
+    assert result.unfinished == ["shim(0,0).s2mm0"]
+    waits = result.hang.waits
+    assert sorted(waits) == ["memtile(0,1).mm2s0", "memtile(0,1).s2mm0", "shim(0,0).s2mm0"]
+    lock = waits["memtile(0,1).mm2s0"].lock
+    # the memory tile's lock `full` (own lock 1 is ID 65) is 0 and the BD wants >= 1
+    assert (lock.lock_id, lock.local_id, lock.value, lock.wanted) == (65, 1, 0, ">= 1")
+    assert waits["memtile(0,1).mm2s0"].bd == 1
+    assert waits["shim(0,0).s2mm0"].cause == "empty"
+    assert result.host["out"].tolist() == [0] * 64
+
+
+def test_the_chain_through_a_core_tiles_ping_pong_ends_when_the_host_is_done():
+    result = run("passthrough.mlir")
+    assert result.hang is None
+    # 64 words from the host: the memory tile takes them all, the core tile's two
+    # buffers (in_prod starts at 2) take 32 each
+    assert result.report.words["tile(0,2).s2mm0"] == 64
+    assert result.report.words["memtile(0,1).mm2s0"] == 64
+
+
+def test_a_bd_that_breaks_a_rule_is_not_run():
+    text = (EXAMPLES / "loopback.mlir").read_text().replace(
+        "<size = 8, stride = 1>, <size = 8, stride = 8>",
+        "<size = 8, stride = 1>, <size = 2000, stride = 8>")
+    with pytest.raises(MlirError, match=r"d0_wrap=2000: must be in 0\.\.1023"):
+        run_design(read_mlir(text))
+
+
+def test_the_ramp_packs_narrow_elements_little_endian():
+    design = read_mlir("aie.device(npu1) {\n aiex.runtime_sequence(%a: memref<6xi8>) {\n }\n}\n")
+    (host,) = design.host
+    assert host_ramp(host).tolist() == [0x03020100, 0x00000504]
