@@ -230,9 +230,6 @@ def run(args: argparse.Namespace, text: str) -> int:
               f"not done: {', '.join(result.unfinished)}; every waiting channel:")
         for agent, stall in result.hang.waits.items():
             print(f"  {agent}: {stall}{_lock_name(design, stall)}")
-        if result.cores:
-            print(f"  (aie.core of {', '.join(map(str, result.cores))} not run: a design "
-                  "whose data pass a core waits at its locks)")
     for host in design.host:
         role = "output" if host.name in result.written else "input"
         print(f"{host.name} ({'x'.join(map(str, host.shape))} x {host.element}, {role}): "

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..arch.dtypes import WORD_BITS
 from ..bd.descriptor import BufferDescriptor
 from ..errors import AiedmaError, BDError
+from .core import CoreProgram
 
 __all__ = [
     "Buffer",
@@ -281,8 +282,8 @@ class MlirDesign:
     runtime : list of RuntimeStep
     flows : list of Flow
         The DMA-to-DMA streams (flows to or from a core's stream ports are not kept).
-    cores : list of Tile
-        The tiles with an ``aie.core`` program.
+    cores : list of CoreProgram
+        Each ``aie.core``'s locks and copies (:mod:`.core`).
     warnings : list of MlirWarning
         Each construct that was not read, with why.
     """
@@ -296,5 +297,5 @@ class MlirDesign:
     chains: list[Chain] = field(default_factory=list)
     runtime: list[RuntimeStep] = field(default_factory=list)
     flows: list[Flow] = field(default_factory=list)
-    cores: list[Tile] = field(default_factory=list)
+    cores: list[CoreProgram] = field(default_factory=list)
     warnings: list[MlirWarning] = field(default_factory=list)

@@ -29,6 +29,7 @@ from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS, span_text
 from ..arch.registers import START_QUEUE_BASE, START_QUEUE_STRIDE
 from ..bd.descriptor import BufferDescriptor, decode_image
 from ..errors import BDError
+from .core import CoreLoop, CoreProgram, CoreStep
 from .design import (
     Buffer,
     Chain,
@@ -59,6 +60,7 @@ from .syntax import (
     Bracket,
     Name,
     Operation,
+    Paren,
     Ref,
     Statement,
     SyntaxProblem,
@@ -348,8 +350,64 @@ class _Reader:
                                           op.statement.line, op.statement.column))
 
     def core(self, op: _Op) -> None:
-        self.design.cores.append(self.lookup(ref(paren(op.op)[0], "%", "the tile"), Tile,
-                                             "tile"))
+        """``aie.core(%tile) { ... }``: its locks and copies, in constant ``scf.for`` loops."""
+        tile_name = ref(paren(op.op)[0], "%", "the tile")
+        self.lookup(tile_name, Tile, "tile")
+        program = CoreProgram(tile_name, line=op.statement.line, column=op.statement.column)
+        constants: dict[str, int] = {}
+        program.body = self.core_body(op.statement.regions[0] if op.statement.regions
+                                      else [], constants)
+        self.design.cores.append(program)
+
+    def core_body(self, statements: list[Statement], constants: dict[str, int]
+                  ) -> list[CoreStep | CoreLoop]:
+        """The steps of a core region; an operation that cannot be read is a warning."""
+        body: list[CoreStep | CoreLoop] = []
+        for statement in statements:
+            if statement.label:
+                continue
+            op = self.parse(statement)
+            if op is None:
+                continue
+            try:
+                body += self.core_op(op, constants)
+            except UNREADABLE as problem:
+                self.warn(statement, f"{op.name}: not read: {reason(problem)}")
+        return body
+
+    def core_op(self, op: _Op, constants: dict[str, int]) -> list[CoreStep | CoreLoop]:
+        where = {"line": op.statement.line, "column": op.statement.column}
+        if op.name == "arith.constant" and op.op.results:
+            constants[op.op.results[0]] = integer(op.op.pieces[:1], "the constant")
+        elif op.name == "scf.for":
+            bounds = [p for p in op.op.pieces if isinstance(p, Ref | int)][1:4]
+            low, high, step = (constants[b.name] if isinstance(b, Ref) else b for b in bounds)
+            if step < 1:
+                raise NotRead(f"step {step}: a loop steps up by at least 1")
+            body = self.core_body(op.statement.regions[0] if op.statement.regions else [],
+                                  constants)
+            return [CoreLoop(len(range(low, high, step)), tuple(body))]
+        elif op.name == "aie.use_lock":
+            items = paren(op.op)
+            lock = ref(items[0], "%", "the lock")
+            self.lookup(lock, Lock, "lock")
+            action = word(items[1], "the lock action")
+            value = integer(items[2], "the lock value") if len(items) > 2 else 1
+            if action == "Release":
+                return [CoreStep("release", lock, value, **where)]
+            if action not in _ACQUIRE:
+                raise NotRead(f"lock action {action!r}")
+            return [CoreStep("acquire", lock, _ACQUIRE[action] * value, **where)]
+        elif op.name in ("func.call", "memref.copy"):
+            operands = op.op.pieces
+            if op.name == "func.call":
+                operands = next((p.items for p in op.op.pieces if isinstance(p, Paren)), ())
+                operands = tuple(item[0] for item in operands if item)
+            names = [p.name for p in operands if isinstance(p, Ref) and p.sigil == "%"
+                     and isinstance(self.values.get(p.name), Buffer)]
+            if len(names) >= 2:
+                return [CoreStep("copy", source=names[0], dest=names[-1], **where)]
+        return []
 
     # --- DMA regions ---------------------------------------------------------------------------
 

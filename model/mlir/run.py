@@ -16,13 +16,14 @@ Decisions:
   normal end, not a hang.
 * **decision**: the runtime sequence's tasks are all queued at the start, in the order
   written; ``dma_wait`` / ``sync`` / ``dma_await_task`` add no ordering.
-* **decision**: ``aie.core`` programs are not run: a design whose data must pass a core
-  hangs at the core's locks, and the result says the cores were not run.
+* **decision**: each ``aie.core`` runs as a :class:`~.core.CoreAgent` (its locks and
+  buffer copies, :mod:`.core`); it is not a finite task: a core looping for ever that
+  waits for data once the host's transfers are done is the normal end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,7 @@ from ..system.locks import LOCKS_PER_TILE, LockTable, lock_space
 from ..system.memory import Memory, memory_tile_space, shim_space
 from ..system.scheduler import DeadlockError, SystemReport, run_system
 from ..system.stream import Stream
+from .core import CoreAgent, CoreLoop, CoreProgram, CoreStep
 from .design import Chain, HostBuffer, MlirDesign, MlirError, Tile
 
 __all__ = ["LOOP_PASSES", "MlirRun", "host_ramp", "run_design"]
@@ -58,8 +60,8 @@ class MlirRun:
         channel, its BD and lock.
     unfinished : list of str
         The channels whose finite tasks were left (empty unless it hangs).
-    cores : list of Tile
-        The ``aie.core`` tiles that were not run.
+    copies : dict of str to int
+        Buffer copies each core made.
     """
 
     host: dict[str, np.ndarray]
@@ -67,7 +69,7 @@ class MlirRun:
     report: SystemReport
     hang: DeadlockError | None = None
     unfinished: list[str] = field(default_factory=list)
-    cores: list[Tile] = field(default_factory=list)
+    copies: dict[str, int] = field(default_factory=dict)
 
 
 def host_ramp(host: HostBuffer) -> np.ndarray:
@@ -115,7 +117,7 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
                 raise MlirError(f"{design_bd.title()} breaks a rule ({design_bd.problems[0]}); "
                                 "aiedma bd shows every one")
     host, bases, written = _host_memory(design, chains, inputs or {})
-    dmas = _dmas(design, chains, host)
+    dmas, tables = _dmas(design, chains, host)
     finite: list[Channel] = []
     for chain in chains:
         channel = dmas[chain.tile].channel(chain.direction, chain.channel)
@@ -130,9 +132,10 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
         if getattr(channel, "stream", None) is None:
             raise MlirError(f"channel {channel.name} has a task but no aie.flow carries its "
                             "stream")
+    cores = [_core_agent(design, program, dmas, tables) for program in design.cores]
     hang, unfinished = None, []
     try:
-        report = run_system(channels, max_cycles)
+        report = run_system([*channels, *cores], max_cycles)
     except DeadlockError as error:
         report = error.report
         unfinished = [c.name for c in finite if c.busy]
@@ -140,7 +143,8 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
             hang = error
     words = {h.name: host.data[bases[h.name]:bases[h.name] + _host_words(h)].copy()
              for h in design.host}
-    return MlirRun(words, written, report, hang, unfinished, list(design.cores))
+    return MlirRun(words, written, report, hang, unfinished,
+                   {core.name: core.copies for core in cores})
 
 
 def _host_memory(design: MlirDesign, chains: list[Chain], inputs: Mapping[str, np.ndarray]
@@ -170,10 +174,13 @@ def _host_memory(design: MlirDesign, chains: list[Chain], inputs: Mapping[str, n
     return memory, bases, written
 
 
-def _dmas(design: MlirDesign, chains: list[Chain], host: Memory) -> dict[Tile, DMA]:
+def _dmas(design: MlirDesign, chains: list[Chain], host: Memory
+          ) -> tuple[dict[Tile, DMA], dict[Tile, LockTable]]:
     dmas: dict[Tile, DMA] = {}
+    tables: dict[Tile, LockTable] = {}
     tiles = list(dict.fromkeys([c.tile for c in chains]
-                               + [t for f in design.flows for t in (f.source, f.dest)]))
+                               + [t for f in design.flows for t in (f.source, f.dest)]
+                               + [design.tiles[p.tile] for p in design.cores]))
     for tile in tiles:
         name = f"{tile.kind}({tile.column},{tile.row})"
         initial = {lock.id: lock.init for lock in design.locks.values() if lock.tile == tile}
@@ -183,7 +190,38 @@ def _dmas(design: MlirDesign, chains: list[Chain], host: Memory) -> dict[Tile, D
                   else memory_tile_space(name) if tile.kind == "memtile" else None)
         dmas[tile] = DMA(tile.kind, tile.column, tile.row, memory=memory, locks=locks,
                          name=name)
-    return dmas
+        tables[tile] = table
+    return dmas, tables
+
+
+def _core_agent(design: MlirDesign, program: CoreProgram, dmas: Mapping[Tile, DMA],
+                tables: Mapping[Tile, LockTable]) -> CoreAgent:
+    """The agent of one ``aie.core``, on its tile's memory and locks."""
+    tile = design.tiles[program.tile]
+    name = f"core({tile.column},{tile.row})"
+    lock_ids = {}
+    for key, lock in design.locks.items():
+        if lock.tile == tile:
+            lock_ids[key] = lock.id
+    buffers = {key: (b.address // 4, -(-b.bytes // 4)) for key, b in design.buffers.items()
+               if b.tile == tile}
+    for step in _all_steps(program.body):
+        used = step.lock or step.source
+        if used and used not in lock_ids and used not in buffers:
+            raise MlirError(f"aie.core of {tile} at {step.line}:{step.column} uses %{used} "
+                            "of another tile; a core is followed on its own tile's locks and "
+                            "memory")
+    memory = dmas[tile].memory.resolve(0)[0]
+    return CoreAgent(name, program, tables[tile], lock_ids, memory, buffers)
+
+
+def _all_steps(body: Sequence[CoreStep | CoreLoop]) -> Iterator[CoreStep]:
+    """Every step written in a program, each once (loops not unrolled)."""
+    for item in body:
+        if isinstance(item, CoreLoop):
+            yield from _all_steps(item.body)
+        else:
+            yield item
 
 
 def _load_chain(dma: DMA, chain: Chain, bases: Mapping[str, int]) -> None:

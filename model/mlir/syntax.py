@@ -275,7 +275,7 @@ class Operation:
 
 
 _GRAMMAR = r"""
-start: results? OPNAME piece*
+start: results? OPNAME (piece | ",")*
 results: VALUE ("," VALUE)* "="
 ?piece: paren | bracket | angle | brace | atom
 paren: "(" [item ("," item)*] ")"

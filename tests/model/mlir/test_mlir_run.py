@@ -72,3 +72,35 @@ def test_the_ramp_packs_narrow_elements_little_endian():
     design = read_mlir("aie.device(npu1) {\n aiex.runtime_sequence(%a: memref<6xi8>) {\n }\n}\n")
     (host,) = design.host
     assert host_ramp(host).tolist() == [0x03020100, 0x00000504]
+
+
+def test_a_core_follows_its_locks_and_copies_each_block_to_its_output():
+    design = read_mlir((EXAMPLES / "core.mlir").read_text())
+    (program,) = design.cores
+    assert program.tile == "tile_0_2"
+    result = run_design(design)
+    assert result.hang is None
+    assert result.copies == {"core(0,2)": 4}             # 2 passes over ping and pong
+    assert result.host["out"].tolist() == list(range(64))  # each block copied through
+
+
+def test_a_core_that_stops_early_leaves_the_host_waiting_and_names_the_lock():
+    text = (EXAMPLES / "core.mlir").read_text().replace(
+        "%c4 = arith.constant 4 : index", "%c4 = arith.constant 2 : index")
+    result = run_design(read_mlir(text))
+    assert result.copies == {"core(0,2)": 2}
+    assert result.unfinished == ["shim(0,0).s2mm0"]
+    assert result.host["out"].tolist() == [*range(32), *[0] * 32]
+    out = result.hang.waits["tile(0,2).mm2s0"].lock
+    # out_cons (lock 3) stays 0: nobody computes a third block
+    assert (out.lock_id, out.value, out.wanted) == (3, 0, ">= 1")
+    assert "core(0,2)" not in result.hang.waits            # it finished its loop
+
+
+def test_core_loops_take_their_bounds_from_constants():
+    design = read_mlir((EXAMPLES / "core.mlir").read_text())
+    (loop,) = design.cores[0].body
+    assert loop.count == 2 and len(loop.body) == 10
+    assert [s.action for s in loop.body[:5]] == ["acquire", "acquire", "copy", "release",
+                                                 "release"]
+    assert (loop.body[2].source, loop.body[2].dest) == ("in_ping", "out_buff")
