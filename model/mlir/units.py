@@ -113,7 +113,7 @@ def access_fields(kind: str, bits: int, buffer_word: int, access: Access,
     if len(sizes) == dims + 1:
         _iteration(out, bits, sizes[dims], strides[dims], len(sizes))
         sizes, strides = sizes[:dims], strides[:dims]
-    linear = (not sizes or (all(s == 1 for s in sizes[1:3]) and strides[0] == 1)) \
+    linear = (not sizes or (all(s == 1 for s in sizes[1:]) and strides[0] == 1)) \
         and not access.pads
     if not linear:
         _address_dimensions(out, kind, bits, sizes, strides)

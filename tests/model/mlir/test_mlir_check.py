@@ -174,3 +174,16 @@ def test_writebd_of_a_field_the_kind_lacks_is_named():
     out = writebd_fields("tile", {"buffer_length": 4, "d2_size": 3, "bogus": 1})
     assert [str(p) for p in out.problems] == ["bogus=1: not an attribute of aiex.npu.writebd"]
     assert out.fields["d2_wrap"] == 3          # kept, so the BD's constructor names it
+
+
+def test_a_memtile_d3_jump_is_not_taken_for_a_linear_transfer():
+    # d3 (no wrap field) of size 2 and stride 1000 after 4 contiguous words
+    out = access_fields("memtile", 32, 0, Access(0, 8, (2, 1, 1, 4), (1000, 0, 0, 1)), "mm2s")
+    assert out.problems == []
+    assert out.fields == {"base_address": 0, "buffer_length": 8, "d0_wrap": 4,
+                          "d0_stepsize": 1, "d1_wrap": 1, "d2_wrap": 1, "d3_stepsize": 1000}
+
+
+def test_a_linear_transfer_has_no_wraps():
+    out = access_fields("shim", 32, 5, Access(3, 64, (1, 1, 1, 64), (0, 0, 0, 1)), "mm2s")
+    assert out.fields == {"base_address": 8, "buffer_length": 64}
