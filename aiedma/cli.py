@@ -439,6 +439,9 @@ def _bd(args: argparse.Namespace) -> int:
         pairs = ",\n".join(f"  {json.dumps(pair)}" for pair in document.pop("writes"))
         print(json.dumps(document)[:-1] + f', "writes": [\n{pairs}\n]}}')
         return 0
+    if args.format == "mlir":
+        print(mlir_commands.lowered_text(lowered, name, args.channel), end="")
+        return 0
     if args.format == "json":
         json.dump({"kind": lowered.kind, "task": {"start_bd": lowered.task.start_bd,
                                                   "repeat_count": lowered.task.repeat_count,
@@ -704,8 +707,9 @@ def _parser() -> argparse.ArgumentParser:
     bd.add_argument("--base-address", type=_word, default=0,
                     help="word address of the buffer's element 0 (default 0)")
     bd.add_argument("--first-bd", type=int, default=0, help="number of the first BD (default 0)")
-    bd.add_argument("--format", choices=("table", "json", "writes"), default="table",
-                    help="writes: the register writes that run it (JSON, for aiedma replay)")
+    bd.add_argument("--format", choices=("table", "json", "writes", "mlir"), default="table",
+                    help="writes: the register writes that run it (JSON, for aiedma replay); "
+                         "mlir: the BDs as mlir-aie aie.dma_bd ops in a DMA region")
     bd.add_argument("--channel", type=int, default=0,
                     help="with --format writes: the channel whose start queue takes the "
                          "task (default 0)")

@@ -19,13 +19,15 @@ import numpy as np
 
 from .model import AiedmaError, Task, format_runs
 from .model.bd.fields import FIELDS
-from .model.bd.lower import word_stream_to_elements
+from .model.bd.lower import LoweredProgram, word_stream_to_elements
 from .model.bd.task import task_stream
 from .model.mlir import Chain, DesignBD, MlirDesign, MlirError, read_mlir
 from .model.mlir.design import HostBuffer, adf_dtype
 from .model.mlir.run import MlirRun, run_design
+from .model.mlir.write import lowered_to_mlir
 
-__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "refuse_options", "run", "walk"]
+__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "lowered_text", "refuse_options", "run",
+           "walk"]
 
 MAX_SHOWN_WORDS = 1 << 22
 """Most words of one chain ``walk`` computes (a larger one is named, not walked)."""
@@ -276,3 +278,12 @@ def _lock_name(design: MlirDesign, stall) -> str:
         if table == wait.table and lock.id == wait.local_id:
             return f" [%{name}, init {lock.init}]"
     return ""
+
+
+# --- bd --format mlir ---------------------------------------------------------------------
+
+def lowered_text(lowered: LoweredProgram, name: str, channel: int) -> str:
+    """A lowered port program as mlir-aie text (``aiedma bd --format mlir``)."""
+    elements = lowered.element_stream()
+    buffer_elements = int(elements.max()) + 1 if elements.size and elements.max() >= 0 else 1
+    return lowered_to_mlir(lowered, name, buffer_elements, channel)

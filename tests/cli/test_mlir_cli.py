@@ -148,3 +148,18 @@ def test_run_of_a_truncated_design_is_one_line(tmp_path, capsys):
     status, _, err = main(capsys, "run", path)
     lines = err.splitlines()
     assert status == 2 and ": error: " in lines[-1] and "Traceback" not in err
+
+
+def test_bd_format_mlir_writes_a_port_that_walks_back_to_its_stream(tmp_path, capsys):
+    port = tmp_path / "pad.json"
+    port.write_text('{"buffer_dimension": [13], "tiling_dimension": [16], "offset": [-2]}')
+    status, text, _ = main(capsys, "bd", "--kind", "memtile", "--format", "mlir", port)
+    assert status == 0
+    assert ("      aie.dma_bd(%buf : memref<13xi32>, 0, 16, [<size = 13, stride = 1>], "
+            "[<const_pad_before = 2, const_pad_after = 1>]) {bd_id = 0 : i32}"
+            ) in text.splitlines()
+    written = tmp_path / "pad.mlir"
+    written.write_text(text)
+    status, out, err = main(capsys, "walk", written)
+    assert (status, err) == (0, "")
+    assert "    Z x2, 0..12, Z x1" in out.splitlines()

@@ -1,0 +1,163 @@
+"""BDs written back in mlir-aie's notation: ``aie.dma_bd`` ops with their chain.
+
+:func:`bd_access` is the inverse of :func:`.units.access_fields`: a BD's words as
+elements of the buffer, sizes and strides outermost first, padding per dimension
+(docs/mlir.md "Units"). :func:`lowered_to_mlir` writes a lowered port program (what
+``aiedma bd --format mlir`` prints) as a device with one buffer and one DMA region whose
+``aie.dma_start`` runs the lowered task; reading it back gives the same BDs' stream.
+"""
+
+from __future__ import annotations
+
+from ..arch.dtypes import WORD_BITS, element_bits
+from ..arch.kinds import DMA_KINDS
+from ..bd.descriptor import BufferDescriptor
+from ..bd.lower import LoweredProgram
+from .design import MlirError
+from .units import Access
+
+__all__ = ["bd_access", "lowered_to_mlir", "mlir_element"]
+
+_FLOATS = {"bfloat16": "bf16", "float": "f32"}
+
+
+def mlir_element(dtype: str) -> str:
+    """The MLIR element type of an adf type: ``int16`` is ``i16``, ``float`` is ``f32``."""
+    return _FLOATS.get(dtype, f"i{element_bits(dtype)}")
+
+
+def _elements(words: int, bits: int) -> int:
+    """``words`` as elements of ``bits``; half a 64-bit element cannot be written."""
+    elements, rest = divmod(words * WORD_BITS, bits)
+    if rest:
+        raise MlirError(f"{words} word(s) are not whole {bits}-bit elements: the notation "
+                        "counts elements")
+    return elements
+
+
+def bd_access(bd: BufferDescriptor, bits: int, buffer_word: int) -> Access:
+    """A BD as an access in elements of ``bits`` (the inverse of the unit conversion).
+
+    A sub-word transfer whose dimension-0 step is not one word is written with one more
+    dimension: one word of elements, then the BD's dimension 0 as rows of one word.
+
+    Raises
+    ------
+    MlirError
+        For a BD the notation cannot write with the DMA's dimensions.
+    """
+    dims = DMA_KINDS[bd.kind].address_dimensions
+    offset = _elements(bd.base_address - buffer_word, bits)
+    length = _elements(bd.buffer_length, bits)
+    wraps = [getattr(bd, f"d{k}_wrap", 0) for k in range(dims - 1)]
+    steps = [getattr(bd, f"d{k}_stepsize") for k in range(dims)]
+    pads = [(getattr(bd, f"d{k}_zero_before", 0), getattr(bd, f"d{k}_zero_after", 0))
+            for k in range(dims)]
+    if wraps and wraps[0] == 1:
+        steps[0] = 1                     # one word a row: its step is never taken
+    iteration = bd.iteration_wrap > 1
+    padded = any(b or a for b, a in pads)
+    levels: list[tuple[int, int, int, int]] = []   # words: size, step, before, after
+    if any(wraps) or steps[0] != 1 or padded:
+        used = next((k + 1 for k in range(len(wraps)) if wraps[k] == 0), dims)
+        inner = 1                        # stream words of one step of the next dimension
+        for k in range(used):
+            before, after = pads[k]
+            size = wraps[k] if k < len(wraps) and wraps[k] else max(
+                -(-bd.buffer_length // inner), 2 if steps[k] != 1 else 1)
+            levels.append((size, steps[k], before, after))
+            inner *= before + size + after
+        if bits != WORD_BITS and steps[0] != 1:
+            if bits > WORD_BITS:
+                raise MlirError(f"d0_stepsize={steps[0]}: a {bits}-bit element is two "
+                                "words; the notation has no step inside one")
+            levels.insert(0, (1, 1, 0, 0))
+        if len(levels) > dims:
+            raise MlirError(f"the BD needs {len(levels)} dimensions to write its "
+                            f"{bits}-bit elements; a {bd.kind} has {dims}")
+    elif iteration:
+        levels = [(bd.buffer_length, 1, 0, 0)]
+    sizes = [_elements(size, bits) if k == 0 else size
+             for k, (size, _, _, _) in enumerate(levels)]
+    strides = [(step if bits == WORD_BITS else 1) if k == 0 else _elements(step, bits)
+               for k, (_, step, _, _) in enumerate(levels)]
+    padding = [(_elements(b, bits), _elements(a, bits)) if k == 0 else (b, a)
+               for k, (_, _, b, a) in enumerate(levels)]
+    if iteration:                        # the iteration is the dimension after them all
+        sizes += [1] * (dims - len(sizes))
+        strides += [0] * (dims - len(strides))
+        padding += [(0, 0)] * (dims - len(padding))
+        sizes.append(bd.iteration_wrap)
+        strides.append(_elements(bd.iteration_stepsize, bits))
+    else:                                # outer dimensions of one step say nothing
+        while len(sizes) > 1 and sizes[-1] == 1 and padding[-1] == (0, 0):
+            sizes.pop()
+            strides.pop()
+            padding.pop()
+    if not padded:
+        padding = []
+    return Access(offset, length, tuple(sizes[::-1]), tuple(strides[::-1]),
+                  tuple(padding[::-1][-len(padding):]) if padding else ())
+
+
+def _layout(pairs: list[tuple[int, int]], names: tuple[str, str]) -> str:
+    return "[" + ", ".join(f"<{names[0]} = {a}, {names[1]} = {b}>" for a, b in pairs) + "]"
+
+
+def lowered_to_mlir(lowered: LoweredProgram, name: str, buffer_elements: int,
+                    channel: int = 0, device: str = "npu1_1col") -> str:
+    """The lowered program as an mlir-aie device (text).
+
+    Parameters
+    ----------
+    lowered : LoweredProgram
+    name : str
+        Shown in the leading comment.
+    buffer_elements : int
+        Elements of the buffer (its memref's size).
+    channel : int
+        The channel whose ``aie.dma_start`` runs the task.
+    """
+    kind, dtype = lowered.kind, lowered.dtype
+    bits = element_bits(dtype)
+    element = mlir_element(dtype)
+    memref = f"memref<{buffer_elements}x{element}>"
+    row = {"shim": 0, "memtile": 1, "tile": 2}[kind]
+    region = {"shim": "aie.shim_dma", "memtile": "aie.memtile_dma", "tile": "aie.mem"}[kind]
+    memory = DMA_KINDS[kind].memory_words or 0
+    buffer_word = lowered.base_address
+    # The buffer on the tile itself: a memory tile's lowering at word 0 (its west
+    # window) is written as the same place in its own memory.
+    address = (buffer_word % memory if memory else buffer_word) * 4
+    direction = "MM2S" if lowered.direction == "read" else "S2MM"
+    lines = [f"// {name}: {kind} {lowered.direction} {dtype}, {len(lowered.bds)} BD(s), "
+             "written by aiedma bd --format mlir",
+             "module {", f"  aie.device({device}) {{",
+             f"    %tile = aie.tile(0, {row})"]
+    if kind == "shim":
+        lines.append(f"    %buf = aie.external_buffer {{sym_name = \"buf\"}} : {memref}")
+        buffer_word = 0
+    else:
+        lines.append(f"    %buf = aie.buffer(%tile) {{address = {address} : i32, "
+                     f"sym_name = \"buf\"}} : {memref}")
+    repeat = lowered.task.repeat_count - 1
+    start = f"^bd{lowered.task.start_bd}"
+    lines += [f"    %dma = {region}(%tile) {{",
+              f"      %0 = aie.dma_start({direction}, {channel}, {start}, ^end"
+              + (f", repeat_count = {repeat})" if repeat else ")")]
+    for lowered_bd in lowered.bds:
+        bd = lowered_bd.bd
+        access = bd_access(bd, bits, buffer_word)
+        arguments = f"%buf : {memref}, {access.offset}, {access.length}"
+        if access.sizes:
+            arguments += ", " + _layout(list(zip(access.sizes, access.strides, strict=True)),
+                                        ("size", "stride"))
+        if access.pads:
+            arguments += ", " + _layout(list(access.pads),
+                                        ("const_pad_before", "const_pad_after"))
+        following = f"^bd{bd.next_bd}" if bd.use_next_bd else "^end"
+        lines += [f"    ^bd{lowered_bd.bd_id}:",
+                  f"      aie.dma_bd({arguments}) {{bd_id = {lowered_bd.bd_id} : i32}}",
+                  f"      aie.next_bd {following}"]
+    lines += ["    ^end:", "      aie.end", "    }", "  }", "}"]
+    return "\n".join(lines) + "\n"
