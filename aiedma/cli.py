@@ -318,6 +318,9 @@ _define.__name__ = "NAME=VALUE"  # argparse quotes it in "invalid NAME=VALUE val
 def _walk(args: argparse.Namespace) -> int:
     if mlir_commands.is_mlir(args.file):
         return mlir_commands.walk(args, _read_text(Path(args.file)))
+    pattern = mlir_commands.access_pattern(_read_text(Path(args.file)))
+    if pattern is not None:
+        return mlir_commands.walk_pattern(args, pattern)
     if (args.format == "npy") != (args.output is not None):
         raise _Usage("--format npy and --output FILE.npy go together")
     sources = _load(args)
@@ -419,6 +422,9 @@ def _bd_table(lowered: LoweredProgram) -> list[str]:
 def _bd(args: argparse.Namespace) -> int:
     if mlir_commands.is_mlir(args.file):
         return mlir_commands.bd(args, _read_text(Path(args.file)))
+    pattern = mlir_commands.access_pattern(_read_text(Path(args.file)))
+    if pattern is not None:
+        return mlir_commands.bd_pattern(args, pattern)
     src = _one(args, _load(args))
     name = src.name
     kind = args.kind or src.kind

@@ -11,6 +11,7 @@ standard error with their ``line:column``; the rest is still shown.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,16 +19,27 @@ from pathlib import Path
 import numpy as np
 
 from .model import AiedmaError, Task, format_runs
+from .model.arch.dtypes import element_bits
 from .model.bd.fields import FIELDS
 from .model.bd.lower import LoweredProgram, word_stream_to_elements
 from .model.bd.task import task_stream
-from .model.mlir import Chain, DesignBD, MlirDesign, MlirError, read_mlir
+from .model.mlir import (
+    Access,
+    Chain,
+    DesignBD,
+    MlirDesign,
+    MlirError,
+    Tile,
+    access_fields,
+    read_mlir,
+)
 from .model.mlir.design import HostBuffer, adf_dtype
+from .model.mlir.reader import build_bd
 from .model.mlir.run import MlirRun, run_design
 from .model.mlir.write import lowered_to_mlir
 
-__all__ = ["MAX_SHOWN_WORDS", "bd", "is_mlir", "load", "lowered_text", "refuse_options", "run",
-           "walk"]
+__all__ = ["MAX_SHOWN_WORDS", "access_pattern", "bd", "bd_pattern", "is_mlir", "load",
+           "lowered_text", "pattern_indices", "refuse_options", "run", "walk", "walk_pattern"]
 
 MAX_SHOWN_WORDS = 1 << 22
 """Most words of one chain ``walk`` computes (a larger one is named, not walked)."""
@@ -287,3 +299,88 @@ def lowered_text(lowered: LoweredProgram, name: str, channel: int) -> str:
     elements = lowered.element_stream()
     buffer_elements = int(elements.max()) + 1 if elements.size and elements.max() >= 0 else 1
     return lowered_to_mlir(lowered, name, buffer_elements, channel)
+
+
+# --- IRON / taplib access patterns -----------------------------------------------------------
+
+PATTERN_KEYS = {"offset", "sizes", "strides", "tensor_dims"}
+"""The keys of an IRON / taplib access pattern in JSON (sizes and strides required)."""
+
+
+PATTERN_LIMIT = 1 << 40
+"""Largest offset, size or stride of an access pattern (far past any DMA's reach)."""
+
+
+def access_pattern(text: str) -> dict | None:
+    """The pattern of a JSON ``{offset, sizes, strides}`` text, else None."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and {"sizes", "strides"} <= set(data) <= PATTERN_KEYS:
+        return data
+    return None
+
+
+def _pattern_access(data: dict) -> Access:
+    sizes, strides = data["sizes"], data["strides"]
+    offset = data.get("offset", 0)
+    numbers = [offset, *sizes, *strides] if isinstance(sizes, list) and isinstance(
+        strides, list) else None
+    if numbers is None or not all(isinstance(n, int) and not isinstance(n, bool)
+                                  for n in numbers):
+        raise MlirError("an access pattern's offset is an integer and its sizes and "
+                        "strides lists of integers")
+    if any(abs(n) >= PATTERN_LIMIT for n in numbers):
+        raise MlirError(f"an access pattern's numbers stay below {PATTERN_LIMIT} (2**40) "
+                        "elements")
+    if len(sizes) != len(strides) or not sizes:
+        raise MlirError(f"sizes={sizes}, strides={strides}: one stride per size, at least one")
+    if any(s < 1 for s in sizes):
+        raise MlirError(f"sizes={sizes}: sizes must be at least 1")
+    count = int(np.prod(sizes, dtype=object))
+    return Access(offset, count, tuple(sizes), tuple(strides))
+
+
+def pattern_indices(access: Access) -> np.ndarray:
+    """Element indices of an access, outermost dimension slowest (taplib's order)."""
+    if access.length > MAX_SHOWN_WORDS:
+        raise MlirError(f"the pattern has {access.length} elements; walk shows at most "
+                        f"{MAX_SHOWN_WORDS}")
+    indices = np.full((), access.offset, dtype=np.int64)
+    for size, stride in zip(access.sizes, access.strides, strict=True):
+        indices = indices[..., None] + np.arange(size, dtype=np.int64) * stride
+    return indices.ravel()
+
+
+def walk_pattern(args: argparse.Namespace, data: dict) -> int:
+    """``aiedma walk tap.json``: the elements an access pattern visits."""
+    refuse_options(args, {**WALK_OPTIONS, "dtype": None})
+    indices = pattern_indices(_pattern_access(data))
+    print(f"{Path(args.file).name}: access pattern, {indices.size} elements")
+    print(f"  {format_runs(indices)}")
+    return 0
+
+
+def bd_pattern(args: argparse.Namespace, data: dict) -> int:
+    """``aiedma bd --kind K tap.json``: the pattern as one BD of a DMA, or why it is not."""
+    refuse_options(args, {k: v for k, v in BD_OPTIONS.items()
+                          if k not in ("kind", "dtype", "direction", "base_address")})
+    if args.kind is None:
+        raise MlirError("--kind: an access pattern has no DMA of its own; give tile, "
+                        "memtile or shim")
+    dtype = args.dtype or "int32"
+    direction = "s2mm" if args.direction == "write" else "mm2s"
+    converted = access_fields(args.kind, element_bits(dtype), args.base_address,
+                              _pattern_access(data), direction)
+    converted.fields["valid_bd"] = 1
+    bd_object, problems = build_bd(args.kind, converted.fields)
+    problems[:0] = converted.problems
+    print(f"{Path(args.file).name}: access pattern as a {args.kind} {direction.upper()} BD "
+          f"of {dtype}" + (f", task repeat {converted.repeat}" if converted.repeat > 1 else ""))
+    design_bd = DesignBD(Tile(0, 0, args.kind), 0, converted.fields,
+                         bd_object if not problems else None, problems, "access pattern", 0, 0)
+    print("\n".join(_field_table(args.kind, [design_bd])))
+    for problem in problems:
+        print(f"! {problem}")
+    return EXIT_BROKEN_RULES if problems else 0

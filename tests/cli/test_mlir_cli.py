@@ -163,3 +163,42 @@ def test_bd_format_mlir_writes_a_port_that_walks_back_to_its_stream(tmp_path, ca
     status, out, err = main(capsys, "walk", written)
     assert (status, err) == (0, "")
     assert "    Z x2, 0..12, Z x1" in out.splitlines()
+
+
+def test_walk_of_an_access_pattern_lists_its_elements_outermost_slowest(tmp_path, capsys):
+    path = tmp_path / "tap.json"
+    path.write_text('{"offset": 4, "sizes": [2, 3, 4], "strides": [64, 16, 1]}')
+    status, out, _ = main(capsys, "walk", path)
+    assert status == 0
+    assert out.splitlines() == ["tap.json: access pattern, 24 elements",
+                                "  4..7, 20..23, 36..39, 68..71, 84..87, 100..103"]
+
+
+def test_bd_of_an_access_pattern_converts_elements_to_words(tmp_path, capsys):
+    path = tmp_path / "tap.json"
+    path.write_text('{"offset": 4, "sizes": [2, 3, 4], "strides": [64, 16, 1]}')
+    status, out, _ = main(capsys, "bd", "--kind", "tile", "--dtype", "int8", path)
+    assert status == 0
+    rows = dict(line.split() for line in out.splitlines()[2:8])
+    # 8-bit: 4 elements are 1 word; offset 4 is word 1; strides 16 and 64 are 4 and 16 words
+    assert rows == {"base_address": "1", "buffer_length": "6", "d1_stepsize": "4",
+                    "d1_wrap": "3", "d0_wrap": "1", "d2_stepsize": "16"}
+
+
+def test_an_access_pattern_the_dma_cannot_do_is_named(tmp_path, capsys):
+    path = tmp_path / "tap.json"
+    path.write_text('{"sizes": [4, 8], "strides": [16, 2]}')
+    status, out, _ = main(capsys, "bd", "--kind", "shim", "--dtype", "int16", path)
+    assert status == 1
+    assert out.splitlines()[-1].startswith("! strides[1]=2: the innermost stride of 16-bit "
+                                           "elements must be 1")
+
+
+@pytest.mark.parametrize("text", ['{"sizes": [2], "strides": [1, 2]}',
+                                  '{"sizes": [true], "strides": [1]}',
+                                  '{"offset": 99999999999999999999, "sizes": [1], "strides": [1]}'])
+def test_a_broken_access_pattern_is_one_line(tmp_path, capsys, text):
+    path = tmp_path / "tap.json"
+    path.write_text(text)
+    status, _, err = main(capsys, "walk", path)
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
