@@ -21,7 +21,7 @@ Decisions (mlir-aie's passes do these before lowering; a file may come before th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,14 +175,18 @@ class _Reader:
 
     # --- module and device --------------------------------------------------------------------
 
+    def operations(self, statements: list[Statement]) -> Iterator[_Op]:
+        """The operations of a region that read (block labels skipped, others warned)."""
+        for statement in statements:
+            if not statement.label:
+                op = self.parse(statement)
+                if op is not None:
+                    yield op
+
     def top(self, statements: list[Statement]) -> None:
         found = False
-        for statement in statements:
-            if statement.label:
-                continue
-            op = self.parse(statement)
-            if op is None:
-                continue
+        for op in self.operations(statements):
+            statement = op.statement
             if op.name in ("module", "builtin.module"):
                 for region in statement.regions:
                     self.top(region)
@@ -207,7 +211,7 @@ class _Reader:
                                         "in row 1)")
         self.device = family or DEVICES["npu1"]
         body = device.statement.regions[0] if device.statement.regions else []
-        ops = [op for op in (self.parse(s) for s in body if not s.label) if op is not None]
+        ops = list(self.operations(body))
         self.each(ops, {"aie.tile": self.tile})
         self.each(ops, {"aie.buffer": self.buffer, "aie.lock": self.lock,
                         "aie.external_buffer": self.external_buffer,
@@ -363,16 +367,11 @@ class _Reader:
                   ) -> list[CoreStep | CoreLoop]:
         """The steps of a core region; an operation that cannot be read is a warning."""
         body: list[CoreStep | CoreLoop] = []
-        for statement in statements:
-            if statement.label:
-                continue
-            op = self.parse(statement)
-            if op is None:
-                continue
+        for op in self.operations(statements):
             try:
                 body += self.core_op(op, constants)
             except UNREADABLE as problem:
-                self.warn(statement, f"{op.name}: not read: {reason(problem)}")
+                self.warn(op.statement, f"{op.name}: not read: {reason(problem)}")
         return body
 
     def core_op(self, op: _Op, constants: dict[str, int]) -> list[CoreStep | CoreLoop]:
@@ -684,19 +683,10 @@ class _Reader:
                 self.design.host.append(host)
                 self.values[item[0].name] = host
         body = op.statement.regions[0] if op.statement.regions else []
-        for statement in body:
-            inner = self.parse(statement)
-            if inner is None:
-                continue
-            handler = self.runtime_handlers().get(inner.name)
-            self.design.runtime.append(RuntimeStep(inner.name, statement.line,
-                                                   statement.column, statement.text))
-            if handler is None:
-                continue
-            try:
-                handler(inner)
-            except UNREADABLE as problem:
-                self.warn(statement, f"{inner.name}: not read: {reason(problem)}")
+        ops = list(self.operations(body))
+        self.design.runtime += [RuntimeStep(o.name, o.statement.line, o.statement.column,
+                                            o.statement.text) for o in ops]
+        self.each(ops, self.runtime_handlers())
 
     def runtime_handlers(self) -> dict[str, Callable[[_Op], None]]:
         return {
