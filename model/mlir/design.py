@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..arch.dtypes import WORD_BITS
 from ..bd.descriptor import BufferDescriptor
@@ -280,6 +281,9 @@ class MlirDesign:
     bds : list of DesignBD
     chains : list of Chain
     runtime : list of RuntimeStep
+    schedule : list of (str, object)
+        The runtime sequence in order: ``("start", Chain)`` and ``("wait", (tile,
+        direction, channel))``.
     flows : list of Flow
         The DMA-to-DMA streams (flows to or from a core's stream ports are not kept).
     cores : list of CoreProgram
@@ -297,5 +301,6 @@ class MlirDesign:
     chains: list[Chain] = field(default_factory=list)
     runtime: list[RuntimeStep] = field(default_factory=list)
     flows: list[Flow] = field(default_factory=list)
+    schedule: list[tuple[str, Any]] = field(default_factory=list)
     cores: list[CoreProgram] = field(default_factory=list)
     warnings: list[MlirWarning] = field(default_factory=list)

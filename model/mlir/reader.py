@@ -698,8 +698,8 @@ class _Reader:
             "aiex.dma_configure_task": self.configure_task,
             "aiex.dma_configure_task_for": self.configure_task,
             "aiex.dma_start_task": self.start_task,
-            "aiex.npu.dma_wait": _nothing, "aiex.npu.sync": _nothing,
-            "aiex.dma_await_task": _nothing, "aiex.dma_free_task": _nothing,
+            "aiex.npu.dma_wait": self.wait_for, "aiex.npu.sync": self.wait_for,
+            "aiex.dma_await_task": self.wait_for, "aiex.dma_free_task": _nothing,
             "memref.get_global": self.get_global,
         }
 
@@ -733,9 +733,8 @@ class _Reader:
         bd.direction, bd.buffer_word = direction, 0
         issue = bool(integer(attrs["issue_token"], "issue_token")) if "issue_token" in attrs \
             else direction == "s2mm"
-        self.design.chains.append(Chain(tile, direction, channel, [bd], max(sizes[0], 1),
-                                        False, op.name, op.statement.line,
-                                        op.statement.column, issue))
+        self.start(Chain(tile, direction, channel, [bd], max(sizes[0], 1), False, op.name,
+                         op.statement.line, op.statement.column, issue))
 
     def runtime_tile(self, attrs: dict[str, tuple[Any, ...]]) -> Tile:
         column = integer(attrs.get("column", (0,)), "column")
@@ -775,9 +774,10 @@ class _Reader:
         if not bds:
             raise NotRead(f"starts BD {start} of {tile}, which no BD before it writes")
         chain = self.chain_from(tile, bds[-1])
-        self.design.chains.append(Chain(tile, direction, channel, chain[0], repeat, chain[1],
-                                        op.name, op.statement.line, op.statement.column,
-                                        bool(value >> 31)))
+        for design_bd in chain[0]:
+            design_bd.direction = direction
+        self.start(Chain(tile, direction, channel, chain[0], repeat, chain[1], op.name,
+                         op.statement.line, op.statement.column, bool(value >> 31)))
 
     def chain_from(self, tile: Tile, first: DesignBD) -> tuple[list[DesignBD], bool]:
         """The BDs a channel runs from ``first``, following ``next_bd`` (the latest write
@@ -872,7 +872,34 @@ class _Reader:
         name = ref(paren(op.op)[0], "%", "the task")
         if name not in self.tasks:
             raise NotRead(f"%{name} is not a configured task")
-        self.design.chains.append(self.tasks[name])
+        self.start(self.tasks[name])
+
+    def start(self, chain: Chain) -> None:
+        """A chain the runtime sequence starts, in its order."""
+        self.design.chains.append(chain)
+        self.design.schedule.append(("start", chain))
+
+    def wait_for(self, op: _Op) -> None:
+        """``dma_wait {symbol}``, ``sync {column, row, direction, channel}`` or
+        ``dma_await_task(%t)``: the sequence goes on when that channel's task is done."""
+        attrs = attributes(op.op)
+        if op.name == "aiex.npu.dma_wait":
+            symbol = ref(attrs["symbol"], "@", "symbol")
+            if symbol not in self.allocations:
+                raise NotRead(f"@{symbol} has no aie.shim_dma_allocation")
+            tile, direction, channel = self.allocations[symbol]
+        elif op.name == "aiex.npu.sync":
+            tile = self.runtime_tile(attrs)
+            # mlir-aie's DMAChannelDir: S2MM is 0, MM2S is 1
+            direction = ("s2mm", "mm2s")[integer(attrs["direction"], "direction") & 1]
+            channel = integer(attrs["channel"], "channel")
+        else:
+            name = ref(paren(op.op)[0], "%", "the task")
+            if name not in self.tasks:
+                raise NotRead(f"%{name} is not a configured task")
+            task = self.tasks[name]
+            tile, direction, channel = task.tile, task.direction, task.channel
+        self.design.schedule.append(("wait", (tile, direction, channel)))
 
 
 # --- helpers --------------------------------------------------------------------------------

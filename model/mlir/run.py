@@ -4,9 +4,10 @@ Every tile with a chain gets a :class:`~aiedma.model.system.channel.DMA` with it
 memory and its locks at their ``init`` values; every ``aie.flow`` between two DMAs is a
 stream; every chain (``dma_start``, task, runtime transfer) is queued on its channel;
 the runtime sequence's host buffers are one external memory, the ones the shim reads
-filled with a ramp (or the caller's data). The run ends when every finite task is done;
-if nothing can move before that, the run *hangs* and the result names every waiting
-channel with its BD, the lock, its value and what it wants.
+filled with a ramp (or the caller's data). The run goes on until nothing is left or
+nothing can move; if a finite task (a runtime transfer or task, a chain that does not
+loop) is left then, the run *hangs* and the result names every waiting channel and core
+with its BD, the lock, its value and what it wants.
 
 Decisions:
 
@@ -14,8 +15,11 @@ Decisions:
   block, as ``aie.mem`` programs do) runs as a task of :data:`LOOP_PASSES` passes over
   its BDs; once the finite tasks are done, such channels waiting for more data are the
   normal end, not a hang.
-* **decision**: the runtime sequence's tasks are all queued at the start, in the order
-  written; ``dma_wait`` / ``sync`` / ``dma_await_task`` add no ordering.
+* **decision**: the device's own chains (``aie.mem``, ``aie.memtile_dma``,
+  ``aie.shim_dma``) are queued before the first cycle; the runtime sequence then runs in
+  its order: a transfer or task writes its BDs and is queued when the sequence reaches
+  it (waiting while its channel's queue is full), and ``dma_wait`` / ``sync`` /
+  ``dma_await_task`` wait until that channel has finished its tasks.
 * **decision**: each ``aie.core`` runs as a :class:`~.core.CoreAgent` (its locks and
   buffer copies, :mod:`.core`); it is not a finite task: a core looping for ever that
   waits for data once the host's transfers are done is the normal end.
@@ -30,10 +34,10 @@ import numpy as np
 
 from ..arch.dtypes import WORD_BITS
 from ..bd.task import REPEAT_COUNT_MAX, Task
-from ..system.channel import DMA, Channel
+from ..system.channel import DMA, TASK_QUEUE_DEPTH, Channel
 from ..system.locks import LOCKS_PER_TILE, LockTable, lock_space
 from ..system.memory import Memory, memory_tile_space, shim_space
-from ..system.scheduler import DeadlockError, SystemReport, run_system
+from ..system.scheduler import DeadlockError, SystemReport, SystemRun
 from ..system.stream import Stream
 from .core import CoreAgent, CoreLoop, CoreProgram, CoreStep
 from .design import Chain, HostBuffer, MlirDesign, MlirError, Tile
@@ -118,33 +122,55 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
                                 "aiedma bd shows every one")
     host, bases, written = _host_memory(design, chains, inputs or {})
     dmas, tables = _dmas(design, chains, host)
-    finite: list[Channel] = []
-    for chain in chains:
-        channel = dmas[chain.tile].channel(chain.direction, chain.channel)
-        _load_chain(dmas[chain.tile], chain, bases)
-        repeat = LOOP_PASSES if chain.loops else chain.repeat
-        channel.push(Task(chain.bds[0].bd_id, repeat, chain.issue_token))
-        if not chain.loops:
-            finite.append(channel)
     _connect(design, dmas)
-    channels = [c for dma in dmas.values() for c in dma.channels if c.busy]
+    channels = list({id(c): c for c in (
+        dmas[chain.tile].channel(chain.direction, chain.channel) for chain in chains)
+    }.values())
     for channel in channels:
         if getattr(channel, "stream", None) is None:
             raise MlirError(f"channel {channel.name} has a task but no aie.flow carries its "
                             "stream")
+    started = {id(chain) for event, chain in design.schedule if event == "start"}
+    finite: list[Channel] = []
+    for chain in chains:                 # the device's own programs run from the start
+        if id(chain) not in started:
+            _start(dmas, chain, bases, finite)
     cores = [_core_agent(design, program, dmas, tables) for program in design.cores]
+    run = SystemRun([*channels, *cores], max_cycles, exact=False)
     hang, unfinished = None, []
     try:
-        report = run_system([*channels, *cores], max_cycles)
+        for event, item in design.schedule:
+            if event == "start":
+                channel = dmas[item.tile].channel(item.direction, item.channel)
+                while len(channel.queue) >= TASK_QUEUE_DEPTH:
+                    run.advance()
+                _start(dmas, item, bases, finite)
+            elif item[0] in dmas:
+                awaited = dmas[item[0]].channel(item[1], item[2])
+                while awaited.busy:
+                    run.advance()
+        while run.busy:                  # until all is done, or nothing more can move
+            run.advance()
     except DeadlockError as error:
-        report = error.report
-        unfinished = [c.name for c in finite if c.busy]
+        unfinished = [c.name for c in dict.fromkeys(finite) if c.busy]
         if unfinished:
             hang = error
+    report = run.report()
     words = {h.name: host.data[bases[h.name]:bases[h.name] + _host_words(h)].copy()
              for h in design.host}
     return MlirRun(words, written, report, hang, unfinished,
                    {core.name: core.copies for core in cores})
+
+
+def _start(dmas: Mapping[Tile, DMA], chain: Chain, bases: Mapping[str, int],
+           finite: list[Channel]) -> None:
+    """Write a chain's BDs and queue its task (a looping chain: :data:`LOOP_PASSES`)."""
+    channel = dmas[chain.tile].channel(chain.direction, chain.channel)
+    _load_chain(dmas[chain.tile], chain, bases)
+    repeat = LOOP_PASSES if chain.loops else chain.repeat
+    channel.push(Task(chain.bds[0].bd_id, repeat, chain.issue_token))
+    if not chain.loops:
+        finite.append(channel)
 
 
 def _host_memory(design: MlirDesign, chains: list[Chain], inputs: Mapping[str, np.ndarray]

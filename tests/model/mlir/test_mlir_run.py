@@ -104,3 +104,24 @@ def test_core_loops_take_their_bounds_from_constants():
     assert [s.action for s in loop.body[:5]] == ["acquire", "acquire", "copy", "release",
                                                  "release"]
     assert (loop.body[2].source, loop.body[2].dest) == ("in_ping", "out_buff")
+
+
+def test_the_runtime_sequence_reuses_bd_numbers_after_a_wait():
+    # Two rounds through loopback.mlir's memory tile with the same BD numbers: the
+    # second round's BDs are written only when the sequence reaches them.
+    text = (EXAMPLES / "loopback.mlir").read_text()
+    text = text.replace("memref<64xi32>, %out: memref<64xi32>",
+                        "memref<128xi32>, %out: memref<128xi32>")
+    first = text[text.index("      aiex.npu.dma_memcpy_nd(%in"):
+                 text.index("      aiex.npu.dma_wait")]
+    rounds = [first.replace("[0, 0, 0, 0]", f"[0, 0, 0, {k * 64}]") for k in range(2)]
+    wait = "      aiex.npu.dma_wait {symbol = @out0}\n"
+    text = text.replace(first + wait, rounds[0] + wait + rounds[1] + wait)
+    text = text.replace(": memref<64xi32>\n", ": memref<128xi32>\n")
+    design = read_mlir(text)
+    assert design.warnings == []
+    assert [e for e, _ in design.schedule] == ["start", "start", "wait"] * 2
+    result = run_design(design)
+    assert result.hang is None
+    assert result.host["out"].tolist() == [*transposed(list(range(64))),
+                                           *transposed(list(range(64, 128)))]
