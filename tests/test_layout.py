@@ -21,7 +21,7 @@ FOLDERS = {"model": "aiedma.model", "hdl": "aiedma.hdl", "tb": "aiedma.tb",
            "flows": "aiedma.flows", "aiedma": "aiedma"}
 
 # Inside the model, each layer may import itself and the layers listed below it.
-MODEL_LAYERS = ("errors", "arch", "tiling", "bd", "cycle", "system")
+MODEL_LAYERS = ("errors", "arch", "tiling", "adf", "bd", "cycle", "system")
 
 EXTERNAL_FORBIDDEN = {"aiedma.model": ("amaranth", "cocotb")}
 
