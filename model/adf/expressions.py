@@ -29,7 +29,7 @@ Decisions (each with its reason in docs/decisions.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Self
 
 from ..errors import field_error
@@ -115,6 +115,17 @@ class ExpressionParser:
         scope = scope_of_defines(defines)
         return cls(Lexer(text).tokens(), scope)
 
+    def nested(self, body: Sequence[Token], after: Token, end_name: str, scope: Scope,
+               expanding: frozenset[str] = frozenset()) -> Self:
+        """A parser one level deeper of ``body`` (a macro's or an initialiser's tokens).
+
+        Its end token, called ``end_name`` in messages, sits just after the last token
+        of ``body`` (after ``after`` when ``body`` is empty).
+        """
+        last = body[-1] if body else after
+        end = Token(END, "", last.line, last.column + len(last.text), end_name)
+        return type(self)([*body, end], scope, self.depth + 1, expanding)
+
     # -- token navigation --------------------------------------------------------------
 
     def _settle(self) -> None:
@@ -136,12 +147,14 @@ class ExpressionParser:
                 yield self.tokens[k]
 
     def peek(self, ahead: int = 0) -> Token:
+        """The token ``ahead`` places after the cursor (directives left out)."""
         for k, t in enumerate(self.upcoming()):
             if k == ahead:
                 return t
         return self.tokens[-1]
 
     def advance(self) -> Token:
+        """The token at the cursor; the cursor moves past it (never past the end)."""
         t = self.tokens[self.i]
         if t.kind != END:
             self.i += 1
@@ -149,31 +162,38 @@ class ExpressionParser:
         return t
 
     def at(self, text: str, ahead: int = 0) -> bool:
+        """Whether the name or punctuation ``text`` is ``ahead`` places on."""
         t = self.peek(ahead)
         return t.kind in (PUNCT, NAME) and t.text == text
 
     def accept(self, text: str) -> Token | None:
+        """Take ``text`` if it is next."""
         return self.advance() if self.at(text) else None
 
     def expected(self, what: str, token: Token | None = None) -> CppSyntaxError:
+        """``expected WHAT, found T`` at ``token`` (the next one by default)."""
         t = self.peek() if token is None else token
         return syntax_error(t, f"expected {what}, found {t.shown()}")
 
     def expect(self, text: str, what: str | None = None) -> Token:
+        """Take ``text``, or raise ``expected WHAT``."""
         if self.at(text):
             return self.advance()
         raise self.expected(what or repr(text))
 
     def name(self, what: str) -> Token:
+        """Take a name, or raise ``expected WHAT``."""
         if self.peek().kind != NAME:
             raise self.expected(what)
         return self.advance()
 
     def expect_end(self) -> None:
+        """Raise unless every token was read."""
         if self.peek().kind != END:
             raise self.expected("the end of the text")
 
     def adf_prefix(self) -> None:
+        """Skip an ``adf::`` qualifier."""
         if self.at("adf") and self.at("::", 1):
             self.advance()
             self.advance()
@@ -192,6 +212,7 @@ class ExpressionParser:
     # -- expressions -----------------------------------------------------------------------
 
     def expression(self) -> int:
+        """``expr``: an integer expression's value."""
         first = self.peek()
         self.depth += 1
         if self.depth > MAX_DEPTH:
@@ -251,6 +272,7 @@ class ExpressionParser:
         raise self.expected("an integer expression")
 
     def lookup(self, t: Token) -> int:
+        """The integer value of the name ``t`` (a ``#define`` body is evaluated here)."""
         entry = self.scope.names.get(t.text)
         if entry is None:
             raise syntax_error(t, f"unknown name {t.text} (not #defined or constexpr before "
@@ -264,11 +286,8 @@ class ExpressionParser:
             return entry.cache[2]
         if t.text in self.expanding:
             raise syntax_error(t, f"{t.text} is defined in terms of itself")
-        body = list(entry.body)
-        last = body[-1] if body else t
-        end = Token(END, "", last.line, last.column + len(last.text),
-                    f"the end of the definition of {t.text}")
-        sub = ExpressionParser([*body, end], scope, self.depth + 1, self.expanding | {t.text})
+        sub = self.nested(entry.body, t, f"the end of the definition of {t.text}", scope,
+                          self.expanding | {t.text})
         try:
             value = sub.expression()
             sub.expect_end()
@@ -295,6 +314,7 @@ class ExpressionParser:
         return False
 
     def constant_statement(self) -> None:
+        """Define the constants of one declaration (see :meth:`constant_ahead`)."""
         words = []
         while self.peek().kind == NAME or self.at("::"):
             t = self.advance()
@@ -341,10 +361,8 @@ class ExpressionParser:
             why = f"declared {min(bad_type)} at {position(name)}"
             self.scope.define(name.text, Definition(why=why))
             return
-        last = tokens[-1] if tokens else name
-        end = Token(END, "", last.line, last.column + len(last.text),
-                    f"the end of the initialiser of {name.text}")
-        sub = ExpressionParser([*tokens, end], self.scope, self.depth + 1)
+        sub = self.nested(tokens, name, f"the end of the initialiser of {name.text}",
+                          self.scope)
         try:
             value = sub.expression()
             sub.expect_end()

@@ -43,7 +43,7 @@ from ..errors import TilingError
 from ..tiling.parameters import TilingParameters
 from ..tiling.port import PortProgram
 from .expressions import ExpressionParser
-from .lexer import END, NAME, Token, position, syntax_error
+from .lexer import NAME, Token, position, syntax_error
 from .scopes import Definition
 
 __all__ = ["TilingParser", "parse_port_program", "parse_tiling"]
@@ -147,12 +147,8 @@ class TilingParser(ExpressionParser):
         assert entry is not None
         if t.text in self.expanding:
             raise syntax_error(t, f"{t.text} is defined in terms of itself")
-        body = list(entry.tiling)
-        last = body[-1] if body else t
-        end = Token(END, "", last.line, last.column + len(last.text),
-                    f"the end of the initialiser of {t.text}")
-        sub = TilingParser([*body, end], entry.scope or self.scope, self.depth + 1,
-                            self.expanding | {t.text})
+        sub = self.nested(entry.tiling, t, f"the end of the initialiser of {t.text}",
+                          entry.scope or self.scope, self.expanding | {t.text})
         tiling = sub.tiling()
         sub.expect_end()
         return tiling
@@ -175,6 +171,7 @@ class TilingParser(ExpressionParser):
         return t
 
     def tiling_fields(self) -> tuple[dict[str, Any], dict[str, Token]]:
+        """``fields``: the values by field name, and each field path's token."""
         values: dict[str, Any] = {}
         paths: dict[str, Token] = {}
         seen: dict[str, Token] = {}
@@ -196,6 +193,7 @@ class TilingParser(ExpressionParser):
 
     def integers(self, what: str, paths: dict[str, Token] | None = None,
                  name: str = "") -> list[int]:
+        """``ints``; ``paths`` receives ``name[i]``'s token for messages."""
         items: list[int] = []
 
         def element() -> int:
@@ -208,6 +206,7 @@ class TilingParser(ExpressionParser):
         return items
 
     def traversals(self, paths: dict[str, Token]) -> list[dict[str, int]]:
+        """``traversals``: the ``tile_traversal`` list."""
         entries: list[dict[str, int]] = []
 
         def entry() -> dict[str, int]:
@@ -220,6 +219,7 @@ class TilingParser(ExpressionParser):
         return entries
 
     def traversal(self, prefix: str, paths: dict[str, Token]) -> dict[str, int]:
+        """``traversal``: positional or designated, missing fields 0."""
         opener = self.expect("{", "'{' and a traversal {dimension, stride, wrap} "
                                   "or {.dimension = ..., .stride = ..., .wrap = ...}")
         if self.at("."):
