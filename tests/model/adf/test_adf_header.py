@@ -1,4 +1,4 @@
-"""Reading real graph headers (model/tiling/adf_header.py): the shapes of issue 16, each
+"""Reading real graph headers (model/adf/header.py): the shapes of issue 16, each
 port's context, partial results, and fuzzing (the reader never raises for its text)."""
 
 from pathlib import Path
@@ -8,8 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from aiedma.model import PortProgram
-from aiedma.model.tiling.adf_cpp import CppSyntaxError, parse_graph_header
-from aiedma.model.tiling.adf_header import read_graph_header
+from aiedma.model.adf import CppSyntaxError, parse_graph_header, read_graph_header
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 

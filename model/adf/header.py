@@ -5,8 +5,28 @@ PLIO, ``connect``. This module lets `tree-sitter <https://tree-sitter.github.io>
 (``tree-sitter-cpp``, an error-tolerant C++ grammar) find the structure (namespaces,
 classes and their members, template parameters, function bodies, declarations,
 statements) and evaluates only what a tiling needs with the hand-written reader of
-:mod:`.adf_cpp` (integer expressions, ``tiling({...})``, port programs), so its messages
+:mod:`.tilings` (integer expressions, ``tiling({...})``, port programs), so its messages
 and its ``line, column`` places stay the same.
+
+Grammar of the statements read token by token (EBNF-ish; ``[ ]`` optional, ``{ }``
+repeated, ``NAME`` an identifier; ``constant`` and ``expr`` as in :mod:`.expressions`,
+``program`` and ``ints`` as in :mod:`.tilings`)::
+
+    statement  = directive | constant | create | access | setting | other ;
+    directive  = "#define" NAME [ tokens ] | "#undef" NAME | "#" anything ;   (one line)
+    create     = target "=" [ "adf" "::" ] ( "shared_buffer" | "external_buffer" )
+                 "<" type ">" "::" "create" "(" ints "," expr "," expr ")" ";"
+               | target "=" [ "adf" "::" ] "kernel" "::" "create" "(" anything ")" ";" ;
+                 (target ends in the object's NAME; type is an adf element type
+                 or a C spelling of one: int, unsigned, short, int16_t, ...)
+    access     = [ "adf" "::" ] ( "write_access" | "read_access" )
+                 "(" object ( "." | "->" ) ( "in" | "out" ) "[" expr "]" ")" "=" program ";" ;
+    object     = [ "this" "->" ] NAME [ "[" expr "]" ] { ( "." | "->" ) NAME [ "[" expr "]" ] } ;
+    setting    = [ "adf" "::" ] ( "repetition_count" | "num_buffers" )
+                 "(" NAME { ( "." | "->" ) NAME } ")" "=" expr ";"
+               | [ "adf" "::" ] "dimensions" "(" object ( "." | "->" ) ( "in" | "out" )
+                 "[" expr "]" ")" "=" ints ";" ;
+                 (any other argument, e.g. a kernel port, makes it an "other")
 
 What it reads:
 
@@ -56,56 +76,61 @@ Decisions (each with its reason in docs/decisions.md):
 * **decision**: one error does not stop the text: a statement that cannot be read is
   skipped with its ``line, column`` error, and so is every port whose program, object or
   index is wrong. :func:`read_graph_header` returns what was read and what was skipped;
-  ``parse_graph_header`` (:mod:`.adf_cpp`) raises the first problem instead.
-* **decision**: both branches of an ``#if`` are read, as before; a later definition wins.
+  :func:`parse_graph_header` raises the first problem instead.
+* **decision**: both branches of an ``#if`` are read (:mod:`.lexer`); a later definition wins.
 * **decision**: included headers (``includes``: the command line follows ``#include "..."``
   beside the including file) give their macros, namespace-level constants and types, as
   if written before the text; a ``-D`` name still wins. Their ports are not listed.
+* **decision**: a statement the reader does not recognise (``connect<>``,
+  ``source()``, PLIO, ...) is skipped silently. A recognised statement, on the other
+  hand, is parsed strictly and any mistake in it is an error for that statement: a
+  silently dropped tiling would make a wrong model without a word.
+* **decision**: accesses are resolved when the whole text is read, so their order
+  relative to ``create`` does not matter. An access names a buffer, external buffer
+  or kernel of the text, with a port index below ``n_in``/``n_out`` (or, pasted on
+  its own, gives ``buffer_dimension``). Assigning a port twice keeps the later
+  program, as the C++ assignment does. Creating the same name twice is an error.
+  ``repetition_count``/``num_buffers`` of a name that is not a shared buffer of the
+  text (a kernel) is not ours and is ignored.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from bisect import bisect_left
 from collections import ChainMap
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-
-import tree_sitter
-import tree_sitter_cpp
+from typing import TYPE_CHECKING
 
 from ..arch.dtypes import ELEMENT_BITS
 from ..errors import AiedmaError, TilingError, field_error
-from .adf_cpp import (
-    _C_TYPES,
-    _DIRECTIVES,
-    _END,
-    _NAME,
-    _NOT_INTEGER_TYPES,
-    _PUNCT,
-    _UNDEF,
-    MAX_PORTS,
+from ..tiling.parameters import MAX_DIMENSIONS
+from ..tiling.port import PortProgram
+from .expressions import C_TYPES, NOT_INTEGER_TYPES
+from .lexer import (
+    DIRECTIVES,
+    END,
+    NAME,
+    PUNCT,
+    UNDEF,
     CppSyntaxError,
-    SharedBufferSpec,
-    _Lexer,
-    _Name,
-    _Parser,
-    _Scope,
-    _scope,
-    _syntax,
-    _Token,
-    _where,
+    Lexer,
+    Token,
+    position,
+    syntax_error,
 )
-from .parameters import MAX_DIMENSIONS
-from .port import PortProgram
+from .ports import MAX_PORTS, GraphHeader, HeaderPort, SharedBufferSpec, Skipped
+from .scopes import Definition, Scope, scope_of_defines
+from .tilings import TilingParser
 
-__all__ = ["GraphHeader", "HeaderPort", "Skipped", "read_graph_header"]
+if TYPE_CHECKING:
+    import tree_sitter
 
-KIND_WORDS = {"memtile": "memory tile", "tile": "core tile", "shim": "shim"}
-"""How a DMA kind is called in messages and listings."""
+__all__ = ["parse_graph_header", "read_graph_header"]
 
-_LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 _MAX_UNROLL = 64
 _MAX_TYPE_DEPTH = 20
 _CREATE_LOOKAHEAD = 64
@@ -130,17 +155,17 @@ _IGNORED = frozenset({"comment", "preproc_include", "preproc_def", "preproc_func
                       "base_class_clause", "attribute_declaration", "ms_declspec_modifier"})
 
 
-def _fields(tiling: tuple[_Token, ...]) -> list[tuple[_Token, ...]]:
+def _fields(tiling: tuple[Token, ...]) -> list[tuple[Token, ...]]:
     """The comma-separated parts inside the outer braces of ``{ ... }`` tokens."""
     if len(tiling) < 2 or tiling[0].text != "{" or tiling[-1].text != "}":
         return []
-    parts: list[tuple[_Token, ...]] = []
+    parts: list[tuple[Token, ...]] = []
     depth, start = 0, 1
     for k in range(1, len(tiling) - 1):
         t = tiling[k]
-        if t.kind == _PUNCT and t.text in "({[":
+        if t.kind == PUNCT and t.text in "({[":
             depth += 1
-        elif t.kind == _PUNCT and t.text in ")}]":
+        elif t.kind == PUNCT and t.text in ")}]":
             depth -= 1
         elif depth == 0 and t.text == ",":
             parts.append(tiling[start:k])
@@ -149,84 +174,28 @@ def _fields(tiling: tuple[_Token, ...]) -> list[tuple[_Token, ...]]:
     return [part for part in parts if part]
 
 
-def _punct(text: str, near: _Token) -> _Token:
+def _punct(text: str, near: Token) -> Token:
     """A punctuation token the reader adds, placed at ``near`` (for messages)."""
-    return _Token(_PUNCT, text, near.line, near.column, None, near.pos)
+    return Token(PUNCT, text, near.line, near.column, None, near.pos)
 
 
-@dataclass(frozen=True)
-class HeaderPort:
-    """One DMA port of a graph header with its port program and its context.
+@functools.cache
+def _cpp_language() -> tree_sitter.Language:
+    """The C++ grammar, loaded on the first header read."""
+    # Imported here, not at the top: tree-sitter is a compiled extension that only
+    # reading a whole header needs, and `import aiedma.model` must not load it
+    # (tests/test_layout.py checks).
+    import tree_sitter
+    import tree_sitter_cpp
 
-    Attributes
-    ----------
-    name : str
-        ``buffer.in[i]`` / ``buffer.out[j]``; the buffer's name is qualified by its class
-        (``TestCase1::mtxin.out[0]``) and may be an array element (``mtx[1].in[0]``).
-    kind : str
-        The DMA: ``memtile`` (shared buffer), ``tile`` (kernel), ``shim`` (external buffer).
-    direction : str
-        ``read`` (``read_access``: MM2S) or ``write`` (``write_access``: S2MM).
-    program : PortProgram
-        Resolved to ``shape`` when the object has one.
-    dtype : str or None
-        The buffer's element type; None for a kernel port or an undeclared object.
-    shape : tuple of int or None
-        ``create``'s shape or ``dimensions(...)``; None when only the tilings give it.
-    owner : str
-        What the object is: ``shared_buffer``, ``external_buffer``, ``kernel`` or
-        ``undeclared`` (a pasted statement).
-    line, column : int
-        Where the access is written.
-    """
-
-    name: str
-    kind: str
-    direction: str
-    program: PortProgram = field(hash=False)
-    dtype: str | None
-    shape: tuple[int, ...] | None
-    owner: str
-    line: int
-    column: int
-
-    @property
-    def context(self) -> str:
-        """``memory tile read`` and the like."""
-        return f"{KIND_WORDS[self.kind]} {self.direction}"
+    return tree_sitter.Language(tree_sitter_cpp.language())
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """Something the reader tried and could not read: where, what, and the error."""
+def _syntax_tree(data: bytes) -> tree_sitter.Tree:
+    """tree-sitter's (error-tolerant) syntax tree of UTF-8 C++ ``data``."""
+    import tree_sitter  # loaded with the grammar above, for the same reason
 
-    line: int
-    column: int
-    what: str
-    error: AiedmaError
-
-    def __str__(self) -> str:
-        return f"{self.what}: {self.error}"
-
-
-@dataclass(frozen=True)
-class GraphHeader:
-    """What :func:`read_graph_header` found.
-
-    Attributes
-    ----------
-    ports : tuple of HeaderPort
-        Every port with a program that could be read, in text order.
-    buffers : tuple of SharedBufferSpec
-        The shared buffers with their settings and programs (as ``parse_graph_header``).
-    skipped : tuple of Skipped
-        Every statement or port that could not be read, in text order, each with its
-        ``line, column`` error.
-    """
-
-    ports: tuple[HeaderPort, ...]
-    buffers: tuple[SharedBufferSpec, ...]
-    skipped: tuple[Skipped, ...]
+    return tree_sitter.Parser(_cpp_language()).parse(data)
 
 
 @dataclass
@@ -235,7 +204,7 @@ class _Object:
 
     name: str
     owner: str  # shared_buffer / external_buffer / kernel
-    where: _Token
+    where: Token
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
     n_in: int = 0
@@ -250,21 +219,21 @@ class _Access:
     candidates: tuple[str, ...]  # qualified names to look the object up by, best first
     shown: str  # the object as written
     side: str
-    side_token: _Token
+    side_token: Token
     index: int
-    where: _Token  # the access's first token
-    object_token: _Token
-    index_token: _Token
+    where: Token  # the access's first token
+    object_token: Token
+    index_token: Token
     program: PortProgram
     what: str  # the access as written, for messages
 
 
 @dataclass
 class _Context:
-    frames: tuple[MutableMapping[str, _Name], ...]  # innermost first
+    frames: tuple[MutableMapping[str, Definition], ...]  # innermost first
     owner: str | None  # the class whose members and buffers are in scope
 
-    def push(self, frame: MutableMapping[str, _Name] | None = None,
+    def push(self, frame: MutableMapping[str, Definition] | None = None,
              owner: str | None = None) -> _Context:
         return _Context(({} if frame is None else frame, *self.frames),
                         self.owner if owner is None else owner)
@@ -274,19 +243,19 @@ class _Reader:
     def __init__(self, text: str, defines: Mapping[str, int | str] | None) -> None:
         if not isinstance(text, str):
             raise field_error(CppSyntaxError, "text", type(text).__name__, "must be a str")
-        base = _scope(defines)
+        base = scope_of_defines(defines)
         self.fixed = base.fixed
-        self.macros: dict[str, _Name] = dict(base.names)
+        self.macros: dict[str, Definition] = dict(base.names)
         self.text = text
         lexer_errors: list[CppSyntaxError] = []
-        self.tokens = _Lexer(text, errors=lexer_errors).tokens()
+        self.tokens = Lexer(text, errors=lexer_errors).tokens()
         self.starts = [t.pos for t in self.tokens]
         self.directive = 0  # the next #define/#undef token to apply
         self.skipped: list[Skipped] = [Skipped(e.line or 0, e.column or 0, "text", e)
                                        for e in lexer_errors]
         self.objects: dict[str, _Object] = {}
         self.accesses: list[_Access] = []
-        self.settings: list[tuple[_Token, tuple[str, ...], int, _Token]] = []
+        self.settings: list[tuple[Token, tuple[str, ...], int, Token]] = []
         self.dimension_settings: list[tuple[tuple[str, ...], str, int, tuple[int, ...]]] = []
         self.classes: dict[str, _Context] = {}
         data = text.encode("utf-8", "surrogatepass")
@@ -301,7 +270,7 @@ class _Reader:
                     self.char_of[b + k] = i
                 b += width
             self.char_of[len(data)] = len(text)
-        self.globals: dict[str, _Name] = {}
+        self.globals: dict[str, Definition] = {}
         self.depth = 0
 
     # -- places ------------------------------------------------------------------------------
@@ -314,40 +283,40 @@ class _Reader:
         start, end = self._char(node.start_byte), self._char(node.end_byte)
         return bisect_left(self.starts, start), bisect_left(self.starts, end)
 
-    def _slice(self, a: int, b: int) -> list[_Token]:
+    def _slice(self, a: int, b: int) -> list[Token]:
         """Tokens a..b-1 and an end token that shows the token after them."""
         after = self.tokens[min(b, len(self.tokens) - 1)]
-        if after.kind == _END:
+        if after.kind == END:
             end = after
         else:
-            end = _Token(_END, "", after.line, after.column, after.shown(), after.pos)
+            end = Token(END, "", after.line, after.column, after.shown(), after.pos)
         return [*self.tokens[a:b], end]
 
-    def _first(self, node: tree_sitter.Node) -> _Token:
+    def _first(self, node: tree_sitter.Node) -> Token:
         a, b = self._range(node)
         return self.tokens[a] if a < b else self._slice(a, a)[-1]
 
-    def _scope(self, ctx: _Context) -> _Scope:
-        return _Scope(ChainMap(self.macros, *ctx.frames, self.globals), self.fixed)
+    def _scope_at(self, ctx: _Context) -> Scope:
+        return Scope(ChainMap(self.macros, *ctx.frames, self.globals), self.fixed)
 
-    def _parser(self, a: int, b: int, ctx: _Context) -> _Parser:
-        return _Parser(self._slice(a, b), self._scope(ctx))
+    def _parser(self, a: int, b: int, ctx: _Context) -> TilingParser:
+        return TilingParser(self._slice(a, b), self._scope_at(ctx))
 
     def _directives_before(self, pos: int) -> None:
         """Apply the ``#define``/``#undef`` lines before ``pos`` (they act in text order)."""
         while self.directive < len(self.tokens) and self.tokens[self.directive].pos < pos:
             t = self.tokens[self.directive]
             self.directive += 1
-            if t.kind not in _DIRECTIVES or t.text in self.fixed:
+            if t.kind not in DIRECTIVES or t.text in self.fixed:
                 continue
-            if t.kind == _UNDEF:
+            if t.kind == UNDEF:
                 self.macros.pop(t.text, None)
             elif t.value is None:
-                self.macros[t.text] = _Name(why=f"a function-like macro ({_where(t)})")
+                self.macros[t.text] = Definition(why=f"a function-like macro ({position(t)})")
             else:
-                self.macros[t.text] = _Name(body=t.value)
+                self.macros[t.text] = Definition(body=t.value)
 
-    def _skip(self, what: str, error: AiedmaError, token: _Token | None = None) -> None:
+    def _skip(self, what: str, error: AiedmaError, token: Token | None = None) -> None:
         line = getattr(error, "line", None)
         if line is None:
             match = re.match(r"line (\d+), column (\d+)", str(error))
@@ -364,7 +333,7 @@ class _Reader:
     # -- the walk --------------------------------------------------------------------------
 
     def read(self) -> GraphHeader:
-        tree = tree_sitter.Parser(_LANGUAGE).parse(self.data)
+        tree = _syntax_tree(self.data)
         self.item(tree.root_node, _Context((), None))  # the root may be an ERROR
         self._directives_before(len(self.text) + 1)
         return self.resolve()
@@ -416,7 +385,7 @@ class _Reader:
             self.broken(node, ctx)
 
     def template(self, node: tree_sitter.Node, ctx: _Context) -> None:
-        frame: dict[str, _Name] = {}
+        frame: dict[str, Definition] = {}
         params = node.child_by_field_name("parameters")
         for p in params.named_children if params is not None else []:
             name_node = p.child_by_field_name("name") or p.child_by_field_name("declarator")
@@ -429,20 +398,22 @@ class _Reader:
                 continue
             name = self._text(name_node).lstrip("&*. ")
             if p.type == "optional_type_parameter_declaration":
-                frame[name] = _Name(why=f"a type (template parameter at "
-                                        f"{_where(self._first(p))})",
-                                    type=self._text(p.child_by_field_name("default_type")),
-                                    scope=self._scope(ctx))
+                frame[name] = Definition(why=f"a type (template parameter at "
+                                             f"{position(self._first(p))})",
+                                         type=self._text(p.child_by_field_name("default_type")),
+                                         scope=self._scope_at(ctx))
             elif p.type == "type_parameter_declaration":
-                frame[name] = _Name(why=f"a template parameter without a default "
-                                        f"({_where(self._first(p))}); give it with -D {name}=...",
-                                    type="")
+                frame[name] = Definition(why=f"a template parameter without a default "
+                                             f"({position(self._first(p))}); give it with "
+                                             f"-D {name}=...",
+                                         type="")
             elif p.type == "optional_parameter_declaration":
                 a, b = self._range(p.child_by_field_name("default_value"))
-                frame[name] = _Name(body=tuple(self.tokens[a:b]), scope=self._scope(ctx))
+                frame[name] = Definition(body=tuple(self.tokens[a:b]), scope=self._scope_at(ctx))
             else:
-                frame[name] = _Name(why=f"a template parameter without a default "
-                                        f"({_where(self._first(p))}); give it with -D {name}=...")
+                frame[name] = Definition(why=f"a template parameter without a default "
+                                             f"({position(self._first(p))}); give it with "
+                                             f"-D {name}=...")
         inner = ctx.push(frame)
         for child in node.named_children:
             if child is not params:
@@ -454,7 +425,7 @@ class _Reader:
             return
         name = self._text(node.child_by_field_name("name")).split("<")[0].strip() or "class"
         owner = name.split("::")[-1]
-        members: dict[str, _Name] = {}
+        members: dict[str, Definition] = {}
         inner = ctx.push(members, owner)
         self.classes[owner] = inner
         later = []
@@ -484,14 +455,14 @@ class _Reader:
                     ctx = self.classes[scope]
         self.items(body, ctx.push())
 
-    def alias(self, node: tree_sitter.Node, frame: MutableMapping[str, _Name]) -> None:
+    def alias(self, node: tree_sitter.Node, frame: MutableMapping[str, Definition]) -> None:
         if node.type == "alias_declaration":
             name = self._text(node.child_by_field_name("name"))
         else:
             name = self._text(node.child_by_field_name("declarator"))
         written = self._text(node.child_by_field_name("type"))
         if name.isidentifier():
-            frame[name] = _Name(why=f"a type ({_where(self._first(node))})", type=written)
+            frame[name] = Definition(why=f"a type ({position(self._first(node))})", type=written)
 
     def declaration(self, node: tree_sitter.Node, ctx: _Context) -> None:
         if node.has_error:
@@ -534,8 +505,8 @@ class _Reader:
                 else:
                     a, b = self._range(value)
                     tiling = tuple(self.tokens[a:b])
-                frame[name] = _Name(why=f"a tiling_parameters variable ({_where(where)})",
-                                    tiling=tiling, scope=self._scope(ctx))
+                frame[name] = Definition(why=f"a tiling_parameters variable ({position(where)})",
+                                         tiling=tiling, scope=self._scope_at(ctx))
             elif value is None:
                 continue
             else:
@@ -543,13 +514,14 @@ class _Reader:
                 body = self.tokens[a:b]
                 if len(body) >= 2 and (body[0].text, body[-1].text) in (("{", "}"), ("(", ")")):
                     body = body[1:-1]  # int N{4}; int N(4);
-                bad = words & _NOT_INTEGER_TYPES
+                bad = words & NOT_INTEGER_TYPES
                 if bad:
-                    frame[name] = _Name(why=f"declared {min(bad)} at {_where(self._first(d))}")
+                    frame[name] = Definition(
+                        why=f"declared {min(bad)} at {position(self._first(d))}")
                 else:
-                    frame[name] = _Name(body=tuple(body), scope=self._scope(ctx))
+                    frame[name] = Definition(body=tuple(body), scope=self._scope_at(ctx))
 
-    def _declare(self, ctx: _Context, name: str, owner: str, where: _Token,
+    def _declare(self, ctx: _Context, name: str, owner: str, where: Token,
                  size: tree_sitter.Node | None) -> None:
         names = [name]
         if size is not None:
@@ -576,17 +548,17 @@ class _Reader:
             return
         if turns is None:
             init = node.child_by_field_name("initializer")
-            frame: dict[str, _Name] = {}
+            frame: dict[str, Definition] = {}
             for d in (init.children_by_field_name("declarator") if init is not None else []):
                 target = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
-                frame[self._text(target)] = _Name(
-                    why=f"a loop variable ({_where(self._first(node))}); only "
+                frame[self._text(target)] = Definition(
+                    why=f"a loop variable ({position(self._first(node))}); only "
                         "for (int i = A; i < B; i++) with constant bounds is unrolled")
             self.item(body, ctx.push(frame))
             return
         name, values = turns
         for value in values:
-            self.item(body, ctx.push({name: _Name(value=value)}))
+            self.item(body, ctx.push({name: Definition(value=value)}))
 
     def _turns(self, node: tree_sitter.Node, ctx: _Context) -> tuple[str, range] | None:
         """``(i, range)`` of ``for (int i = A; i < B; i++)`` with constant A and B."""
@@ -631,8 +603,9 @@ class _Reader:
                 name = self._text(target)
                 for frame in ctx.frames:
                     if name in frame:
-                        frame[name] = _Name(why=f"assigned again at {_where(self._first(node))}"
-                                                " (later assignments are not followed)")
+                        frame[name] = Definition(
+                            why=f"assigned again at {position(self._first(node))} "
+                                "(later assignments are not followed)")
                         break
         a, b = self._range(node)
         self.tokens_statements(a, b, ctx)
@@ -666,11 +639,11 @@ class _Reader:
             kept = [part for part in _fields(entry.tiling)  # a field set again is replaced
                     if not (len(part) > 1 and part[0].text == "." and part[1].text == field)]
             kept.append((*self.tokens[dot:f_end], equals, *tokens))
-            joined: list[_Token] = [entry.tiling[0]]
+            joined: list[Token] = [entry.tiling[0]]
             for k, part in enumerate(kept):
                 joined += [*([_punct(",", part[0])] if k else []), *part]
             tokens = (*joined, _punct("}", tokens[-1] if tokens else equals))
-        frame[name] = _Name(why=entry.why, tiling=tokens, scope=entry.scope)
+        frame[name] = Definition(why=entry.why, tiling=tokens, scope=entry.scope)
         return True
 
     def broken(self, node: tree_sitter.Node, ctx: _Context) -> None:
@@ -682,7 +655,7 @@ class _Reader:
 
     def tokens_statements(self, a: int, b: int, ctx: _Context) -> None:
         parser = self._parser(a, b, ctx)
-        while parser.peek().kind != _END:
+        while parser.peek().kind != END:
             start = parser.peek()
             before = parser.i
             try:
@@ -693,33 +666,33 @@ class _Reader:
                     parser.advance()
 
     @staticmethod
-    def _what(tokens: list[_Token], start: int, ctx: _Context) -> str:
+    def _what(tokens: list[Token], start: int, ctx: _Context) -> str:
         """How to name a statement in a message: ``write_access(mtx.in[1])`` (up to the
         first call's closing parenthesis, at most 12 tokens), else its first words."""
         words: list[str] = []
         depth = 0
         for t in tokens[start:start + 16]:
-            if t.kind == _END or (depth == 0 and t.text in (";", "}")):
+            if t.kind == END or (depth == 0 and t.text in (";", "}")):
                 break
             if t.text == "{":
                 words.append("...")
                 break
             words.append(t.text)
-            depth += {"(": 1, ")": -1}.get(t.text, 0) if t.kind != _NAME else 0
+            depth += {"(": 1, ")": -1}.get(t.text, 0) if t.kind != NAME else 0
             if depth == 0 and t.text == ")":
                 break
         shown = " = ".join(part.replace("adf::", "") for part in "".join(words).split("="))
         shown = shown or "statement"
         return shown if ctx.owner is None else f"{shown} in class {ctx.owner}"
 
-    def one_statement(self, p: _Parser, ctx: _Context) -> None:
+    def one_statement(self, p: TilingParser, ctx: _Context) -> None:
         t = p.peek()
-        if t.kind != _NAME and t.text in (";", "{", "}", ":"):
+        if t.kind != NAME and t.text in (";", "{", "}", ":"):
             p.advance()
             return
         k = 2 if p.at("adf") and p.at("::", 1) else 0
         head = p.peek(k)
-        if head.kind == _NAME and p.at("(", k + 1):
+        if head.kind == NAME and p.at("(", k + 1):
             if head.text in ("read_access", "write_access"):
                 self.access(p, ctx)
                 return
@@ -734,13 +707,13 @@ class _Reader:
             p.advance()
 
     @staticmethod
-    def _create_ahead(p: _Parser) -> bool:
+    def _create_ahead(p: TilingParser) -> bool:
         depth = 0
         # A create's '=' comes within a few tokens (this->mtx[i] =); the bound keeps
         # reading a long broken stretch token by token linear.
-        tokens = list(itertools.islice(p._ahead(), _CREATE_LOOKAHEAD))
+        tokens = list(itertools.islice(p.upcoming(), _CREATE_LOOKAHEAD))
         for k, t in enumerate(tokens):
-            if t.kind == _END:
+            if t.kind == END:
                 return False
             if t.text in ("(", "["):
                 depth += 1
@@ -758,25 +731,25 @@ class _Reader:
                     (rest[1:2] == ["<"] or rest[1:3] == ["::", "create"])
         return False
 
-    def _target(self, p: _Parser) -> tuple[_Token, str]:
+    def _target(self, p: TilingParser) -> tuple[Token, str]:
         """``x``, ``this->x``, ``g.x``, ``x[1]`` before ``=``: the name token and the key."""
         name = None
         key = ""
         while not p.at("="):
             t = p.advance()
-            if t.kind == _END:
+            if t.kind == END:
                 raise p.expected("'='", t)
             if t.text == "[" and name is not None:
                 index = p.expression()
                 p.expect("]", "']' after the index")
                 key = f"{name.text}[{index}]"
-            elif t.kind == _NAME and t.text != "this":
+            elif t.kind == NAME and t.text != "this":
                 name, key = t, t.text
         if name is None:
             raise p.expected("a buffer name before '='")
         return name, key
 
-    def create(self, p: _Parser, ctx: _Context) -> None:
+    def create(self, p: TilingParser, ctx: _Context) -> None:
         name, key = self._target(p)
         p.expect("=")
         p.adf_prefix()
@@ -792,9 +765,9 @@ class _Reader:
         qualified = self._qualified(ctx, key)
         if owner == "kernel":
             depth = 1
-            while depth and p.peek().kind != _END:
+            while depth and p.peek().kind != END:
                 t = p.advance()
-                depth += {"(": 1, ")": -1}.get(t.text, 0) if t.kind != _NAME else 0
+                depth += {"(": 1, ")": -1}.get(t.text, 0) if t.kind != NAME else 0
             p.accept(";")
             self.objects[qualified] = _Object(qualified, "kernel", name)
             return
@@ -806,43 +779,43 @@ class _Reader:
         p.expect(",", "',' and the number of output ports")
         n_out_token = p.peek()
         n_out = p.expression()
-        p.expect(")", f"')' to close the '(' at {_where(opener)}")
+        p.expect(")", f"')' to close the '(' at {position(opener)}")
         p.expect(";")
         old = self.objects.get(qualified)
         if old is not None and old.shape is not None:
-            raise _syntax(name, f"expected a new buffer name, found {name.shown()} "
-                                f"(created already at {_where(old.where)})")
+            raise syntax_error(name, f"expected a new buffer name, found {name.shown()} "
+                                     f"(created already at {position(old.where)})")
         if not 1 <= len(shape) <= MAX_DIMENSIONS or min(shape) < 1:
-            raise TilingError(f"{_where(shape_token)}: " + str(field_error(
+            raise TilingError(f"{position(shape_token)}: " + str(field_error(
                 TilingError, "shape", shape,
                 f"a {owner.replace('_', ' ')} has 1 to {MAX_DIMENSIONS} dimensions of at "
                 "least 1 element")))
         least = 1 if owner == "shared_buffer" else 0
         for what, token, count in (("n_in", n_in_token, n_in), ("n_out", n_out_token, n_out)):
             if not least <= count <= MAX_PORTS:
-                raise TilingError(f"{_where(token)}: " + str(field_error(
+                raise TilingError(f"{position(token)}: " + str(field_error(
                     TilingError, what, count,
                     f"a memory tile has 1 to {MAX_PORTS} ports each way (6 of its own, "
                     "4 borrowed from each neighbour)" if least else
                     f"an external buffer has 0 to {MAX_PORTS} ports each way")))
         self.objects[qualified] = _Object(qualified, owner, name, dtype, shape, n_in, n_out)
 
-    def element_type(self, p: _Parser, ctx: _Context) -> str:
+    def element_type(self, p: TilingParser, ctx: _Context) -> str:
         first = p.peek()
         words = []
         depth = 0
-        while p.peek().kind != _END and (depth or not p.at(">")):
+        while p.peek().kind != END and (depth or not p.at(">")):
             t = p.advance()
             depth += {"<": 1, ">": -1}.get(t.text, 0)
             words.append(t.text)
-        return self._resolve_type(" ".join(words), self._scope(ctx).names, first, 0)
+        return self._resolve_type(" ".join(words), self._scope_at(ctx).names, first, 0)
 
-    def _resolve_type(self, written: str, names: Mapping[str, _Name], where: _Token,
+    def _resolve_type(self, written: str, names: Mapping[str, Definition], where: Token,
                       depth: int) -> str:
         words = [w for w in re.split(r"\s*::\s*|\s+", written.strip())
                  if w and w not in ("adf", "std", "const", "typename", "struct", "class")]
         joined = " ".join(words)
-        dtype = _C_TYPES.get(joined, joined)
+        dtype = C_TYPES.get(joined, joined)
         if dtype in ELEMENT_BITS:
             return dtype
         entry = names.get(words[-1]) if len(words) == 1 else None
@@ -850,21 +823,21 @@ class _Reader:
             if entry.type:
                 inner = entry.scope.names if entry.scope is not None else names
                 return self._resolve_type(entry.type, inner, where, depth + 1)
-            if entry.body and all(t.kind == _NAME or t.text == "::" for t in entry.body):
+            if entry.body and all(t.kind == NAME or t.text == "::" for t in entry.body):
                 return self._resolve_type(" ".join(t.text for t in entry.body), names, where,
                                           depth + 1)
             if entry.why:
-                raise _syntax(where, f"expected an adf element type, found {joined!r} "
-                                     f"({entry.why})")
+                raise syntax_error(where, f"expected an adf element type, found {joined!r} "
+                                          f"({entry.why})")
         found = repr(joined) if words else where.shown()
-        raise _syntax(where, f"expected an adf element type ({', '.join(ELEMENT_BITS)}), "
-                             f"found {found}")
+        raise syntax_error(where, f"expected an adf element type ({', '.join(ELEMENT_BITS)}), "
+                                  f"found {found}")
 
-    def _port(self, p: _Parser, ctx: _Context, what: str
-              ) -> tuple[tuple[str, ...], str, _Token, _Token, int, _Token]:
+    def _port(self, p: TilingParser, ctx: _Context, what: str
+              ) -> tuple[tuple[str, ...], str, Token, Token, int, Token]:
         """``mtx.in[i]``, ``this->mtx[1].out[j]``, ``k1.in[0]``: the object's lookup keys,
         its spelling and token, the side, the index and the index's token."""
-        parts: list[tuple[_Token, int | None]] = []
+        parts: list[tuple[Token, int | None]] = []
         index_token = p.peek()
         while True:
             t = p.name(what if not parts else "a member name")
@@ -890,7 +863,7 @@ class _Reader:
         candidates = (self._qualified(ctx, key), key) if ctx.owner else (key,)
         return candidates, key, obj, side_token, index, index_token
 
-    def access(self, p: _Parser, ctx: _Context) -> None:
+    def access(self, p: TilingParser, ctx: _Context) -> None:
         what = self._what(p.tokens, p.i, ctx)
         p.adf_prefix()
         head = p.advance()
@@ -898,20 +871,20 @@ class _Reader:
         opener = p.expect("(")
         candidates, shown, obj, side, index, index_token = self._port(
             p, ctx, "a port like mtx.in[0]")
-        p.expect(")", f"')' to close the '(' at {_where(opener)}")
+        p.expect(")", f"')' to close the '(' at {position(opener)}")
         p.expect("=", f"'=' after {head.text}(...)")
         program = p.program()
         p.expect(";", "';' after the port program")
         self.accesses.append(_Access(direction, candidates, shown, side.text, side, index, head,
                                      obj, index_token, program, what))
 
-    def setting(self, p: _Parser, ctx: _Context) -> None:
+    def setting(self, p: TilingParser, ctx: _Context) -> None:
         p.adf_prefix()
         head = p.advance()
         opener = p.expect("(")
         if head.text == "dimensions":
             candidates, _, _, side, index, _ = self._port(p, ctx, "a kernel port")
-            p.expect(")", f"')' to close the '(' at {_where(opener)}")
+            p.expect(")", f"')' to close the '(' at {position(opener)}")
             p.expect("=", "'=' after dimensions(...)")
             shape = tuple(p.integers("'{' and the buffer's shape"))
             p.accept(";")
@@ -929,7 +902,7 @@ class _Reader:
         if not p.at(")"):  # e.g. a kernel port: not a buffer setting we model
             p.skip_statement()
             return
-        p.expect(")", f"')' to close the '(' at {_where(opener)}")
+        p.expect(")", f"')' to close the '(' at {position(opener)}")
         p.expect("=", f"'=' after {head.text}(...)")
         value_token = p.peek()
         value = p.expression()
@@ -956,10 +929,10 @@ class _Reader:
                 continue  # a kernel's repetition_count, an external buffer: not ours
             try:
                 if head.text == "num_buffers" and value not in (1, 2):
-                    raise TilingError(f"{_where(token)}: " + str(field_error(
+                    raise TilingError(f"{position(token)}: " + str(field_error(
                         TilingError, "num_buffers", value, "must be 1 or 2 (ping-pong)")))
                 if value < 1:
-                    raise TilingError(f"{_where(token)}: " + str(field_error(
+                    raise TilingError(f"{position(token)}: " + str(field_error(
                         TilingError, head.text, value, "must be at least 1")))
             except TilingError as error:
                 self._skip(f"{head.text}({obj.name})", error, token)
@@ -998,10 +971,10 @@ class _Reader:
         if obj is None or (obj.owner != "kernel" and obj.shape is None):
             if not all(e.buffer_dimension for e in program):
                 known = ", ".join(o.name for o in self.objects.values() if o.shape) or "none"
-                raise _syntax(a.object_token, f"expected a shared buffer created in this text "
-                                              f"({known}), found {a.object_token.shown()} (a "
-                                              "statement on its own needs .buffer_dimension "
-                                              "in every tiling)")
+                raise syntax_error(a.object_token, f"expected a shared buffer created in this text "
+                                                   f"({known}), found {a.object_token.shown()} (a "
+                                                   "statement on its own needs .buffer_dimension "
+                                                   "in every tiling)")
             name = f"{a.candidates[0]}.{a.side}[{a.index}]"
             return HeaderPort(name, "memtile", a.direction, program, None, None, "undeclared",
                               a.where.line, a.where.column)
@@ -1010,21 +983,21 @@ class _Reader:
             if a.side != wanted:
                 what = (f"'{wanted}' ({a.direction}_access programs an "
                         f"{'input' if wanted == 'in' else 'output'} port: buffer.{wanted}[i])")
-                raise _syntax(a.side_token, f"expected {what}, found '{a.side}'")
+                raise syntax_error(a.side_token, f"expected {what}, found '{a.side}'")
             count = obj.n_in if a.direction == "write" else obj.n_out
             if not 0 <= a.index < count:
                 which = ("input", "n_in") if a.direction == "write" else ("output", "n_out")
-                raise _syntax(a.index_token, f"expected an {which[0]} port index 0..{count - 1} "
-                                             f"({a.shown} has {which[1]}={count}), "
-                                             f"found {a.index}")
+                raise syntax_error(a.index_token, f"expected an {which[0]} port index "
+                                                  f"0..{count - 1} ({a.shown} has "
+                                                  f"{which[1]}={count}), found {a.index}")
             shape = obj.shape
         else:
             shape = obj.dimensions.get((a.side, a.index))
             if shape is None and not all(e.buffer_dimension for e in program):
-                raise _syntax(a.object_token, f"expected .buffer_dimension in every tiling of "
-                                              f"the kernel port {a.shown}.{a.side}[{a.index}] "
-                                              f"(or dimensions({a.shown}.{a.side}[{a.index}]) "
-                                              "= {...})")
+                raise syntax_error(a.object_token, f"expected .buffer_dimension in every tiling of "
+                                                   f"the kernel port {a.shown}.{a.side}[{a.index}] "
+                                                   f"(or dimensions({a.shown}.{a.side}[{a.index}]) "
+                                                   "= {...})")
         if shape is not None:
             program = program.resolve(shape)
         return HeaderPort(f"{obj.name}.{a.side}[{a.index}]", _OBJECT_KINDS[obj.owner],
@@ -1071,8 +1044,8 @@ def read_graph_header(text: str, defines: Mapping[str, int | str] | None = None,
     >>> print(header.skipped[0])
     read_access(mtxin.out[7]) in class A: line 11, column 35: expected an output port ...
     """
-    macros: dict[str, _Name] = {}
-    names: dict[str, _Name] = {}
+    macros: dict[str, Definition] = {}
+    names: dict[str, Definition] = {}
     for included in includes:  # each one sees what the ones before it defined
         before = _Reader(included, defines)
         before.macros.update((k, v) for k, v in macros.items() if k not in before.fixed)
@@ -1083,3 +1056,40 @@ def read_graph_header(text: str, defines: Mapping[str, int | str] | None = None,
     reader.macros.update((k, v) for k, v in macros.items() if k not in reader.fixed)
     reader.globals.update(names)
     return reader.read()
+
+
+def parse_graph_header(text: str,
+                       defines: Mapping[str, int | str] | None = None) -> list[SharedBufferSpec]:
+    """Every ``shared_buffer`` of a graph header, with its port programs (strict).
+
+    The header is read by :func:`read_graph_header` (classes, templates,
+    locals, tiling variables, ...); a buffer made inside class ``C`` is named ``C::x``.
+    Kernel and external-buffer ports are not in this list (``read_graph_header`` has
+    them, with every port's context).
+
+    Returns
+    -------
+    list of SharedBufferSpec
+        In the order the buffers were created.
+
+    Raises
+    ------
+    CppSyntaxError, TilingError
+        The first problem in the text (``read_graph_header`` lists them all instead).
+
+    Examples
+    --------
+    >>> [spec] = parse_graph_header('''
+    ...     mtx = shared_buffer<int16>::create({8}, 1, 1);
+    ...     connect<>(k1.out[0], mtx.in[0]);
+    ...     read_access(mtx.out[0]) = tiling({.buffer_dimension = {8},
+    ...                                       .tiling_dimension = {4}, .offset = {2}});''')
+    >>> spec.name, spec.dtype, spec.shape, sorted(spec.read_access), spec.write_access
+    ('mtx', 'int16', (8,), [0], {})
+    >>> spec.read_access[0].indices().tolist()
+    [2, 3, 4, 5]
+    """
+    header = read_graph_header(text, defines)
+    if header.skipped:
+        raise header.skipped[0].error
+    return list(header.buffers)
