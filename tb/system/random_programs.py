@@ -239,7 +239,7 @@ class RandomProgram:
         channels, sinks = [reader, writer], []
         bds = [place.read_bd] if place.third_bd is None else [place.read_bd, place.third_bd]
         for r, bd in enumerate(bds):
-            # MM2S 1's stream and sink keep their names from before MM2S 2 came.
+            # MM2S 1's stream and sink are "out" and "sink" on every kind; MM2S 2's are numbered.
             out = Stream("out" if r == 0 else f"out{r}")
             dma.write_bd(bd, BufferDescriptor(
                 self.kind, base_address=place.target, buffer_length=4, lock_acq_enable=1,
@@ -310,7 +310,8 @@ def random_program(seed: int, kind: str = "memtile") -> RandomProgram:
     tokens = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5)
     readies = [ready]
     if place.third_bd is not None:
-        # Drawn last, so the rest of a program is what the seed gave before.
+        # Drawn last: the draws above are the same whether or not the place has a
+        # second reader.
         tokens += (rng.random() < 0.5,)
         readies.append([rng.random() < 0.6 for _ in range(rng.randint(0, 300))])
     text = f"{kind}, repeat {repeat}, tokens {tokens}, reads {reads}"
