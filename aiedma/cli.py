@@ -427,17 +427,19 @@ def _sim(args: argparse.Namespace) -> int:
     if args.exact:
         raise _Usage("--exact: steps every cycle of a graph's system model; give the graph "
                      "with --graph")
-    from .tb import regress  # Amaranth and the simulators load only when asked for
+    from .tb.regress import blocks  # Amaranth and the simulators load only when asked for
 
     argv = ["--sim", args.sim, "--bds", str(args.bds), "--seed", str(args.seed),
             "--kinds", *args.kinds] + (["--waves"] if args.waves else [])
-    return regress.main(argv)
+    return blocks.main(argv)
 
 
 def _sim_file(args: argparse.Namespace) -> int:
     """Every port of a file lowered and its BDs run through the address generator RTL."""
     from .model.bd.task import TaskWalk
-    from .tb.run import check_addrgen  # Amaranth and the simulators load only when asked for
+    from .tb.block.harness import (
+        check_addrgen,  # Amaranth and the simulators load only when asked for
+    )
 
     if len(args.kinds) != 1 and any(src.kind is None for src in _load(args)):
         raise _Usage("--kinds: a JSON tiling has no DMA of its own; give exactly one kind")
@@ -493,8 +495,8 @@ def _replay(args: argparse.Namespace) -> int:
     kind, writes = read_writes_document(document)
     if args.kind and args.kind != kind:
         raise _Usage(f"--kind={args.kind}: {path} programs a {kind} DMA")
-    from .tb.dma_run import run_dma  # Amaranth loads only when asked for
-    from .tb.loop_random import SHIM_MEMORY_WORDS
+    from .tb.system.dma_check import run_dma  # Amaranth loads only when asked for
+    from .tb.system.random_programs import SHIM_MEMORY_WORDS
 
     # The memory the DMA's BDs address: a shim's external memory starts at word 0.
     own = (range(SHIM_MEMORY_WORDS) if kind == "shim"

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from ..hdl.export import TOPS, export_verilog
 from ..model.arch.kinds import KINDS
-from ..tb.tools import ToolMissing
+from ..tb.common.tools import ToolMissing
 from .machine import machine_line, tool_output
 from .pin_harness import PinHarness, port_bits
 

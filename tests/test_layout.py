@@ -146,8 +146,8 @@ def test_imports_point_one_way():
     ("aiedma.model.bd.lower", "aiedma.model.system.graph"),   # a layer above
     ("aiedma.model.tiling.walk", "aiedma.model.bd.fields"),
     ("aiedma.model.bd.fields", "amaranth.hdl"),                # the model stays NumPy
-    ("aiedma.hdl.addrgen", "aiedma.tb.run"),                   # RTL below testbenches
-    ("aiedma.tb.bulk", "aiedma.flows.verilog"),                # tb below flows
+    ("aiedma.hdl.addrgen", "aiedma.tb.block.harness"),         # RTL below testbenches
+    ("aiedma.tb.regress.verilog_bulk", "aiedma.flows.verilog"),  # tb below flows
     ("aiedma.flows.bench", "aiedma.cli"),                      # nothing imports the cli
 ])
 def test_the_checker_refuses_a_wrong_edge(importer, imported):
@@ -158,7 +158,7 @@ def test_the_checker_refuses_a_wrong_edge(importer, imported):
     ("aiedma.model.system.graph", "aiedma.model.bd.lower"),
     ("aiedma.model.bd.lower", "aiedma.model.errors"),
     ("aiedma.hdl.layouts", "aiedma.model.bd.fields"),
-    ("aiedma.flows.bench", "aiedma.tb.bulk"),
+    ("aiedma.flows.bench", "aiedma.tb.regress.verilog_bulk"),
     ("aiedma.cli", "aiedma.flows.verilog"),
 ])
 def test_the_checker_allows_a_right_edge(importer, imported):

@@ -18,7 +18,8 @@ MODULES = [
     "aiedma.model.tiling.runs",
     "aiedma.model.system.stream",
     "aiedma.model.tiling.parameters",
-    "aiedma.tb.run",
+    "aiedma.tb.block.harness",
+    "aiedma.tb.system.loop",
 ]
 
 

@@ -21,7 +21,7 @@ from aiedma.model.system.graph import Graph
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, MemoryAccessError
 from aiedma.model.system.scheduler import DeadlockError, SystemRun, run_system
 from aiedma.model.system.stream import Stream, StreamSink, StreamSource
-from aiedma.tb.loop_random import random_graph, random_program
+from aiedma.tb.system.random_programs import random_graph, random_program
 
 OWN = MEMORY_TILE_WINDOWS["own"]
 
