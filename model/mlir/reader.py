@@ -517,10 +517,12 @@ class _Reader:
                label: str, start: _Op) -> list[_BdBlock]:
         order: list[_BdBlock] = []
         seen: set[str] = set()
+        numbered = {b.bd_id: name for name, b in bd_blocks.items() if b.bd_id is not None}
         while label in bd_blocks and label not in seen:
             seen.add(label)
             order.append(bd_blocks[label])
-            label = bd_blocks[label].next_label or ""
+            following = self.next_bd_id(bd_blocks[label].bd_op)   # next_bd_id = n
+            label = bd_blocks[label].next_label or numbered.get(following, "")
         if not order and label not in by_label:
             self.warn(start.statement, f"aie.dma_start: block ^{label} does not exist")
         return order

@@ -236,3 +236,34 @@ def test_importing_the_model_does_not_import_lark():
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.mlir")))
 def test_every_example_reads_without_warnings(name):
     assert design(name).bds
+
+
+def test_packet_and_next_bd_id_attributes_and_the_dma_bd_packet_op():
+    text = """aie.device(npu1_1col) {
+      %t = aie.tile(0, 2)
+      %b = aie.buffer(%t) {address = 0 : i32} : memref<16xi32>
+      %m = aie.mem(%t) {
+        %0 = aie.dma_start(MM2S, 1, ^bb1, ^bb3, repeat_count = 3)
+      ^bb1:
+        aie.dma_bd(%b : memref<16xi32>, 0, 8) {bd_id = 4 : i32, next_bd_id = 9 : i32,
+                   packet = #aie.packet_info<pkt_type = 2, pkt_id = 7>}
+        aie.end
+      ^bb2:
+        aie.dma_bd_packet(5, 3)
+        aie.dma_bd(%b : memref<16xi32>, 8, 8) {bd_id = 9 : i32}
+        aie.end
+      ^bb3:
+        aie.end
+      }
+    }"""
+    read = read_mlir(text)
+    assert read.warnings == []
+    first = bd_of(read, 0, 2, 4)
+    assert (first.bd.use_next_bd, first.bd.next_bd) == (1, 9)
+    assert (first.bd.enable_packet, first.bd.packet_type, first.bd.packet_id) == (1, 2, 7)
+    (chain,) = read.chains
+    assert (chain.direction, chain.channel, chain.repeat) == ("mm2s", 1, 4)   # stored minus one
+    assert [b.bd_id for b in chain.bds] == [4, 9]     # next_bd_id = 9 leads to ^bb2's BD
+    second = bd_of(read, 0, 2, 9)
+    assert second.bd.base_address == 8 and second.bd.use_next_bd == 0
+    assert (second.bd.enable_packet, second.bd.packet_type, second.bd.packet_id) == (1, 5, 3)
