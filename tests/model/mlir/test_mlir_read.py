@@ -4,8 +4,6 @@ The example files (examples/mlir/) are written for this project in the shapes
 mlir-aie's own tests use; each test says what the hardware must do with them.
 """
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -224,13 +222,6 @@ def test_a_construct_that_cannot_be_read_is_a_line_column_warning_and_the_rest_r
 def test_a_file_with_no_device_reads_nothing_and_says_so():
     read = read_mlir("func.func @f() {\n  return\n}\n")
     assert read.bds == [] and "no aie.device" in str(read.warnings[0])
-
-
-def test_importing_the_model_does_not_import_lark():
-    code = "import sys, aiedma.model; print('lark' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "False"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.mlir")))
