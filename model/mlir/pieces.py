@@ -1,27 +1,54 @@
-"""Reading the values an operation's pieces hold: integers, names, attribute dictionaries.
+"""Reading the values an operation's pieces hold: integers, names, attribute dictionaries,
+channel directions, ``bd_dim_layout`` / ``bd_pad_layout`` lists and packet infos.
 
 Each getter raises :class:`NotRead` with a message naming what was expected, so the
-reader turns it into one warning for the one operation.
+reader (:mod:`.reader`, :mod:`.runtime`) turns it into one warning for the one operation
+(:data:`UNREADABLE`, :func:`reason`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import AiedmaError
-from .syntax import Angle, Brace, Bracket, Name, Operation, Paren, Punct, Ref, Shape
+from .syntax import Angle, Brace, Bracket, Name, Operation, Paren, Punct, Ref, Shape, Statement
 
 __all__ = [
+    "DIRECTION_NAMES",
+    "UNREADABLE",
     "NotRead",
+    "ParsedOp",
+    "attribute_array",
     "attributes",
+    "direction_of",
     "integer",
+    "integer_list",
+    "is_keyword",
+    "keyword_items",
+    "layout_pairs",
     "memref_type",
+    "packet_of",
     "paren",
+    "reason",
     "ref",
     "split_typed",
     "word",
 ]
+
+
+@dataclass
+class ParsedOp:
+    """A statement read into an operation, with the statement (its place and regions)."""
+
+    op: Operation
+    statement: Statement
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
 
 
 class NotRead(AiedmaError):
@@ -133,3 +160,82 @@ def _piece_text(piece: Any) -> str:
         inner = ", ".join(" ".join(_piece_text(p) for p in item) for item in piece.items)
         return opening + inner + closing
     return repr(piece) if isinstance(piece, str) else str(piece)
+
+
+UNREADABLE = (ValueError, IndexError, KeyError, TypeError)
+"""What reading one construct of a user's file may raise (``NotRead`` and every
+``AiedmaError`` are ValueErrors): the construct becomes a warning, the rest reads."""
+
+DIRECTION_NAMES = {"MM2S": "mm2s", "S2MM": "s2mm"}
+"""A channel direction as mlir-aie writes it, and as the model names it."""
+
+
+def reason(problem: Exception) -> str:
+    """Why a construct was not read, in the user's terms."""
+    if isinstance(problem, KeyError):
+        return f"it has no {problem.args[0]} attribute"
+    if isinstance(problem, IndexError):
+        return "it has fewer operands than the operation takes"
+    return str(problem)
+
+
+def direction_of(item: Sequence[Any]) -> str:
+    """``MM2S`` or ``S2MM`` (bare or quoted) as ``"mm2s"`` / ``"s2mm"``."""
+    text = word(item, "the direction")
+    if text not in DIRECTION_NAMES:
+        raise NotRead(f"direction {text!r}: expected MM2S or S2MM")
+    return DIRECTION_NAMES[text]
+
+
+def is_keyword(item: tuple[Any, ...]) -> bool:
+    """True for a ``name = value`` item."""
+    return len(item) > 1 and isinstance(item[0], Name) and getattr(item[1], "text", "") == "="
+
+
+def attribute_array(keywords: dict[str, tuple[Any, ...]], name: str) -> Bracket | None:
+    """``#aie<bd_dim_layout_array[...]>`` (or a bare ``[...]``) of attribute ``name``."""
+    value = keywords.get(name)
+    if value is None:
+        return None
+    for piece in value:
+        if isinstance(piece, Bracket):
+            return piece
+        if isinstance(piece, Angle) and piece.items:
+            for inner in piece.items[0]:
+                if isinstance(inner, Bracket):
+                    return inner
+    raise NotRead(f"{name} must be a [ <...>, ... ] list")
+
+
+def layout_pairs(group: Bracket | None, names: tuple[str, str]) -> list[tuple[int, int]]:
+    """``[<size = 4, stride = 1>, <4, 1>, ...]`` as pairs, in the order written."""
+    if group is None:
+        return []
+    pairs = []
+    for item in group.items:
+        if len(item) != 1 or not isinstance(item[0], Angle):
+            raise NotRead(f"each entry of a layout must be <{names[0]} = ..., "
+                          f"{names[1]} = ...>")
+        entry = item[0].items
+        keywords = keyword_items(entry)
+        if keywords:
+            missing = [n for n in names if n not in keywords]
+            if missing:
+                raise NotRead(f"a layout entry needs {' and '.join(missing)}")
+            pairs.append((integer(keywords[names[0]], names[0]),
+                          integer(keywords[names[1]], names[1])))
+        elif len(entry) == 2:
+            pairs.append((integer(entry[0], names[0]), integer(entry[1], names[1])))
+        else:
+            raise NotRead(f"a layout entry is <{names[0]}, {names[1]}>")
+    return pairs
+
+
+def packet_of(value: tuple[Any, ...]) -> tuple[int, int]:
+    """``#aie.packet_info<pkt_type = 0, pkt_id = 2>`` as (type, id)."""
+    for piece in value:
+        if isinstance(piece, Angle):
+            keywords = keyword_items(piece.items)
+            return (integer(keywords.get("pkt_type", (0,)), "pkt_type"),
+                    integer(keywords.get("pkt_id", (0,)), "pkt_id"))
+    raise NotRead("packet must be #aie.packet_info<pkt_type = .., pkt_id = ..>")

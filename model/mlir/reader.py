@@ -2,9 +2,9 @@
 
 :func:`read_mlir` reads every construct on its own: one that cannot be read becomes a
 :class:`~.design.MlirWarning` at its line and column and the rest still reads. The
-device region is read in passes (tiles; buffers, locks and allocations; DMA regions
-and the runtime sequence) so a use may come before its definition, as MLIR allows in a
-device's graph region.
+device region is read in passes (tiles; buffers, locks and allocations; DMA regions,
+flows and cores; the runtime sequence, :mod:`.runtime`) so a use may come before its
+definition, as MLIR allows in a device's graph region.
 
 Decisions (mlir-aie's passes do these before lowering; a file may come before them):
 
@@ -25,9 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS, span_text
-from ..arch.registers import START_QUEUE_BASE, START_QUEUE_STRIDE
-from ..bd.descriptor import BufferDescriptor, decode_image
+from ..arch.kinds import DMA_KINDS, span_text
+from ..bd.descriptor import BufferDescriptor
 from ..errors import BDError
 from .core import CoreLoop, CoreProgram, CoreStep
 from .design import (
@@ -39,27 +38,34 @@ from .design import (
     Lock,
     MlirDesign,
     MlirWarning,
-    RuntimeStep,
     Tile,
     element_bits,
 )
 from .devices import DEVICES, Device, device_named
 from .pieces import (
+    UNREADABLE,
     NotRead,
+    ParsedOp,
+    attribute_array,
     attributes,
+    direction_of,
     integer,
     integer_list,
+    is_keyword,
     keyword_items,
+    layout_pairs,
     memref_type,
+    packet_of,
     paren,
+    reason,
     ref,
     word,
 )
+from .runtime import RuntimeSequenceReader
 from .syntax import (
     Angle,
     Bracket,
     Name,
-    Operation,
     Paren,
     Ref,
     Statement,
@@ -67,7 +73,7 @@ from .syntax import (
     parse_operation,
     split_statements,
 )
-from .units import Access, Converted, access_fields, writebd_fields
+from .units import Access, Converted, access_fields
 
 __all__ = ["build_bd", "read_mlir"]
 
@@ -79,11 +85,6 @@ MAX_FIELD_PASSES = 64
 
 _MEMTILE_WINDOW = {-1: "west", 0: "own", 1: "east"}
 
-UNREADABLE = (ValueError, IndexError, KeyError, TypeError)
-"""What reading one construct of a user's file may raise (``NotRead`` and every
-``AiedmaError`` are ValueErrors): the construct becomes a warning, the rest reads."""
-
-_DIRECTIONS = {"MM2S": "mm2s", "S2MM": "s2mm"}
 _ACQUIRE = {"AcquireGreaterEqual": -1, "Acquire": 1}
 
 
@@ -107,21 +108,9 @@ def read_mlir(text: str) -> MlirDesign:
 
 
 @dataclass
-class _Op:
-    """A parsed statement and where it is."""
-
-    op: Operation
-    statement: Statement
-
-    @property
-    def name(self) -> str:
-        return self.op.name
-
-
-@dataclass
 class _Block:
     label: str | None
-    ops: list[_Op] = field(default_factory=list)
+    ops: list[ParsedOp] = field(default_factory=list)
 
 
 @dataclass
@@ -129,16 +118,16 @@ class _BdBlock:
     """A block holding one ``aie.dma_bd``, its locks and where it goes next."""
 
     block: _Block
-    bd_op: _Op
-    acquire: tuple[_Op, str, int] | None = None     # op, lock name, signed value
-    release: tuple[_Op, str, int] | None = None
+    bd_op: ParsedOp
+    acquire: tuple[ParsedOp, str, int] | None = None     # op, lock name, signed value
+    release: tuple[ParsedOp, str, int] | None = None
     packet: tuple[int, int] | None = None           # type, id
     next_label: str | None = None
     bd_id: int | None = None
     table_full: str | None = None                   # why no BD number was free
 
 
-class _Reader:
+class _Reader(RuntimeSequenceReader):
     def __init__(self) -> None:
         self.design = MlirDesign()
         self.device: Device = DEVICES["npu1"]
@@ -153,16 +142,16 @@ class _Reader:
     def warn(self, statement: Statement, message: str) -> None:
         self.design.warnings.append(MlirWarning(statement.line, statement.column, message))
 
-    def parse(self, statement: Statement) -> _Op | None:
+    def parse(self, statement: Statement) -> ParsedOp | None:
         try:
-            return _Op(parse_operation(statement.text), statement)
+            return ParsedOp(parse_operation(statement.text), statement)
         except SyntaxProblem as problem:
             line, column = statement.position(problem.offset)
             self.design.warnings.append(MlirWarning(
                 line, column, f"not read: {problem} in {statement.text[:60]!r}"))
             return None
 
-    def each(self, ops: Sequence[_Op], names: dict[str, Callable[[_Op], None]]) -> None:
+    def each(self, ops: Sequence[ParsedOp], names: dict[str, Callable[[ParsedOp], None]]) -> None:
         """Run the handler of each op named in ``names``; a failure is a warning."""
         for op in ops:
             handler = names.get(op.name)
@@ -175,7 +164,7 @@ class _Reader:
 
     # --- module and device --------------------------------------------------------------------
 
-    def operations(self, statements: list[Statement]) -> Iterator[_Op]:
+    def operations(self, statements: list[Statement]) -> Iterator[ParsedOp]:
         """The operations of a region that read (block labels skipped, others warned)."""
         for statement in statements:
             if not statement.label:
@@ -197,7 +186,7 @@ class _Reader:
         if not found and statements and not self.design.bds:
             self.warn(statements[0], "no aie.device: nothing read")
 
-    def device_region(self, device: _Op) -> None:
+    def device_region(self, device: ParsedOp) -> None:
         try:
             name = word(paren(device.op)[0], "the device")
         except (NotRead, IndexError):
@@ -231,7 +220,7 @@ class _Reader:
 
     # --- declarations ---------------------------------------------------------------------
 
-    def define(self, op: _Op, value: Any) -> None:
+    def define(self, op: ParsedOp, value: Any) -> None:
         if not op.op.results:
             raise NotRead("its result has no %name, so nothing can use it")
         self.values[op.op.results[0]] = value
@@ -243,7 +232,7 @@ class _Reader:
                           "of this device")
         return value
 
-    def tile(self, op: _Op) -> None:
+    def tile(self, op: ParsedOp) -> None:
         items = paren(op.op)
         if len(items) != 2:
             raise NotRead("expected (column, row)")
@@ -252,7 +241,7 @@ class _Reader:
         self.define(op, tile)
         self.design.tiles[op.op.results[0]] = tile
 
-    def buffer(self, op: _Op) -> None:
+    def buffer(self, op: ParsedOp) -> None:
         tile = self.lookup(ref(paren(op.op)[0], "%", "the tile"), Tile, "tile")
         attrs = attributes(op.op)
         shape = memref_type(op.op.pieces, "a buffer")
@@ -268,7 +257,7 @@ class _Reader:
         self.define(op, buffer)
         self.design.buffers[op.op.results[0]] = buffer
 
-    def external_buffer(self, op: _Op) -> None:
+    def external_buffer(self, op: ParsedOp) -> None:
         shape = memref_type(op.op.pieces, "an external buffer")
         host = HostBuffer(len(self.design.host), op.op.results[0] if op.op.results else "?",
                           shape.element, shape.dims)
@@ -292,7 +281,7 @@ class _Reader:
             self.design.buffers[key] = placed
             self.values[key] = placed
 
-    def lock(self, op: _Op) -> None:
+    def lock(self, op: ParsedOp) -> None:
         items = paren(op.op)
         tile = self.lookup(ref(items[0], "%", "the tile"), Tile, "tile")
         if len(items) < 2:
@@ -306,7 +295,7 @@ class _Reader:
         self.define(op, lock)
         self.design.locks[op.op.results[0]] = lock
 
-    def allocation(self, op: _Op) -> None:
+    def allocation(self, op: ParsedOp) -> None:
         """``aie.shim_dma_allocation @s(%tile, MM2S, 0)`` or ``@s(MM2S, 0, column)``."""
         symbol = next((p.name for p in op.op.pieces if isinstance(p, Ref) and p.sigil == "@"),
                       None)
@@ -315,16 +304,16 @@ class _Reader:
         items = paren(op.op)
         if items and isinstance(items[0][0], Ref):
             tile = self.lookup(ref(items[0], "%", "the tile"), Tile, "tile")
-            direction = _direction(items[1])
+            direction = direction_of(items[1])
             channel = integer(items[2], "the channel")
         else:
-            direction = _direction(items[0])
+            direction = direction_of(items[0])
             channel = integer(items[1], "the channel")
             column = integer(items[2], "the column")
             tile = Tile(column, 0, "shim")
         self.allocations[symbol] = (tile, direction, channel)
 
-    def global_constant(self, op: _Op) -> None:
+    def global_constant(self, op: ParsedOp) -> None:
         """``memref.global "private" constant @x : memref<8xi32> = dense<[...]>``."""
         symbol = next((p.name for p in op.op.pieces if isinstance(p, Ref) and p.sigil == "@"),
                       None)
@@ -338,7 +327,7 @@ class _Reader:
                     return
         raise NotRead("expected dense<[...]> integer data")
 
-    def flow(self, op: _Op) -> None:
+    def flow(self, op: ParsedOp) -> None:
         """``aie.flow(%a, DMA : 0, %b, DMA : 1)``; flows of other bundles are not kept."""
         items = paren(op.op)
         if len(items) != 4:
@@ -353,7 +342,7 @@ class _Reader:
             self.design.flows.append(Flow(source, source_channel, dest, dest_channel,
                                           op.statement.line, op.statement.column))
 
-    def core(self, op: _Op) -> None:
+    def core(self, op: ParsedOp) -> None:
         """``aie.core(%tile) { ... }``: its locks and copies, in constant ``scf.for`` loops."""
         tile_name = ref(paren(op.op)[0], "%", "the tile")
         self.lookup(tile_name, Tile, "tile")
@@ -374,7 +363,7 @@ class _Reader:
                 self.warn(op.statement, f"{op.name}: not read: {reason(problem)}")
         return body
 
-    def core_op(self, op: _Op, constants: dict[str, int]) -> list[CoreStep | CoreLoop]:
+    def core_op(self, op: ParsedOp, constants: dict[str, int]) -> list[CoreStep | CoreLoop]:
         where = {"line": op.statement.line, "column": op.statement.column}
         if op.name == "arith.constant" and op.op.results:
             constants[op.op.results[0]] = integer(op.op.pieces[:1], "the constant")
@@ -410,7 +399,7 @@ class _Reader:
 
     # --- DMA regions ---------------------------------------------------------------------------
 
-    def dma_region(self, op: _Op) -> None:
+    def dma_region(self, op: ParsedOp) -> None:
         tile = self.lookup(ref(paren(op.op)[0], "%", "the tile"), Tile, "tile")
         expected = {"aie.mem": "tile", "aie.memtile_dma": "memtile", "aie.shim_dma": "shim"}
         if tile.kind != expected[op.name]:
@@ -458,11 +447,11 @@ class _Reader:
                 blocks[-1].ops.append(op)
         return blocks
 
-    def dma_start(self, op: _Op) -> tuple[str, int, str, int]:
+    def dma_start(self, op: ParsedOp) -> tuple[str, int, str, int]:
         items = paren(op.op)
         if len(items) < 4:
             raise NotRead("expected (direction, channel, ^bd, ^next)")
-        direction = _direction(items[0])
+        direction = direction_of(items[0])
         channel = integer(items[1], "the channel")
         dest = ref(items[2], "^", "the first BD's block")
         repeat = integer(keyword_items(items[4:]).get("repeat_count", (0,)), "repeat_count")
@@ -500,7 +489,7 @@ class _Reader:
         if "bd_id" in attrs:
             bd_block.bd_id = integer(attrs["bd_id"], "bd_id")
 
-    def use_lock(self, bd_block: _BdBlock, op: _Op) -> None:
+    def use_lock(self, bd_block: _BdBlock, op: ParsedOp) -> None:
         items = paren(op.op)
         lock = ref(items[0], "%", "the lock")
         action = word(items[1], "the lock action")
@@ -514,7 +503,7 @@ class _Reader:
                           "or Release")
 
     def follow(self, by_label: dict[str | None, _Block], bd_blocks: dict[str, _BdBlock],
-               label: str, start: _Op) -> list[_BdBlock]:
+               label: str, start: ParsedOp) -> list[_BdBlock]:
         order: list[_BdBlock] = []
         seen: set[str] = set()
         numbered = {b.bd_id: name for name, b in bd_blocks.items() if b.bd_id is not None}
@@ -579,7 +568,7 @@ class _Reader:
         bd.direction, bd.buffer_word = direction, buffer_word
         return bd
 
-    def next_bd_id(self, op: _Op) -> int | None:
+    def next_bd_id(self, op: ParsedOp) -> int | None:
         attrs = attributes(op.op)
         return integer(attrs["next_bd_id"], "next_bd_id") if "next_bd_id" in attrs else None
 
@@ -616,7 +605,7 @@ class _Reader:
             return word_address
         return DMA_KINDS["memtile"].memory_window(_MEMTILE_WINDOW[side]).start + word_address
 
-    def dma_bd(self, tile: Tile, op: _Op, direction: str
+    def dma_bd(self, tile: Tile, op: ParsedOp, direction: str
                ) -> tuple[Buffer | HostBuffer, Converted, int]:
         """``aie.dma_bd(%buf : memref<..>, offset, len, [dims], [pads], pad_value = v)``,
         or its keywords in the attribute dictionary."""
@@ -628,7 +617,7 @@ class _Reader:
         if not isinstance(target, Buffer | HostBuffer):
             raise NotRead(f"%{name} is not a buffer of this device or a runtime argument")
         keywords = {**keyword_items(items[1:]), **attributes(op.op)}
-        positional = [item for item in items[1:] if not _is_keyword(item)]
+        positional = [item for item in items[1:] if not is_keyword(item)]
         numbers = [item for item in positional if not isinstance(item[0], Bracket)]
         groups = [item[0] for item in positional if isinstance(item[0], Bracket)]
         count = 1
@@ -638,9 +627,9 @@ class _Reader:
             keywords.get("offset", (0,)), "offset")
         length = integer(numbers[1], "len") if len(numbers) > 1 else (
             integer(keywords["len"], "len") if "len" in keywords else count)
-        dims = _layout(groups[0] if groups else _attribute_array(keywords, "dimensions"),
+        dims = layout_pairs(groups[0] if groups else attribute_array(keywords, "dimensions"),
                        ("size", "stride"))
-        pads = _layout(groups[1] if len(groups) > 1 else _attribute_array(
+        pads = layout_pairs(groups[1] if len(groups) > 1 else attribute_array(
             keywords, "pad_dimensions"), ("const_pad_before", "const_pad_after"))
         access = Access(offset, length, tuple(d[0] for d in dims), tuple(d[1] for d in dims),
                         tuple(pads))
@@ -654,12 +643,12 @@ class _Reader:
         converted = access_fields(tile.kind, bits, buffer_word, access, direction)
         converted.problems[:0] = out.problems
         if "packet" in keywords:
-            packet = _packet(keywords["packet"])
+            packet = packet_of(keywords["packet"])
             converted.fields.update(enable_packet=1, packet_type=packet[0],
                                     packet_id=packet[1])
         return target, converted, buffer_word
 
-    def make_bd(self, tile: Tile, bd_id: int, converted: Converted, op: _Op,
+    def make_bd(self, tile: Tile, bd_id: int, converted: Converted, op: ParsedOp,
                 buffer: Buffer | HostBuffer | None, origin: str | None = None) -> DesignBD:
         bd, problems = build_bd(tile.kind, converted.fields)
         problems[:0] = converted.problems
@@ -673,236 +662,6 @@ class _Reader:
                              op.statement.column, buffer)
         self.design.bds.append(design_bd)
         return design_bd
-
-    # --- the runtime sequence -----------------------------------------------------------------
-
-    def runtime_sequence(self, op: _Op) -> None:
-        for item in paren(op.op):
-            if item and isinstance(item[0], Ref) and item[0].sigil == "%":
-                shape = memref_type(item, "a runtime argument")
-                host = HostBuffer(len(self.design.host), item[0].name, shape.element,
-                                  shape.dims)
-                self.design.host.append(host)
-                self.values[item[0].name] = host
-        body = op.statement.regions[0] if op.statement.regions else []
-        ops = list(self.operations(body))
-        self.design.runtime += [RuntimeStep(o.name, o.statement.line, o.statement.column,
-                                            o.statement.text) for o in ops]
-        self.each(ops, self.runtime_handlers())
-
-    def runtime_handlers(self) -> dict[str, Callable[[_Op], None]]:
-        return {
-            "aiex.npu.dma_memcpy_nd": self.memcpy_nd,
-            "aiex.npu.writebd": self.writebd,
-            "aiex.npu.write32": self.write32,
-            "aiex.npu.blockwrite": self.blockwrite,
-            "aiex.npu.address_patch": self.address_patch,
-            "aiex.dma_configure_task": self.configure_task,
-            "aiex.dma_configure_task_for": self.configure_task,
-            "aiex.dma_start_task": self.start_task,
-            "aiex.npu.dma_wait": self.wait_for, "aiex.npu.sync": self.wait_for,
-            "aiex.dma_await_task": self.wait_for, "aiex.dma_free_task": _nothing,
-            "memref.get_global": self.get_global,
-        }
-
-    def memcpy_nd(self, op: _Op) -> None:
-        """``aiex.npu.dma_memcpy_nd([x, y,] %arg[offsets][sizes][strides]) {id, metadata}``."""
-        items = paren(op.op)
-        transfer = next((item for item in items if item and isinstance(item[0], Ref)), None)
-        if transfer is None or len(transfer) < 4:
-            raise NotRead("expected %arg[offsets][sizes][strides]")
-        host = self.lookup(transfer[0].name, HostBuffer, "runtime argument")
-        offsets, sizes, strides = (integer_list(group, what) for group, what in zip(
-            transfer[1:4], ("offsets", "sizes", "strides"), strict=True))
-        if not len(offsets) == len(sizes) == len(strides) == 4:
-            raise NotRead("offsets, sizes and strides have 4 entries each (outermost first)")
-        attrs = attributes(op.op)
-        symbol = ref(attrs.get("metadata", ()), "@", "metadata")
-        if symbol not in self.allocations:
-            raise NotRead(f"@{symbol} has no aie.shim_dma_allocation")
-        tile, direction, channel = self.allocations[symbol]
-        element = sum(o * s for o, s in zip(offsets, strides, strict=True))
-        length = sizes[1] * sizes[2] * sizes[3]
-        access = Access(element, length, tuple(sizes), tuple(strides))
-        converted = access_fields("shim", host.bits, 0, access, direction)
-        converted.fields["valid_bd"] = 1
-        if "packet" in attrs:
-            packet = _packet(attrs["packet"])
-            converted.fields.update(enable_packet=1, packet_type=packet[0],
-                                    packet_id=packet[1])
-        bd_id = integer(attrs.get("id", (0,)), "id")
-        bd = self.make_bd(tile, bd_id, converted, op, host)
-        bd.direction, bd.buffer_word = direction, 0
-        issue = bool(integer(attrs["issue_token"], "issue_token")) if "issue_token" in attrs \
-            else direction == "s2mm"
-        self.start(Chain(tile, direction, channel, [bd], max(sizes[0], 1), False, op.name,
-                         op.statement.line, op.statement.column, issue))
-
-    def runtime_tile(self, attrs: dict[str, tuple[Any, ...]]) -> Tile:
-        column = integer(attrs.get("column", (0,)), "column")
-        row = integer(attrs.get("row", (0,)), "row")
-        return Tile(column, row, self.device.kind(row))
-
-    def writebd(self, op: _Op) -> None:
-        attrs = {name: integer(value, name) for name, value in attributes(op.op).items()}
-        tile = self.runtime_tile({k: (v,) for k, v in attrs.items()})
-        converted = writebd_fields(tile.kind, attrs)
-        self.make_bd(tile, attrs.get("bd_id", 0), converted, op, None)
-
-    def register(self, attrs: dict[str, tuple[Any, ...]]) -> tuple[Tile, int]:
-        """A register write's tile and its tile-local address (AIE-ML: column in bits
-        31:25, row in 24:20 of an array address)."""
-        address = integer(attrs["address"], "address")
-        if "column" in attrs or "row" in attrs:
-            return self.runtime_tile(attrs), address
-        column, row = address >> 25 & 0x7F, address >> 20 & 0x1F
-        return Tile(column, row, self.device.kind(row)), address & 0xFFFFF
-
-    def write32(self, op: _Op) -> None:
-        """A start-queue write starts the BD it names; other writes are only listed."""
-        attrs = attributes(op.op)
-        tile, local = self.register(attrs)
-        value = integer(attrs["value"], "value")
-        for (kind, direction), base in START_QUEUE_BASE.items():
-            channel, rest = divmod(local - base, START_QUEUE_STRIDE)
-            if kind == tile.kind and rest == 0 and 0 <= channel < DMA_KINDS[kind].channels:
-                self.start_written(op, tile, direction, channel, value)
-
-    def start_written(self, op: _Op, tile: Tile, direction: str, channel: int,
-                      value: int) -> None:
-        start = value & 0x3F
-        repeat = (value >> 16 & 0xFF) + 1
-        bds = [b for b in self.design.bds if b.tile == tile and b.bd_id == start]
-        if not bds:
-            raise NotRead(f"starts BD {start} of {tile}, which no BD before it writes")
-        chain = self.chain_from(tile, bds[-1])
-        for design_bd in chain[0]:
-            design_bd.direction = direction
-        self.start(Chain(tile, direction, channel, chain[0], repeat, chain[1], op.name,
-                         op.statement.line, op.statement.column, bool(value >> 31)))
-
-    def chain_from(self, tile: Tile, first: DesignBD) -> tuple[list[DesignBD], bool]:
-        """The BDs a channel runs from ``first``, following ``next_bd`` (the latest write
-        of each BD number)."""
-        latest = {b.bd_id: b for b in self.design.bds if b.tile == tile}
-        order, seen, current = [], set(), first
-        while current is not None and current.bd_id not in seen:
-            seen.add(current.bd_id)
-            order.append(current)
-            fields = current.fields
-            current = latest.get(fields.get("next_bd", -1)) if fields.get("use_next_bd") \
-                else None
-        return order, current is not None
-
-    def get_global(self, op: _Op) -> None:
-        symbol = ref([p for p in op.op.pieces if isinstance(p, Ref)], "@", "the global")
-        self.define(op, ("global", symbol))
-
-    def blockwrite(self, op: _Op) -> None:
-        """A block write of a whole BD's words to its registers is read as that BD."""
-        data = self.values.get(ref(paren(op.op)[0], "%", "the data"))
-        if not (isinstance(data, tuple) and data[1] in self.globals):
-            raise NotRead("its data is not a memref.global of integers")
-        words = self.globals[data[1]]
-        tile, local = self.register(attributes(op.op))
-        dma = DMA_KINDS[tile.kind]
-        bd_id, rest = divmod(local - dma.bd_register_base, BD_REGISTER_STRIDE)
-        if rest or not 0 <= bd_id < dma.bd_count or len(words) != dma.words:
-            return      # not a whole BD: another register block, only listed
-        image = decode_image(tile.kind, words)
-        converted = Converted(dict(image.values), problems=list(image.problems))
-        design_bd = self.make_bd(tile, bd_id, converted, op, None)
-        design_bd.fields = dict(image.values)
-
-    def address_patch(self, op: _Op) -> None:
-        """``{addr, arg_idx, arg_plus}``: the shim BD at ``addr`` reads host argument
-        ``arg_idx`` from byte ``arg_plus``."""
-        attrs = attributes(op.op)
-        tile, local = self.register({"address": attrs["addr"]})
-        dma = DMA_KINDS["shim"]
-        bd_id, rest = divmod(local - dma.bd_register_base, BD_REGISTER_STRIDE)
-        index = integer(attrs["arg_idx"], "arg_idx")
-        plus = integer(attrs.get("arg_plus", (0,)), "arg_plus")
-        if rest != 4 or tile.kind != "shim":
-            raise NotRead(f"addr is not the address word of a shim BD ({tile}, "
-                          f"0x{local:05X})")
-        if not 0 <= index < len(self.design.host):
-            raise NotRead(f"arg_idx={index}: the runtime sequence has "
-                          f"{len(self.design.host)} arguments")
-        matches = [b for b in self.design.bds if b.tile == tile and b.bd_id == bd_id]
-        if not matches:
-            raise NotRead(f"patches BD {bd_id} of {tile}, which no BD before it writes")
-        target = matches[-1]
-        converted = Converted({**target.fields, "base_address": plus // 4})
-        if plus % 4:
-            converted.problem("arg_plus", plus, "a byte offset must be a multiple of 4")
-        self.design.bds.remove(target)
-        patched = self.make_bd(tile, bd_id, converted, op, self.design.host[index],
-                               origin=target.origin + " + address_patch")
-        patched.line, patched.column = target.line, target.column
-        patched.direction, patched.buffer_word = target.direction, 0
-
-    def configure_task(self, op: _Op) -> None:
-        """``%t = aiex.dma_configure_task(%tile, MM2S, 0) { BDs } {repeat_count, issue_token}``
-        (or ``_for @allocation``)."""
-        if op.name.endswith("_for"):
-            symbol = ref([p for p in op.op.pieces if isinstance(p, Ref)], "@", "the allocation")
-            if symbol not in self.allocations:
-                raise NotRead(f"@{symbol} has no aie.shim_dma_allocation")
-            tile, direction, channel = self.allocations[symbol]
-        else:
-            items = paren(op.op)
-            tile = self.lookup(ref(items[0], "%", "the tile"), Tile, "tile")
-            direction = _direction(items[1])
-            channel = integer(items[2], "the channel")
-        attrs = attributes(op.op)
-        repeat = integer(attrs.get("repeat_count", (0,)), "repeat_count") + 1
-        issue = bool(integer(attrs.get("issue_token", (0,)), "issue_token"))
-        blocks = self.blocks(op.statement.regions[0] if op.statement.regions else [])
-        bd_blocks = self.bd_blocks(blocks)
-        start_label = next(iter(bd_blocks), "")    # the first block that holds a BD
-        order = self.follow({b.label: b for b in blocks}, bd_blocks, start_label, op)
-        self.assign_ids(tile, [(channel, order)])
-        bds = [self.static_bd(tile, b, bd_blocks, direction, channel) for b in order]
-        loops = bool(order) and order[-1].next_label in bd_blocks
-        chain = Chain(tile, direction, channel, bds, repeat, loops, op.name,
-                      op.statement.line, op.statement.column, issue)
-        if op.op.results:
-            self.tasks[op.op.results[0]] = chain
-
-    def start_task(self, op: _Op) -> None:
-        name = ref(paren(op.op)[0], "%", "the task")
-        if name not in self.tasks:
-            raise NotRead(f"%{name} is not a configured task")
-        self.start(self.tasks[name])
-
-    def start(self, chain: Chain) -> None:
-        """A chain the runtime sequence starts, in its order."""
-        self.design.chains.append(chain)
-        self.design.schedule.append(("start", chain))
-
-    def wait_for(self, op: _Op) -> None:
-        """``dma_wait {symbol}``, ``sync {column, row, direction, channel}`` or
-        ``dma_await_task(%t)``: the sequence goes on when that channel's task is done."""
-        attrs = attributes(op.op)
-        if op.name == "aiex.npu.dma_wait":
-            symbol = ref(attrs["symbol"], "@", "symbol")
-            if symbol not in self.allocations:
-                raise NotRead(f"@{symbol} has no aie.shim_dma_allocation")
-            tile, direction, channel = self.allocations[symbol]
-        elif op.name == "aiex.npu.sync":
-            tile = self.runtime_tile(attrs)
-            # mlir-aie's DMAChannelDir: S2MM is 0, MM2S is 1
-            direction = ("s2mm", "mm2s")[integer(attrs["direction"], "direction") & 1]
-            channel = integer(attrs["channel"], "channel")
-        else:
-            name = ref(paren(op.op)[0], "%", "the task")
-            if name not in self.tasks:
-                raise NotRead(f"%{name} is not a configured task")
-            task = self.tasks[name]
-            tile, direction, channel = task.tile, task.direction, task.channel
-        self.design.schedule.append(("wait", (tile, direction, channel)))
-
 
 # --- helpers --------------------------------------------------------------------------------
 
@@ -926,77 +685,3 @@ def build_bd(kind: str, fields: dict[str, int]) -> tuple[BufferDescriptor | None
             continue
         return (bd if not problems else None), problems
     return None, problems
-
-
-def reason(problem: Exception) -> str:
-    """Why a construct was not read, in the user's terms."""
-    if isinstance(problem, KeyError):
-        return f"it has no {problem.args[0]} attribute"
-    if isinstance(problem, IndexError):
-        return "it has fewer operands than the operation takes"
-    return str(problem)
-
-
-def _nothing(op: _Op) -> None:
-    """A runtime step the reader lists but that programs no BD (waits, frees)."""
-
-
-def _direction(item: Sequence[Any]) -> str:
-    text = word(item, "the direction")
-    if text not in _DIRECTIONS:
-        raise NotRead(f"direction {text!r}: expected MM2S or S2MM")
-    return _DIRECTIONS[text]
-
-
-def _is_keyword(item: tuple[Any, ...]) -> bool:
-    return len(item) > 1 and isinstance(item[0], Name) and getattr(item[1], "text", "") == "="
-
-
-def _attribute_array(keywords: dict[str, tuple[Any, ...]], name: str) -> Bracket | None:
-    """``#aie<bd_dim_layout_array[...]>`` (or a bare ``[...]``) of attribute ``name``."""
-    value = keywords.get(name)
-    if value is None:
-        return None
-    for piece in value:
-        if isinstance(piece, Bracket):
-            return piece
-        if isinstance(piece, Angle) and piece.items:
-            for inner in piece.items[0]:
-                if isinstance(inner, Bracket):
-                    return inner
-    raise NotRead(f"{name} must be a [ <...>, ... ] list")
-
-
-def _layout(group: Bracket | None, names: tuple[str, str]) -> list[tuple[int, int]]:
-    """``[<size = 4, stride = 1>, <4, 1>, ...]`` as pairs, in the order written."""
-    if group is None:
-        return []
-    pairs = []
-    for item in group.items:
-        if len(item) != 1 or not isinstance(item[0], Angle):
-            raise NotRead(f"each entry of a layout must be <{names[0]} = ..., "
-                          f"{names[1]} = ...>")
-        entry = item[0].items
-        keywords = keyword_items(entry)
-        if keywords:
-            missing = [n for n in names if n not in keywords]
-            if missing:
-                raise NotRead(f"a layout entry needs {' and '.join(missing)}")
-            pairs.append((integer(keywords[names[0]], names[0]),
-                          integer(keywords[names[1]], names[1])))
-        elif len(entry) == 2:
-            pairs.append((integer(entry[0], names[0]), integer(entry[1], names[1])))
-        else:
-            raise NotRead(f"a layout entry is <{names[0]}, {names[1]}>")
-    return pairs
-
-
-def _packet(value: tuple[Any, ...]) -> tuple[int, int]:
-    """``#aie.packet_info<pkt_type = 0, pkt_id = 2>`` as (type, id)."""
-    for piece in value:
-        if isinstance(piece, Angle):
-            keywords = keyword_items(piece.items)
-            return (integer(keywords.get("pkt_type", (0,)), "pkt_type"),
-                    integer(keywords.get("pkt_id", (0,)), "pkt_id"))
-    raise NotRead("packet must be #aie.packet_info<pkt_type = .., pkt_id = ..>")
-
