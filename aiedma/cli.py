@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .model import AiedmaError, PortProgram, format_runs
+from .model.arch.directions import ACCESS_NAMES
 from .model.arch.dtypes import ELEMENT_BITS
 from .model.arch.kinds import DMA_KINDS
 from .model.bd.compiler_count import PHASES, compiler_bd_count
@@ -33,7 +34,7 @@ from .model.system.registers import (
 )
 from .model.tiling.adf_cpp import parse_port_program
 from .model.tiling.adf_header import KIND_WORDS, read_graph_header
-from .model.tiling.parameters import DIRECTIONS, KINDS
+from .model.tiling.parameters import KINDS
 
 __all__ = ["main"]
 
@@ -663,7 +664,7 @@ def _parser() -> argparse.ArgumentParser:
     walk.add_argument("--buffer-dimension", type=_int_list, metavar="N,N,...",
                       help="buffer shape for entries that leave buffer_dimension empty")
     walk.add_argument("--kind", choices=KINDS, help="validate for this DMA kind")
-    walk.add_argument("--direction", choices=DIRECTIONS, help="validate for this direction")
+    walk.add_argument("--direction", choices=ACCESS_NAMES, help="validate for this direction")
     walk.add_argument("--dtype", help="validate for this adf element type (e.g. int16)")
 
     bd = command(
@@ -677,7 +678,7 @@ def _parser() -> argparse.ArgumentParser:
     bd.add_argument("--kind", choices=KINDS,
                     help="the DMA (default: a C++ port's: memtile for a shared buffer, tile "
                          "for a kernel, shim for an external buffer)")
-    bd.add_argument("--direction", choices=DIRECTIONS,
+    bd.add_argument("--direction", choices=ACCESS_NAMES,
                     help="default: the C++ port's (out: read, in: write), else read")
     bd.add_argument("--dtype", choices=sorted(ELEMENT_BITS),
                     help="default: the C++ shared buffer's type, else int32")

@@ -26,7 +26,8 @@ from ..bd.fields import WORDS
 from ..bd.lower import LoweredProgram
 from ..bd.task import Task, run_task
 from ..errors import AiedmaError, field_error
-from .channel import DMA, TASK_QUEUE_DEPTH
+from .channel import TASK_QUEUE_DEPTH
+from .dma import DMA
 from .memory import Memory, shim_space
 
 __all__ = [

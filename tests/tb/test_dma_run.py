@@ -10,7 +10,7 @@ from aiedma.model import BufferDescriptor, Task
 from aiedma.model.arch.registers import lock_value_address, start_queue_address
 from aiedma.model.bd.packet import packet_header
 from aiedma.model.errors import AiedmaError
-from aiedma.model.system.channel import DMA
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.locks import LockTable
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.registers import RegisterError, apply_writes, program_writes

@@ -10,7 +10,8 @@ from aiedma.hdl import channel as hdl_channel
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
 from aiedma.model.cycle.engine import ChannelEngine
-from aiedma.model.system.channel import DMA, ChannelError
+from aiedma.model.system.channel import ChannelError
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.graph import GraphError
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.scheduler import DeadlockError, SystemRun
