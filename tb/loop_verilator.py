@@ -1,6 +1,6 @@
 """RTL in the loop on Verilator: a Verilated channel engine loaded into this process.
 
-Each engine top (``hdl.channel.MM2SChannel`` / ``S2MMChannel`` of one kind) is exported
+Each engine top (``hdl.engine.MM2SEngine`` / ``S2MMEngine`` of one kind) is exported
 to Verilog and Verilated with a small generated C++ wrapper into a shared library
 (``build/loop/<top>-<hash>/``, rebuilt only when the Verilog changes), loaded with
 :mod:`ctypes`. The wrapper gives one ``set`` and one ``get`` per port, by index, in

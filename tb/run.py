@@ -22,7 +22,7 @@ import numpy as np
 from amaranth.sim import Simulator
 
 from ..hdl.addrgen import BDAddressGenerator
-from ..hdl.channel import MM2SChannel, S2MMChannel
+from ..hdl.engine import MM2SEngine, S2MMEngine
 from ..hdl.layouts import bd_to_payload
 from ..model.bd.descriptor import BufferDescriptor
 from ..model.cycle.timing import addrgen_trace, held_high, mm2s_trace, s2mm_trace
@@ -167,7 +167,7 @@ def check_mm2s(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
         return RunResult([tuple(w) for w in result["words"]], RunSummary(**result["summary"]),
                          result["cycles_per_second"])
     board = MM2SScoreboard(kind, bds, trace, seed)
-    dut = MM2SChannel(kind)
+    dut = MM2SEngine(kind)
 
     def check(cycle: int, bd_ready: bool, o_valid: bool, word) -> None:
         board.check(cycle, o_valid, int(word.data), bool(word.last))
@@ -235,7 +235,7 @@ def check_s2mm(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
                         result["cycles_per_second"], written)
     else:
         board = S2MMScoreboard(kind, bds, trace, seed)
-        dut = S2MMChannel(kind)
+        dut = S2MMEngine(kind)
         written = memory.copy()
         bench = _s2mm_driver(dut, bds, words, trace.cycles + _TAIL, valid, offer, board)
         elapsed = _simulate(dut, bench, waves, bram_write_port(dut, written))
@@ -250,7 +250,7 @@ def check_s2mm(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
     return run
 
 
-def _s2mm_driver(dut: S2MMChannel, bds: list, words: list[int], cycles: int, valid, offer,
+def _s2mm_driver(dut: S2MMEngine, bds: list, words: list[int], cycles: int, valid, offer,
                  board: S2MMScoreboard):
     """The S2MM testbench: BDs on ``bd`` and words on ``i``, one cycle per loop."""
     payloads = [bd_to_payload(bd) for bd in bds]

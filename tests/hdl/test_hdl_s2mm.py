@@ -13,7 +13,7 @@ from hdl_strategies import chains, corners
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aiedma.hdl.channel import S2MMChannel
+from aiedma.hdl.engine import S2MMEngine
 from aiedma.hdl.s2mm import S2MMDatapath
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
@@ -158,7 +158,7 @@ def test_channel_mismatch_names_the_cycle_and_the_bd():
     words = list(range(100, 106))
     trace = s2mm_trace("tile", [bd.replace(d1_stepsize=17)], words)  # a wrong model
     board = S2MMScoreboard("tile", [bd], trace, seed=9)
-    dut = S2MMChannel("tile")
+    dut = S2MMEngine("tile")
     memory = np.zeros(64, dtype=np.int64)
     bench = _s2mm_driver(dut, [bd], words, trace.cycles, None, None, board)
     with pytest.raises(Mismatch, match=r"tile S2MM channel, cycle \d+: write \(address, data\)"

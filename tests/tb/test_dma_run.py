@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hdl_mutants import BubblyGate
 
-from aiedma.hdl import channel as hdl_channel
+from aiedma.hdl import engine as hdl_engine
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.arch.registers import lock_value_address, start_queue_address
 from aiedma.model.bd.packet import packet_header
@@ -119,7 +119,7 @@ def test_the_program_is_loaded_through_the_register_map():
 def test_a_bubble_at_a_chain_boundary_in_the_rtl_channel_is_caught(monkeypatch):
     seed = next(s for s in range(1, 40)
                 if sum(bd.use_next_bd for bd in random_program(s).reads) >= 1)
-    monkeypatch.setattr(hdl_channel, "LockGate", BubblyGate)
+    monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
     with pytest.raises(AssertionError, match=rf"^seed={seed}: "):
         check_program_channels(random_program(seed))
 

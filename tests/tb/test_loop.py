@@ -6,7 +6,7 @@ import pytest
 from hdl_mutants import BubblyGate
 
 from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
-from aiedma.hdl import channel as hdl_channel
+from aiedma.hdl import engine as hdl_engine
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
 from aiedma.model.cycle.engine import ChannelEngine
@@ -73,7 +73,7 @@ def test_a_bubble_at_a_chain_boundary_is_caught_at_its_cycle(monkeypatch):
     assert sink.data == [100, 101, 102, 110, 111] and report.cycles > 0
 
     def bubbly(kind, mm2s):
-        monkeypatch.setattr(hdl_channel, "LockGate", BubblyGate)
+        monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
         return AmaranthEngine(kind, mm2s)
 
     channel, sink = chain_system()

@@ -1,6 +1,8 @@
 """Channel engines: the BD address generator, the lock gate and an MM2S or S2MM datapath.
 
-These are the tops a testbench (or an FPGA design) drives with BDs: the memory port
+:class:`MM2SEngine` and :class:`S2MMEngine` are the RTL of the model's
+:class:`~aiedma.model.cycle.engine.ChannelEngine` (one class there, two directions
+here). They are the tops a testbench (or an FPGA design) drives with BDs: the memory port
 leaves the block, and so does a copy of the address beats (``beat_*``, outputs only,
 for the testbenches' per-cycle comparison; synthesis drops them when unused). The
 lock gate (:mod:`.lock_gate`) holds each BD's first beat until ``lock_grant``; tie it
@@ -20,7 +22,7 @@ from .lock_gate import LockGate
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
-__all__ = ["MM2SChannel", "S2MMChannel"]
+__all__ = ["MM2SEngine", "S2MMEngine"]
 
 
 def _gate_ports(kind: str) -> dict:
@@ -52,7 +54,7 @@ def _gate(m: Module, top: wiring.Component, addrgen: BDAddressGenerator,
     ]
 
 
-class MM2SChannel(wiring.Component):
+class MM2SEngine(wiring.Component):
     """BDs in, memory words (0 for padding) out: address generator -> MM2S datapath.
 
     Attributes
@@ -95,7 +97,7 @@ class MM2SChannel(wiring.Component):
         return m
 
 
-class S2MMChannel(wiring.Component):
+class S2MMEngine(wiring.Component):
     """BDs and stream words in, memory writes out: address generator -> S2MM datapath.
 
     Attributes
@@ -105,7 +107,7 @@ class S2MMChannel(wiring.Component):
     mem_addr, mem_data, mem_we : Out
         Write port (a word is stored at the end of a cycle with ``mem_we`` high).
     lock_request, lock_grant, beat_* :
-        As :class:`MM2SChannel`.
+        As :class:`MM2SEngine`.
     """
 
     def __init__(self, kind: str) -> None:
