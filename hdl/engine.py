@@ -15,10 +15,11 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
+from ..model.cycle.contract import ADDRESS_BITS
 from .addrgen import BDAddressGenerator
 from .layouts import bd_layout, check_kind, data_beat_layout
 from .lock_gate import LockGate
+from .memory_port import read_port_signature, write_port_signature
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
@@ -76,9 +77,7 @@ class MM2SEngine(wiring.Component):
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "o": Out(stream.Signature(data_beat_layout())),
-            "mem_addr": Out(ADDRESS_BITS[kind]),
-            "mem_en": Out(1),
-            "mem_data": In(DATA_BITS),
+            **read_port_signature(kind).members,
             **_gate_ports(kind),
         })
 
@@ -115,9 +114,7 @@ class S2MMEngine(wiring.Component):
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "i": In(stream.Signature(data_beat_layout())),
-            "mem_addr": Out(ADDRESS_BITS[kind]),
-            "mem_data": Out(DATA_BITS),
-            "mem_we": Out(1),
+            **write_port_signature(kind).members,
             **_gate_ports(kind),
         })
 

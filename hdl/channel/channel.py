@@ -168,8 +168,7 @@ class Channel(wiring.Component):
         wiring.connect(m, locks.acquire, wiring.flipped(self.acquire))
         wiring.connect(m, releases.release, wiring.flipped(self.release))
         parts.join_stream(m, self, engine, packets)
-        memory = {n: p for n, p in parts.outside(kind).members.items() if n.startswith("mem_")}
-        connect_outside(m, engine, self, wiring.Signature(memory))
+        connect_outside(m, engine, self, parts.memory(kind))
         m.d.comb += [
             self.error.eq(error), self.token.eq(completion.token),
             self.current_bd.eq(fetch.current_bd),

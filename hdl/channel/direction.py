@@ -15,9 +15,9 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ...model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from ..engine import MM2SEngine, S2MMEngine
 from ..layouts import data_beat_layout
+from ..memory_port import read_port_signature, write_port_signature
 from .packet_stage import MM2SPacketStage, S2MMPacketStage
 
 __all__ = ["DIRECTION_PARTS", "DirectionParts", "connect_outside", "mm2s_signature",
@@ -27,16 +27,16 @@ __all__ = ["DIRECTION_PARTS", "DirectionParts", "connect_outside", "mm2s_signatu
 def mm2s_signature(kind: str) -> wiring.Signature:
     """An MM2S channel's outside: its stream, its memory read port and its token."""
     return wiring.Signature({
-        "o": Out(stream.Signature(data_beat_layout())), "mem_addr": Out(ADDRESS_BITS[kind]),
-        "mem_en": Out(1), "mem_data": In(DATA_BITS), "token": Out(1),
+        "o": Out(stream.Signature(data_beat_layout())), **read_port_signature(kind).members,
+        "token": Out(1),
     })
 
 
 def s2mm_signature(kind: str) -> wiring.Signature:
     """An S2MM channel's outside: its stream, its memory write port and its token."""
     return wiring.Signature({
-        "i": In(stream.Signature(data_beat_layout())), "mem_addr": Out(ADDRESS_BITS[kind]),
-        "mem_we": Out(1), "mem_data": Out(DATA_BITS), "token": Out(1),
+        "i": In(stream.Signature(data_beat_layout())), **write_port_signature(kind).members,
+        "token": Out(1),
     })
 
 
@@ -64,6 +64,8 @@ class DirectionParts:
         ``packet_stage(kind, column, row)``: the packet stage.
     outside : callable
         ``outside(kind)``: the signature of the stream, memory port and token.
+    memory : callable
+        ``memory(kind)``: the memory port's signature (:mod:`aiedma.hdl.memory_port`).
     refuses_padding : bool
         A padded BD is an error (S2MM).
     join_stream : callable
@@ -73,13 +75,16 @@ class DirectionParts:
     engine: Callable[[str], wiring.Component]
     packet_stage: Callable[[str, int, int], wiring.Component]
     outside: Callable[[str], wiring.Signature]
+    memory: Callable[[str], wiring.Signature]
     refuses_padding: bool
     join_stream: Callable[..., None]
 
 
 DIRECTION_PARTS: dict[str, DirectionParts] = {
-    "mm2s": DirectionParts(MM2SEngine, MM2SPacketStage, mm2s_signature, False, _mm2s_stream),
-    "s2mm": DirectionParts(S2MMEngine, S2MMPacketStage, s2mm_signature, True, _s2mm_stream),
+    "mm2s": DirectionParts(MM2SEngine, MM2SPacketStage, mm2s_signature, read_port_signature,
+                           False, _mm2s_stream),
+    "s2mm": DirectionParts(S2MMEngine, S2MMPacketStage, s2mm_signature, write_port_signature,
+                           True, _s2mm_stream),
 }
 """Channel name (``"mm2s"``, ``"s2mm"``) -> its parts."""
 

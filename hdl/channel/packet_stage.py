@@ -23,7 +23,8 @@ from ...model.bd.packet import HEADER_FIELDS, PARITY_BIT
 from ..layouts import data_beat_layout
 from .record import record_layout
 
-__all__ = ["MM2SPacketStage", "S2MMPacketStage", "packet_stage_signature"]
+__all__ = ["MM2SPacketStage", "S2MMPacketStage", "header_flag", "header_word",
+           "packet_stage_signature"]
 
 
 def packet_stage_signature(kind: str) -> wiring.Signature:
@@ -34,6 +35,15 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
         "head": In(record_layout(kind)), "head_valid": In(1), "head_granted": In(1),
         "advance": Out(1), "error": Out(1),
     })
+
+
+def header_flag(m: Module, advance: Value) -> Signal:
+    """``header_done``: the stage head's header has passed; cleared when the head moves
+    on (``advance``)."""
+    header_done = Signal()
+    with m.If(advance):
+        m.d.sync += header_done.eq(0)
+    return header_done
 
 
 def header_word(m: Module, packet_id: Value, packet_type: Value, row: int,
@@ -66,9 +76,7 @@ class MM2SPacketStage(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         head, i, o = self.head, self.i, self.o
-        header_done = Signal()
-        with m.If(self.advance):
-            m.d.sync += header_done.eq(0)
+        header_done = header_flag(m, self.advance)
         header_due = self.head_valid & head.packet & ~header_done & self.head_granted
         with m.If(header_due):
             m.d.comb += [o.valid.eq(1), i.ready.eq(0),
@@ -103,9 +111,7 @@ class S2MMPacketStage(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         head, i, o = self.head, self.i, self.o
-        header_done = Signal()
-        with m.If(self.advance):
-            m.d.sync += header_done.eq(0)
+        header_done = header_flag(m, self.advance)
         header_due = self.head_valid & head.packet & ~header_done
         count = Signal(self.length_bits)
         with m.If(header_due):
