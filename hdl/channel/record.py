@@ -9,6 +9,9 @@ different BD at a time:
 * the packet stage, at the BD whose words pass the stream now (``stage``).
 
 A head moves on when its part is done with the BD; the record is written at ``wr``.
+The ring holds at most ``RECORDS - 1`` records (with all ``RECORDS`` held, ``wr``
+would meet the heads and the ring would read as empty); ``RECORDS`` is chosen so a
+channel never has that many BDs in flight.
 """
 
 from __future__ import annotations
