@@ -42,7 +42,8 @@ class FetchStage(wiring.Component):
     task : In(stream.Signature(task_layout()))
         The task queue's oldest task; taken when the stage starts it.
     fetch : Out(fetch_signature(kind))
-        The BD table's fetch port (``grant`` high when the port is this channel's alone).
+        The BD table's fetch port; ``grant`` says the fetch is served this cycle (tied
+        high when the channel owns its table).
     pause : In(1)
         While high no new BD is fetched.
     stop : In(1)
