@@ -1,15 +1,19 @@
 # aiedma: every target sets up .venv on first use, then runs.
 #
 #   make test    lint + the whole pytest suite (what CI runs)
-#   make sim     co-simulation regression, RTL against the model every cycle
-#                (SIM=amaranth|verilator|icarus, WAVES=1 writes build/waves/),
-#                then the tutorial graph on the system model; every stage stops
-#                make on a mismatch, so the last line is the verdict;
-#                SIM=bulk / SIM=bulk-icarus: BDS (100000) random BDs per kind,
-#                compared every cycle inside a Verilog testbench; shards by seed
-#                run on Dask (SCHEDULER=tcp://host:port, else every local core);
-#                SIM=dma-bulk: TASKS (100000) tasks per kind of random task programs
-#                on the whole RTL DMA, every cycle compared, sharded the same way
+#   make sim     co-simulation regressions, RTL against the model every cycle: the
+#                REGRESSION (default blocks; `python -m aiedma.tb` lists them all)
+#                on the simulator SIM (amaranth|verilator|icarus, as the regression
+#                supports; default: the regression's own), then random graphs and
+#                task programs with RTL channels in the system model, the whole RTL
+#                DMA, its traces replayed on Icarus, and the tutorial graph; every
+#                stage stops make on a mismatch, so the last line is the verdict.
+#                REGRESSION=blocks: every block on random BDs (WAVES=1 writes
+#                build/waves/); REGRESSION=verilog-bulk: BDS (100000) random BDs per
+#                kind compared inside a Verilog testbench (SIM=verilator|icarus);
+#                REGRESSION=dma-sweep: TASKS (100000) tasks per kind of random task
+#                programs on the whole RTL DMA (SIM=verilator|amaranth); the last two
+#                shard by seed on Dask (SCHEDULER=tcp://host:port, else every local core)
 #   make bench   every benchmark (model, system model, co-simulation on each
 #                simulator, RTL words per cycle, the FPGA table when present),
 #                printed and saved as build/bench.json and build/bench.md
@@ -33,22 +37,28 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
-SIM     ?= amaranth
+REGRESSION ?= blocks
+SIM     ?=
 BDS     ?= 100000
 TASKS   ?= 100000
 GRAPHS  ?= 200
 # SCHEDULER=tcp://host:port runs the regression's shards on that Dask cluster
 # (default: a local cluster of every core).
 DASK_ARGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+# Each regression's own options; SIM, when given, becomes its --sim.
+REGRESSION_ARGS_blocks       = $(if $(WAVES),--waves) $(DASK_ARGS)
+REGRESSION_ARGS_verilog-bulk = --bds $(BDS) --seed 1 $(DASK_ARGS)
+REGRESSION_ARGS_dma-sweep    = --tasks $(TASKS) $(DASK_ARGS)
+SIM_RUN = $(strip $(PY) -m aiedma.tb $(REGRESSION) $(if $(SIM),--sim $(SIM)) $(REGRESSION_ARGS_$(REGRESSION)))
 
-ifeq ($(SIM),bulk)
-SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim verilator --bds $(BDS) --seed 1 $(DASK_ARGS)
-else ifeq ($(SIM),bulk-icarus)
-SIM_RUN  = $(PY) -m aiedma.tb.bulk --sim icarus --bds $(BDS) --seed 1 $(DASK_ARGS)
-else ifeq ($(SIM),dma-bulk)
-SIM_RUN  = $(PY) -m aiedma.tb.dma_bulk --tasks $(TASKS) $(DASK_ARGS)
-else
-SIM_RUN  = $(PY) -m aiedma.tb.regress --sim $(SIM) $(if $(WAVES),--waves) $(DASK_ARGS)
+# SIM names a simulator only; these regressions were once spelled as SIM values.
+NEW_SPELLING_bulk        = REGRESSION=verilog-bulk SIM=verilator
+NEW_SPELLING_bulk-icarus = REGRESSION=verilog-bulk SIM=icarus
+NEW_SPELLING_dma-bulk    = REGRESSION=dma-sweep
+ifneq ($(filter sim,$(MAKECMDGOALS)),)
+ifneq ($(NEW_SPELLING_$(SIM)),)
+$(error SIM=$(SIM): SIM names the simulator (amaranth, verilator or icarus) and REGRESSION the regression: write make sim $(NEW_SPELLING_$(SIM)))
+endif
 endif
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -78,12 +88,12 @@ test: setup lint
 
 sim: setup
 	$(SIM_RUN)
-	$(PY) -m aiedma.tb.loop_random --graphs $(GRAPHS)
-	$(PY) -m aiedma.tb.dma_run --programs $(GRAPHS) --sim verilator
-	$(PY) -m aiedma.tb.dma_run --programs 50 --sim amaranth
-	$(PY) -m aiedma.tb.trace_replay --programs 50
+	$(PY) -m aiedma.tb random-graphs --graphs $(GRAPHS)
+	$(PY) -m aiedma.tb dma-programs --programs $(GRAPHS) --sim verilator
+	$(PY) -m aiedma.tb dma-programs --programs 50 --sim amaranth
+	$(PY) -m aiedma.tb trace-replay --programs 50
 	$(PY) -m aiedma.flows.graph_examples
-	@echo "make sim: PASS (SIM=$(SIM) regression, $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches)"
+	@echo "make sim: PASS ($(REGRESSION) regression$(if $(SIM), on $(SIM)), $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches)"
 
 bench: setup
 	$(PY) -m aiedma.flows.bench

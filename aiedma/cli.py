@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,9 @@ from typing import Any
 import numpy as np
 
 from .model import AiedmaError, PortProgram, format_runs
+from .model.adf import parse_port_program, read_header_file
+from .model.adf.files import CPP_SUFFIXES, read_source_text
+from .model.adf.ports import KIND_WORDS
 from .model.arch.directions import ACCESS_NAMES
 from .model.arch.dtypes import ELEMENT_BITS
 from .model.arch.kinds import DMA_KINDS
@@ -32,8 +34,6 @@ from .model.system.registers import (
     read_writes_document,
     writes_document,
 )
-from .model.tiling.adf_cpp import parse_port_program
-from .model.tiling.adf_header import KIND_WORDS, read_graph_header
 from .model.tiling.parameters import KINDS
 
 __all__ = ["main"]
@@ -148,9 +148,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-_CPP_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cpp", ".cc", ".cxx", ".c++"}
-
-
 @dataclass(frozen=True)
 class _Source:
     """One port program read from a file, with what the file says about it."""
@@ -169,40 +166,16 @@ class _Source:
         return f" ({KIND_WORDS[self.kind]} {self.direction}, {self.dtype or 'int32'})"
 
 
-MAX_INPUT_BYTES = 16 << 20
-"""Largest input file read (16 MiB): graph headers and tilings are a few kilobytes."""
-
 MAX_WALK_ELEMENTS = 1 << 27
 """Most elements ``walk`` computes for one port (1 GiB of int64 indices)."""
-
-
-def _read_text(path: Path) -> str:
-    """A text input (UTF-8, a leading byte-order mark dropped), or a one-line error."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise _Usage(f"{path}: {size} bytes; an input file holds at most "
-                         f"{MAX_INPUT_BYTES} (a graph header or a tiling)")
-        data = path.read_bytes()
-    except OSError as error:
-        raise _Usage(f"{path}: {error.strerror}") from None
-    nul = data.find(b"\0")
-    if nul >= 0:
-        raise _Usage(f"{path}: a binary file (byte 0 at offset {nul}); give a JSON tiling "
-                     "or a C++ graph header")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise _Usage(f"{path}: not UTF-8 text (byte 0x{data[error.start]:02X} at offset "
-                     f"{error.start}); give a JSON tiling or a C++ graph header") from None
 
 
 def _load(args: argparse.Namespace) -> list[_Source]:
     """The port programs of ``args.file`` (JSON or C++), narrowed to ``--port``."""
     path = Path(args.file)
-    text = _read_text(path)
+    text = read_source_text(path)
     skipped: list[str] = []
-    if path.suffix.lower() in _CPP_SUFFIXES:
+    if path.suffix.lower() in CPP_SUFFIXES:
         sources = _from_cpp(path, text, dict(args.define or []), skipped)
     else:
         try:
@@ -246,35 +219,11 @@ def _from_json(path: Path, data: Any) -> list[_Source]:
     return [_Source(path.name, PortProgram.from_json(data))]
 
 
-_LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
-MAX_INCLUDES = 64
-"""Local headers followed from one input (nested ones included)."""
-
-
-def _local_includes(path: Path, text: str, seen: set[Path]) -> list[str]:
-    """The texts of the ``#include "..."`` headers found beside their includer, nested ones
-    first, each once (as ``#pragma once`` / include guards make the preprocessor do).
-    A header that is not there (``kernels.h`` elsewhere, ``adf.h``) is passed over: only
-    the names it would define stay unknown, and those errors name them."""
-    texts: list[str] = []
-    for name in _LOCAL_INCLUDE.findall(text):
-        included = (path.parent / name).resolve()
-        if included in seen or not included.is_file():
-            continue
-        if len(seen) >= MAX_INCLUDES:
-            raise _Usage(f"{path}: more than {MAX_INCLUDES} local headers included")
-        seen.add(included)
-        own = _read_text(included)
-        texts += [*_local_includes(included, own, seen), own]
-    return texts
-
-
 def _from_cpp(path: Path, text: str, defines: dict[str, str],
               skipped: list[str]) -> list[_Source]:
     """A graph header's ports (``Class::mtx.in[i]``, ``k1.out[0]``, ...), or one bare port
     program; ``skipped`` receives what could not be read, one line each."""
-    includes = _local_includes(path, text, {path.resolve()})
-    header = read_graph_header(text, defines, includes)
+    header = read_header_file(path, defines, text)
     if not header.ports and not header.skipped:
         if header.buffers:
             raise _Usage(f"{path}: its shared buffers have no read_access or write_access")
@@ -479,17 +428,19 @@ def _sim(args: argparse.Namespace) -> int:
     if args.exact:
         raise _Usage("--exact: steps every cycle of a graph's system model; give the graph "
                      "with --graph")
-    from .tb import regress  # Amaranth and the simulators load only when asked for
+    from .tb.regress import blocks  # Amaranth and the simulators load only when asked for
 
     argv = ["--sim", args.sim, "--bds", str(args.bds), "--seed", str(args.seed),
             "--kinds", *args.kinds] + (["--waves"] if args.waves else [])
-    return regress.main(argv)
+    return blocks.main(argv)
 
 
 def _sim_file(args: argparse.Namespace) -> int:
     """Every port of a file lowered and its BDs run through the address generator RTL."""
     from .model.bd.task import TaskWalk
-    from .tb.run import check_addrgen  # Amaranth and the simulators load only when asked for
+    from .tb.block.harness import (
+        check_addrgen,  # Amaranth and the simulators load only when asked for
+    )
 
     if len(args.kinds) != 1 and any(src.kind is None for src in _load(args)):
         raise _Usage("--kinds: a JSON tiling has no DMA of its own; give exactly one kind")
@@ -537,7 +488,7 @@ def _sim_graph(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
-        document = json.loads(_read_text(path))
+        document = json.loads(read_source_text(path))
     except OSError as error:
         raise _Usage(f"{path}: {error.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -545,8 +496,8 @@ def _replay(args: argparse.Namespace) -> int:
     kind, writes = read_writes_document(document)
     if args.kind and args.kind != kind:
         raise _Usage(f"--kind={args.kind}: {path} programs a {kind} DMA")
-    from .tb.dma_run import run_dma  # Amaranth loads only when asked for
-    from .tb.loop_random import SHIM_MEMORY_WORDS
+    from .tb.system.dma_check import run_dma  # Amaranth loads only when asked for
+    from .tb.system.random_programs import SHIM_MEMORY_WORDS
 
     # The memory the DMA's BDs address: a shim's external memory starts at word 0.
     own = (range(SHIM_MEMORY_WORDS) if kind == "shim"

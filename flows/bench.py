@@ -17,9 +17,9 @@ same run. The benchmarks (``--only`` takes these names, or the groups ``model`` 
 ``amaranth``, ``verilator``, ``icarus``, ``bulk-verilator``, ``bulk-icarus``, ``bulk-large``
     One regression on every simulator: the same kind, seed, random BDs and ready
     patterns (ready high, and the stall pattern), built by
-    :func:`aiedma.tb.stimulus.regression_stimulus` as
-    :func:`aiedma.tb.bulk.run_bulk` builds them, run through
-    :func:`aiedma.tb.run.check_addrgen` (Amaranth, cocotb + Verilator, cocotb +
+    :func:`aiedma.tb.common.stimulus.regression_stimulus` as
+    :func:`aiedma.tb.regress.verilog_bulk.run_bulk` builds them, run through
+    :func:`aiedma.tb.block.harness.check_addrgen` (Amaranth, cocotb + Verilator, cocotb +
     Icarus) and through the bulk testbench; ``bulk-large`` is the bulk Verilator
     run on many more BDs, where its rate shows. A missing simulator is skipped.
 ``wpc``
@@ -42,11 +42,11 @@ from pathlib import Path
 
 from ..model.bd.fields import KINDS
 from ..model.cycle.contract import ADDRGEN_LATENCY
-from ..tb.bulk import run_bulk
-from ..tb.run import check_addrgen
-from ..tb.scoreboard import Mismatch
-from ..tb.stimulus import READY_MODES, random_bds, regression_stimulus
-from ..tb.tools import ToolMissing
+from ..tb.block.harness import check_addrgen
+from ..tb.common.scoreboard import Mismatch
+from ..tb.common.stimulus import READY_MODES, random_bds, regression_stimulus
+from ..tb.common.tools import ToolMissing
+from ..tb.regress.verilog_bulk import run_bulk
 from . import model_bench
 from .machine import machine
 
@@ -138,7 +138,8 @@ class Settings:
         return cls(**({"quick": True, "bds": 20, "large_bds": 200, "wpc_bds": 20} | changes))
 
     def kind_seed(self, kind: str) -> int:
-        """The seed of ``kind``'s runs (as ``tb/regress.py`` and ``tb/bulk.py`` derive it)."""
+        """The seed of ``kind``'s runs (as ``tb/regress/blocks.py`` and
+        ``tb/regress/verilog_bulk.py`` derive it)."""
         return self.seed * 1000 + KINDS.index(kind)
 
 
@@ -193,13 +194,13 @@ def _mtime(path: Path) -> int | None:
 
 
 def _cocotb_stamp(simulator: str, top: str) -> Path:
-    # Where tb/cocotb_runner.py (default build_root) stamps a finished build; a new
+    # Where tb/block/cocotb_runner.py (default build_root) stamps a finished build; a new
     # stamp after a call means that call compiled.
     return Path("build") / "cocotb" / simulator / top / "build.sha256"
 
 
 def _words_per_cycle(words: int, cycles: int) -> float | None:
-    """Words per cycle after the fixed latency, as ``tb/regress.py`` computes it."""
+    """Words per cycle after the fixed latency, as ``tb/regress/blocks.py`` computes it."""
     span = cycles - ADDRGEN_LATENCY
     return words / span if span > 0 else None
 
@@ -226,7 +227,7 @@ def _runner_errors() -> tuple[type[BaseException], ...]:
     """Errors a runner may raise that end one row, not the suite."""
     errors: tuple[type[BaseException], ...] = (ToolMissing, ImportError, Mismatch)
     try:
-        from ..tb.cocotb_runner import CocotbError  # imports cocotb: only when installed
+        from ..tb.block.cocotb_runner import CocotbError  # imports cocotb: only when installed
     except ImportError:
         return errors
     return (*errors, CocotbError)
@@ -282,7 +283,8 @@ def bench_checked(simulator: str, s: Settings, stimuli: dict) -> list[dict]:
 
 
 def _bulk_run(bench: str, simulator: str, ready: str, count: int, s: Settings) -> dict:
-    # One root: a kind's runs share its build (tb/bulk.py keeps one per memory depth).
+    # One root: a kind's runs share its build (tb/regress/verilog_bulk.py keeps one per
+    # memory depth).
     root = s.out / "bench" / "bulk"
     stamps = (root / simulator / s.kind).glob("build-*/build.stamp")
     row = _row(bench, ready, s, count)

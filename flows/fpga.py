@@ -40,7 +40,7 @@ from pathlib import Path
 
 from ..hdl.export import TOPS, export_verilog
 from ..model.arch.kinds import KINDS
-from ..tb.tools import ToolMissing
+from ..tb.common.tools import ToolMissing
 from .machine import machine_line, tool_output
 from .pin_harness import PinHarness, port_bits
 
@@ -378,15 +378,13 @@ MAPPERS = ("abc9", "abc")
 
 PLACERS = ("heap", "static")
 """nextpnr placers ``--placer`` offers: its default HeAP, or its electrostatic placer
-(``make fpga-dma`` places the whole memory-tile DMA with it; with the earlier lock unit,
-seven iterations of router2 left 27 k overused wires after it, 48 k after HeAP: README,
-FPGA)."""
+(``make fpga-dma`` places the whole memory-tile DMA with it: router2 starts from fewer
+overused wires after it than after HeAP)."""
 
 ROUTERS = ("router1", "router2")
 """nextpnr routers ``--router`` offers: its default router1, or router2, its newer one.
-``make fpga-dma`` routes the whole memory-tile DMA with router2 (133 iterations, about
-11 minutes). With the earlier, larger lock unit router1 had routed 21 k of 236 k arcs in
-23 minutes and router2 stalled near 14 k overused wires (README, FPGA)."""
+``make fpga-dma`` routes the whole memory-tile DMA with router2; router1 makes little
+progress on a design that size. Figures: docs/results.md, FPGA."""
 
 
 def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:

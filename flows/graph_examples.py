@@ -12,11 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..model.system.graph import Graph, GraphResult
+from ..model.system.graph import Graph, GraphResult, RtlRunner
 from ..model.system.scheduler import report_legend
 from ..model.tiling.parameters import TilingParameters
-from ..tb.loop import SIMULATORS, LoopMismatch
-from ..tb.tools import ToolMissing
+from ..tb.common.simulators import IN_PROCESS
+from ..tb.common.tools import ToolMissing
+from ..tb.system.loop import LoopMismatch, rtl_runner
 
 __all__ = [
     "TUTORIAL_READS",
@@ -148,12 +149,12 @@ def packet_merge_graph() -> Graph:
     return g
 
 
-def run_tutorial(num_buffers: int = 1, iterations: int = 3, rtl: str | None = None,
+def run_tutorial(num_buffers: int = 1, iterations: int = 3, rtl: RtlRunner | None = None,
                  exact: bool = False) -> GraphResult:
     """Run :func:`tutorial_graph`; iteration ``i`` writes element ``e`` as ``e + 1000 i``.
 
-    ``rtl`` runs every memory-tile channel as RTL on that simulator, ``exact`` steps
-    every cycle of the model (``Graph.run``).
+    ``rtl`` (``rtl_runner(simulator)``) runs every memory-tile channel as RTL, ``exact``
+    steps every cycle of the model (``Graph.run``).
 
     Raises
     ------
@@ -181,7 +182,7 @@ def compare_tutorial(num_buffers: int, iterations: int, simulator: str,
     """
     model = model or run_tutorial(num_buffers, iterations)
     try:
-        rtl = run_tutorial(num_buffers, iterations, rtl=simulator)
+        rtl = run_tutorial(num_buffers, iterations, rtl=rtl_runner(simulator))
     except ToolMissing as missing:
         return f"  RTL on {simulator}: skipped, {missing}", True
     except LoopMismatch as mismatch:
@@ -208,7 +209,7 @@ def main() -> int:
               f"exactly the listed elements in 3 iterations")
         print(result.report.text())
         print()
-        for simulator in SIMULATORS:
+        for simulator in IN_PROCESS:
             line, ok = compare_tutorial(num_buffers, 3, simulator, result)
             failed += not ok
             print(line)

@@ -16,8 +16,9 @@ import argparse
 import sys
 import time
 
-from ..tb.loop import SIMULATORS
-from ..tb.tools import ToolMissing
+from ..tb.common.simulators import IN_PROCESS
+from ..tb.common.tools import ToolMissing
+from ..tb.system.loop import rtl_runner
 from .graph_examples import run_tutorial
 
 __all__ = ["loop_rates", "main"]
@@ -31,10 +32,10 @@ def loop_rates(iterations: int = 12, num_buffers: int = 2) -> list[dict]:
     """
     rows = []
     ways = [("model", None, True), ("model-fast", None, False),
-            *((sim, sim, True) for sim in SIMULATORS)]
+            *((sim, rtl_runner(sim), True) for sim in IN_PROCESS)]
     for way, rtl, exact in ways:
         try:
-            if rtl == "verilator":
+            if way == "verilator":
                 run_tutorial(num_buffers, 1, rtl=rtl)   # build the library outside the clock
             start = time.perf_counter()
             result = run_tutorial(num_buffers, iterations, rtl=rtl, exact=exact)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..tb.tools import ToolMissing, distribution_version, verilator_env
+from ..tb.common.tools import ToolMissing, distribution_version, verilator_env
 
 __all__ = ["machine", "machine_line", "tool_output"]
 

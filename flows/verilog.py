@@ -6,7 +6,7 @@ Run as ``python -m aiedma.flows.verilog [--out DIR]``. Each top of
 one line per top gives its name, its ports and the lint result, and the exit
 status is non-zero when a lint fails.
 
-The lint waivers live in :data:`aiedma.tb.tools.LINT_WAIVERS`, and nowhere else:
+The lint waivers live in :data:`aiedma.tb.common.tools.LINT_WAIVERS`, and nowhere else:
 the cocotb runner builds with the same list, so a design that lints also builds.
 """
 
@@ -25,7 +25,7 @@ from amaranth.hdl import Shape
 from amaranth.lib import wiring
 
 from ..hdl.export import TOPS, export_verilog
-from ..tb.tools import LINT_WAIVERS, ToolMissing, lint_flags, verilator_env
+from ..tb.common.tools import LINT_WAIVERS, ToolMissing, lint_flags, verilator_env
 
 __all__ = ["LintResult", "export_and_lint", "main", "port_list"]
 

@@ -1,13 +1,24 @@
-"""The golden model: pure Python + NumPy (never Amaranth or cocotb).
+"""The golden model: pure Python + NumPy (never Amaranth, cocotb or tree-sitter on import).
 
-Layers, bottom up: the tiling walk (:mod:`.tiling`, :mod:`.port`), buffer
-descriptors (:mod:`.bd_fields`, :mod:`.bd`, :mod:`.packet`), tasks
-(:mod:`.task`), the lowering from tilings to BDs (:mod:`.lower`), and the
-system: memories, locks, DMA channels, streams, a cycle-level scheduler and
-the graph API (:mod:`.memory`, :mod:`.locks`, :mod:`.channel`, :mod:`.stream`,
-:mod:`.scheduler`, :mod:`.graph`).
+Layers, bottom up, each a sub-package that may import only those below it
+(tests/test_layout.py checks): :mod:`.errors`; the AIE-ML facts (:mod:`.arch`);
+the tiling walk and port programs (:mod:`.tiling`); the reader of adf C++ graph
+code (:mod:`.adf`); buffer descriptors, packets, tasks and the lowering from
+tilings to BDs (:mod:`.bd`); the cycle contract (:mod:`.cycle`); and the system:
+memories, locks, DMA channels, streams, a cycle-level scheduler and the graph API
+(:mod:`.system`). This module re-exports the names a user needs.
 """
 
+from .adf import (
+    CppSyntaxError,
+    GraphHeader,
+    HeaderPort,
+    parse_graph_header,
+    parse_port_program,
+    parse_tiling,
+    read_graph_header,
+    to_cpp,
+)
 from .arch.dtypes import ELEMENT_BITS, element_bits, elements_per_word
 from .bd.descriptor import BufferDescriptor, check_chain
 from .bd.lower import LoweredProgram, LoweringError, lower, word_stream_to_elements
@@ -21,8 +32,6 @@ from .system.locks import LockError, LockTable
 from .system.memory import Memory, MemoryAccessError
 from .system.scheduler import DeadlockError, run_system
 from .system.stream import PacketMerge, PacketSplit, Stream, StreamError
-from .tiling.adf_cpp import CppSyntaxError, parse_graph_header, parse_port_program, to_cpp
-from .tiling.adf_header import GraphHeader, HeaderPort, read_graph_header
 from .tiling.parameters import TilingParameters, TraversingParameters
 from .tiling.port import PortProgram, load_port_program
 from .tiling.runs import format_runs
@@ -73,6 +82,7 @@ __all__ = [
     "parse_graph_header",
     "parse_packet_header",
     "parse_port_program",
+    "parse_tiling",
     "read_graph_header",
     "run_system",
     "run_task",

@@ -4,7 +4,7 @@ CI (``CI`` set in the environment) runs hypothesis derandomised, so a red CI
 reproduces locally with ``CI=1 make test``; elsewhere examples are random and
 a failure prints the blob to replay it.
 
-Verilated models are compiled with ``-O0`` (``AIEDMA_QUICK_BUILDS``, tb/tools.py)
+Verilated models are compiled with ``-O0`` (``AIEDMA_QUICK_BUILDS``, tb/common/tools.py)
 unless the environment says otherwise: the suite's runs are short, and on a fresh
 checkout compiling them is most of its time.
 """
@@ -13,7 +13,7 @@ import os
 
 from hypothesis import settings
 
-from aiedma.tb.tools import QUICK_BUILDS
+from aiedma.tb.common.tools import QUICK_BUILDS
 
 os.environ.setdefault(QUICK_BUILDS, "1")
 

@@ -132,7 +132,7 @@ class BDBatch:
         regression asks for 10^5 of them).
         """
         rows = np.stack(list(self._columns.values()), axis=1).tolist() if len(self) else []
-        return [BufferDescriptor._checked(self._kind, tuple(row)) for row in rows]
+        return [BufferDescriptor.from_checked(self._kind, tuple(row)) for row in rows]
 
     # --- rules -----------------------------------------------------------------------
 

@@ -285,7 +285,7 @@ class BufferDescriptor:
         object.__setattr__(self, "_values", tuple(values.values()))
 
     @classmethod
-    def _checked(cls, kind: str, values: tuple[int, ...]) -> BufferDescriptor:
+    def from_checked(cls, kind: str, values: tuple[int, ...]) -> BufferDescriptor:
         """A BD from values in table order that a caller has already checked.
 
         For :meth:`~.batch.BDBatch.bds`, whose batch applied the constructor's rules
@@ -421,7 +421,7 @@ class BufferDescriptor:
         # holds, so the constructor's checks (most of a task walk's cost) are skipped.
         values = list(self._values)
         values[_POSITION[self._kind]["iteration_current"]] = current
-        return BufferDescriptor._checked(self._kind, tuple(values))
+        return BufferDescriptor.from_checked(self._kind, tuple(values))
 
     def stream(self, iteration_current: int | None = None, *, shift: int = 0,
                out: np.ndarray | None = None) -> np.ndarray:

@@ -4,7 +4,7 @@ This is the model of what ``hdl.engine.MM2SEngine`` / ``S2MMEngine`` do, written
 from the contract (:mod:`.contract`, docs/cycle.md "Channel"), as registers stepped
 once per cycle. The system model's channels (:mod:`aiedma.model.system.channel`) run
 it, and when a channel runs as RTL the same engine runs beside the RTL as its
-reference (:mod:`aiedma.tb.loop`): both get the same inputs every cycle and every
+reference (:mod:`aiedma.tb.system.loop`): both get the same inputs every cycle and every
 signal of :class:`EngineCycle` must agree.
 
 The engine's surroundings (the channel's BD fetch, lock unit, stream stages and

@@ -128,7 +128,7 @@ class Channel:
         :class:`~aiedma.model.cycle.engine.ChannelEngine` (the default) or anything with
         its protocol (``drive``, ``lock_request``, ``grant``, ``sample``, ``clock``,
         ``empty``, ``state``), e.g. an RTL engine checked against the model
-        (:mod:`aiedma.tb.loop`).
+        (:mod:`aiedma.tb.system.loop`).
 
     Attributes
     ----------

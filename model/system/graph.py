@@ -66,13 +66,12 @@ Decisions (the adf documentation does not describe the compiler's choices):
 
 from __future__ import annotations
 
-import importlib
 import math
 import warnings
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -507,7 +506,7 @@ class Graph:
         self.connections.append((source, destination))
 
     def run(self, iterations: int, inputs: Mapping[str, Any] | None = None,
-            max_cycles: int = 10_000_000, rtl: str | None = None,
+            max_cycles: int = 10_000_000, rtl: RtlRunner | None = None,
             output_ready: Mapping[str, Sequence[bool]] | None = None,
             exact: bool = False) -> GraphResult:
         """Compile to memory-tile BDs, locks and tasks, and run the cycle-level system.
@@ -521,11 +520,12 @@ class Graph:
             volume per iteration (flat, or one row per iteration).
         max_cycles : int
             Guard for the scheduler.
-        rtl : {None, "amaranth", "verilator"}
+        rtl : RtlRunner, optional
             Run every memory-tile channel's engine (address generator, lock gate,
-            datapath) as RTL on this simulator, inside the same cycles, compared with
-            the model engine on every port of every cycle (:mod:`aiedma.tb.loop`).
-            The result is the model-only run's, or a mismatch is raised.
+            datapath) as RTL with this runner, inside the same cycles, compared with
+            the model engine on every port of every cycle: ``aiedma.tb.rtl_runner(
+            "amaranth")`` or ``rtl_runner("verilator")`` makes one. The result is the
+            model-only run's, or a mismatch is raised. None runs the model alone.
         output_ready : mapping of str to sequence of bool, optional
             Per graph output, whether it takes a word in each cycle (backpressure;
             high after the pattern ends).
@@ -537,17 +537,19 @@ class Graph:
         Raises
         ------
         GraphError
-            For the graph checks (see the module text), or an unknown ``rtl``.
+            For the graph checks (see the module text), or an ``rtl`` that is no runner.
         DeadlockError
             If the system deadlocks: every waiting channel, its BD and lock.
-        aiedma.tb.loop.LoopMismatch
-            With ``rtl``: the first cycle an RTL channel differs from the model.
+        AssertionError
+            With ``rtl``: the first cycle an RTL channel differs from the model
+            (``aiedma.tb.system.loop.LoopMismatch``).
         """
         if iterations < 1:
             raise field_error(GraphError, "iterations", iterations, "must be at least 1")
-        if rtl not in RTL_SIMULATORS:
-            raise field_error(GraphError, "rtl", rtl, "must be None (the model alone) or one "
-                              f"of {', '.join(s for s in RTL_SIMULATORS if s)}")
+        if rtl is not None and not callable(rtl):
+            example = rtl if isinstance(rtl, str) else "amaranth"
+            raise field_error(GraphError, "rtl", rtl, "must be None (the model alone) or an "
+                              f"RTL runner: pass rtl=aiedma.tb.rtl_runner({example!r})")
         for node in self.nodes.values():
             if isinstance(node, SharedBuffer):
                 for port, missing in node.unwritten_reads().items():
@@ -560,17 +562,18 @@ class Graph:
         return compiler.run(dict(inputs or {}), max_cycles, rtl, exact)
 
 
-RTL_SIMULATORS: tuple[str | None, ...] = (None, "amaranth", "verilator")
-"""What ``Graph.run(rtl=...)`` takes: None runs the model alone."""
+class RtlRunner(Protocol):
+    """What ``Graph.run(rtl=...)`` takes: runs the system with some channels as RTL.
 
-RTL_RUNNER = "aiedma.tb.loop"
-"""The module whose ``run_with_rtl`` runs channels as RTL. **decision**: the model names
-it and imports it only when a run asks for RTL, so the model layer itself never
-imports Amaranth (docs/architecture.md): the testbench layer plugs in from above."""
+    **decision**: the caller hands the runner in (``aiedma.tb.rtl_runner(simulator)``
+    makes one), so the model never names nor imports the testbench layer or Amaranth
+    (docs/architecture.md): the layers above know both and plug in from there.
+    """
 
-
-def _rtl_runner() -> Callable:
-    return importlib.import_module(RTL_RUNNER).run_with_rtl
+    def __call__(self, agents: Sequence[Any], channels: Sequence[Channel],
+                 max_cycles: int) -> SystemReport:
+        """Run every agent, ``channels`` as RTL checked against the model; the report."""
+        ...
 
 
 # --- compilation ---------------------------------------------------------------------------
@@ -932,7 +935,7 @@ class _Compiler:
 
     # -- the run --
 
-    def run(self, inputs: dict[str, Any], max_cycles: int, rtl: str | None,
+    def run(self, inputs: dict[str, Any], max_cycles: int, rtl: RtlRunner | None,
             exact: bool = False) -> GraphResult:
         self.check_connected()
         fixed = self.fixed_volumes()
@@ -977,7 +980,7 @@ class _Compiler:
         if rtl is None:
             report = run_system(agents, max_cycles, exact=exact)
         else:
-            report = _rtl_runner()(agents, channels, rtl, max_cycles)
+            report = rtl(agents, channels, max_cycles)
         outputs = {}
         for sink, node, dtype in sinks:
             outputs[node.name] = from_words(sink.data, dtype).reshape(self.iterations, -1)

@@ -6,7 +6,7 @@ word (``Task.encode()``) at a channel's start-queue register, a lock's value at 
 value register (``model/arch/registers.py``). :func:`apply_writes` applies one to a
 :class:`~.dma.DMA` before a run; :func:`program_writes` gives the writes that load
 a DMA's BD table, queued tasks and locks, so a lowered port or a whole graph can be
-written out and replayed (into this model or into the RTL: ``aiedma.tb.dma_run``).
+written out and replayed (into this model or into the RTL: ``aiedma.tb.system.dma_check``).
 
 **decision**: writes are applied in order before cycle 0; a BD is decoded once all
 writes are in (its words as they stand then), so a program may write a BD's words in

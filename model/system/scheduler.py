@@ -267,7 +267,7 @@ class SystemRun:
     """A run of agents, one :meth:`cycle` at a time (what :func:`run_system` loops over).
 
     A runner that interleaves something with the cycles (an RTL simulator's clock
-    edge, :mod:`aiedma.tb.loop`) calls :meth:`cycle` while :attr:`busy`, then
+    edge, :mod:`aiedma.tb.system.loop`) calls :meth:`cycle` while :attr:`busy`, then
     :meth:`report`.
 
     Parameters

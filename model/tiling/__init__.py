@@ -1,10 +1,10 @@
 """Tiling semantics: what stream a list of adf ``tiling_parameters`` makes (docs/tiling.md).
 
 Owns: ``TilingParameters`` and the vectorised walk, port programs (a list of
-tilings on one port), run-length formatting, access maps for pictures and the
-reader of adf C++ graph code (whole headers through ``tree-sitter``, ``adf_header``).
+tilings on one port), run-length formatting and access maps for pictures. Reading
+C++ is a layer above (:mod:`aiedma.model.adf`).
 May import: :mod:`aiedma.model.arch`, :mod:`aiedma.model.errors`; of third-party
-packages NumPy and ``tree-sitter``/``tree-sitter-cpp``.
+packages NumPy.
 """
 
 from .parameters import TilingParameters, TraversingParameters

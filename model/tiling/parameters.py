@@ -496,23 +496,6 @@ class TilingParameters:
             )
         return cls(**d)
 
-    @classmethod
-    def from_cpp(cls, text: str,
-                 defines: Mapping[str, int | str] | None = None) -> TilingParameters:
-        """Read one adf ``tiling({...})`` written in C++ (see :mod:`.adf_cpp`).
-
-        ``defines`` gives names as ``-D NAME=VALUE`` would (int or expression text).
-
-        Examples
-        --------
-        >>> TilingParameters.from_cpp("tiling({.buffer_dimension = {4},"
-        ...                           " .tiling_dimension = {2}, .offset = {1}})").indices()
-        array([1, 2])
-        """
-        from .adf_cpp import parse_tiling  # lazy: adf_cpp imports this module
-
-        return parse_tiling(text, defines)
-
     def to_dict(self) -> dict[str, Any]:
         """The adf spelling, JSON-ready; ``from_dict(tp.to_dict()) == tp``.
 

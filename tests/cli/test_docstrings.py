@@ -6,8 +6,9 @@ import importlib
 import pytest
 
 MODULES = [
-    "aiedma.model.tiling.adf_cpp",
-    "aiedma.model.tiling.adf_header",
+    "aiedma.model.adf.header",
+    "aiedma.model.adf.tilings",
+    "aiedma.model.adf.writer",
     "aiedma.model.bd.descriptor",
     "aiedma.model.system.graph",
     "aiedma.model.system.locks",
@@ -17,7 +18,8 @@ MODULES = [
     "aiedma.model.tiling.runs",
     "aiedma.model.system.stream",
     "aiedma.model.tiling.parameters",
-    "aiedma.tb.run",
+    "aiedma.tb.block.harness",
+    "aiedma.tb.system.loop",
 ]
 
 

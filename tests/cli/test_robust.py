@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from aiedma import cli
 from aiedma.draw import MAX_CELLS
+from aiedma.model.adf.files import MAX_INPUT_BYTES
 from aiedma.model.bd.descriptor import BufferDescriptor, decode_image
 from aiedma.model.bd.lower import MAX_PIECES, LoweringError, lower
 from aiedma.model.errors import BDError
@@ -68,10 +69,10 @@ def test_a_byte_order_mark_before_json_is_dropped(tmp_path, capsys):
 def test_an_input_file_larger_than_the_limit_is_refused_unread(tmp_path, capsys):
     path = tmp_path / "big.h"
     with path.open("wb") as f:
-        f.truncate(cli.MAX_INPUT_BYTES + 1)   # sparse: nothing is written
+        f.truncate(MAX_INPUT_BYTES + 1)   # sparse: nothing is written
     status, _, err = main(capsys, "walk", path)
     one_line_error(status, err)
-    assert f"{cli.MAX_INPUT_BYTES + 1} bytes; an input file holds at most" in err
+    assert f"{MAX_INPUT_BYTES + 1} bytes; an input file holds at most" in err
 
 
 # -- sizes checked before anything is allocated --

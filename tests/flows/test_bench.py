@@ -21,8 +21,8 @@ from aiedma.flows.machine import machine
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY
 from aiedma.model.cycle.timing import addrgen_trace
-from aiedma.tb.stimulus import random_bds, regression_stimulus
-from aiedma.tb.tools import ToolMissing
+from aiedma.tb.common.stimulus import random_bds, regression_stimulus
+from aiedma.tb.common.tools import ToolMissing
 
 CHEAP = "model,amaranth,wpc,fpga"
 FPGA_ROWS = [

@@ -20,11 +20,11 @@ from repo import REPO
 from aiedma.flows.formal import FormalTask, run_harness, run_task
 from aiedma.hdl.mm2s import MM2SDatapath
 from aiedma.hdl.s2mm import S2MMDatapath
-from aiedma.tb.formal_addrgen import AddrgenFormal
-from aiedma.tb.formal_mm2s import MM2SFormal
-from aiedma.tb.formal_reference import AddrgenReferenceFormal, Bounds, replay_counterexample
-from aiedma.tb.formal_s2mm import S2MMFormal
-from aiedma.tb.scoreboard import Mismatch
+from aiedma.tb.common.scoreboard import Mismatch
+from aiedma.tb.formal.addrgen import AddrgenFormal
+from aiedma.tb.formal.mm2s import MM2SFormal
+from aiedma.tb.formal.reference import AddrgenReferenceFormal, Bounds, replay_counterexample
+from aiedma.tb.formal.s2mm import S2MMFormal
 
 DEPTH = 6
 BUILD = REPO / "build" / "formal" / "tests"
@@ -108,7 +108,7 @@ def test_addrgen_stream_rules_prove() -> None:
     assert status == "PASS", f"see {work}"
 
 
-# -- the reference proofs (tb/formal_reference.py), at a short depth --
+# -- the reference proofs (tb/formal/reference.py), at a short depth --
 
 REFERENCE_DEPTH = 8   # make formal: flows.formal.REFERENCE_DEPTH
 

@@ -34,7 +34,7 @@ from aiedma.flows.machine import machine, machine_line
 from aiedma.flows.pin_harness import port_bits
 from aiedma.hdl.export import export_verilog
 from aiedma.hdl.s2mm import S2MMDatapath
-from aiedma.tb.tools import ToolMissing
+from aiedma.tb.common.tools import ToolMissing
 
 SMALL_TOP = "aiedma_s2mm_tile"  # S2MMDatapath("tile"): the smallest top
 LOCK = REPO / "build" / "fpga-tests.lock"

@@ -6,7 +6,7 @@ import pytest
 
 from aiedma.flows import verilog as verilog_export
 from aiedma.hdl.export import TOPS
-from aiedma.tb import tools
+from aiedma.tb.common import tools
 
 
 # One top per test, so the suite's workers share the tops (the memory-tile DMA alone

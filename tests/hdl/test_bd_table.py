@@ -10,7 +10,7 @@ from aiedma.hdl.bd_table import BDTable, SharedBDTable
 from aiedma.model import BufferDescriptor
 from aiedma.model.arch.kinds import DMA_KINDS
 from aiedma.model.bd.fields import BD_COUNT, FIELD_INDEX, FIELDS
-from aiedma.tb.stimulus import random_bd
+from aiedma.tb.common.stimulus import random_bd
 
 OTHER = {"lock_acq_enable", "lock_acq_id", "lock_acq_value", "lock_rel_id", "lock_rel_value",
          "enable_packet", "packet_id", "packet_type", "tlast_suppress", "use_next_bd",

@@ -1,6 +1,6 @@
 """The BD address generator RTL against the golden model and the cycle contract.
 
-Every run goes through :func:`aiedma.tb.run.check_addrgen`, whose scoreboard
+Every run goes through :func:`aiedma.tb.block.harness.check_addrgen`, whose scoreboard
 compares the RTL with the timing model of ``model/cycle/contract.py`` on every cycle (input
 ready, output valid, and the beat while valid), so beats, their timing and the
 handshake are all checked at once. ``tests/test_timing.py`` checks that the model
@@ -22,9 +22,9 @@ from aiedma.hdl.layouts import bd_layout, bd_to_payload, beat_layout
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import FIELDS, HAS_PADDING, KINDS
 from aiedma.model.cycle.contract import ADDRESS_BITS, ADDRGEN_LATENCY, address_generation_fields
-from aiedma.tb.run import check_addrgen
-from aiedma.tb.stimulus import ready_and_offer
-from aiedma.tb.streams import stream_get, stream_put
+from aiedma.tb.block.harness import check_addrgen
+from aiedma.tb.common.stimulus import ready_and_offer
+from aiedma.tb.common.streams import stream_get, stream_put
 
 HARDWARE = load("hardware.json")
 

@@ -17,11 +17,11 @@ from aiedma.hdl.mm2s import MM2SDatapath
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, MM2S_BUFFER_DEPTH, MM2S_LATENCY
-from aiedma.tb.beats import expected_beats, mm2s_words
-from aiedma.tb.memory import bram_read_port
-from aiedma.tb.run import check_mm2s
-from aiedma.tb.stimulus import ready_and_offer
-from aiedma.tb.streams import record, stream_receive, stream_send
+from aiedma.tb.block.harness import check_mm2s
+from aiedma.tb.common.beats import expected_beats, mm2s_words
+from aiedma.tb.common.memory import bram_read_port
+from aiedma.tb.common.stimulus import ready_and_offer
+from aiedma.tb.common.streams import record, stream_receive, stream_send
 
 MEMORY_WORDS = 512
 

@@ -20,12 +20,12 @@ from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import S2MM_WRITE_LATENCY
 from aiedma.model.cycle.timing import s2mm_trace
 from aiedma.model.errors import AiedmaError
-from aiedma.tb.beats import expected_beats, s2mm_memory
-from aiedma.tb.memory import bram_write_port
-from aiedma.tb.run import _s2mm_driver, _simulate, check_s2mm
-from aiedma.tb.scoreboard import Mismatch, S2MMScoreboard
-from aiedma.tb.stimulus import ready_and_offer
-from aiedma.tb.streams import record, stream_send
+from aiedma.tb.block.harness import _s2mm_driver, _simulate, check_s2mm
+from aiedma.tb.common.beats import expected_beats, s2mm_memory
+from aiedma.tb.common.memory import bram_write_port
+from aiedma.tb.common.scoreboard import Mismatch, S2MMScoreboard
+from aiedma.tb.common.stimulus import ready_and_offer
+from aiedma.tb.common.streams import record, stream_send
 
 MEMORY_WORDS = 256
 

@@ -5,7 +5,7 @@ import pytest
 
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.timing import beat_counters
-from aiedma.tb.stimulus import random_bds
+from aiedma.tb.common.stimulus import random_bds
 
 
 @pytest.mark.parametrize("kind", KINDS)

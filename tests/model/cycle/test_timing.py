@@ -19,7 +19,7 @@ from aiedma.model.cycle.contract import (
     MM2S_LATENCY,
 )
 from aiedma.model.cycle.timing import addrgen_trace, bd_beats, mm2s_trace
-from aiedma.tb.beats import expected_beats
+from aiedma.tb.common.beats import expected_beats
 
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
 """Prepare-slot depths the contract is checked for: today's, the planned, and the RTL's."""

@@ -16,6 +16,7 @@ from aiedma.flows.graph_examples import (
     packet_merge_graph,
     packet_split_graph,
     pipeline_graph,
+    run_tutorial,
     tutorial_graph,
 )
 from aiedma.model import PacketError
@@ -441,8 +442,8 @@ def test_a_packet_input_checks_the_header():
 
 
 def test_the_example_module_runs_and_prints_reports(capsys, monkeypatch):
-    # RTL on Amaranth only: tests/tb/test_loop.py runs the tutorial graph on Verilator.
-    monkeypatch.setattr(graph_examples, "SIMULATORS", ("amaranth",))
+    # RTL on Amaranth only: tests/tb/system/test_loop.py runs the tutorial graph on Verilator.
+    monkeypatch.setattr(graph_examples, "IN_PROCESS", ("amaranth",))
     assert main() == 0
     out = capsys.readouterr().out
     assert out.count("k3 and k4 received exactly the listed elements") == 2
@@ -634,3 +635,27 @@ def test_the_tutorial_graph_reads_only_what_it_writes():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnwrittenReadWarning)
         tutorial_graph(1).run(1, {"in1": rounds(EX1, 1), "in2": rounds(EX2, 1)})
+
+
+def test_graph_run_hands_its_channels_to_the_rtl_runner():
+    """The model calls the runner it is given, with every agent and the memory-tile channels."""
+    calls = []
+
+    def runner(agents, channels, max_cycles):
+        calls.append(([c.name for c in channels], max_cycles))
+        return run_system(agents, max_cycles, exact=True)
+
+    model = run_tutorial(1, 2)
+    handed = run_tutorial(1, 2, rtl=runner)
+    (names, max_cycles), = calls
+    assert names and all(name.startswith("memtile(1,1).") for name in names)
+    assert max_cycles == 10_000_000
+    assert handed.report.text() == model.report.text()
+
+
+@pytest.mark.parametrize(("rtl", "hint"), [("verilator", "'verilator'"), (1, "'amaranth'")])
+def test_graph_run_refuses_an_rtl_that_is_no_runner(rtl, hint):
+    message = (rf"^rtl={rtl!r}: must be None \(the model alone\) or an RTL runner: pass "
+               rf"rtl=aiedma\.tb\.rtl_runner\({hint}\)$")
+    with pytest.raises(GraphError, match=message):
+        tutorial_graph(1).run(1, {}, rtl=rtl)

@@ -1,0 +1,317 @@
+"""A whole RTL DMA (:class:`~aiedma.hdl.dma.DMA`) inside the system model, in place of
+the model DMA's channels.
+
+:class:`RtlDmaAgent` is one scheduler agent standing for every channel of a model DMA
+that has work: the block is loaded through its register port (the DMA's BD table, its
+channels' queued tasks and its locks: ``program_writes``) before cycle 0, then each
+cycle its channels meet the system model's streams and memory, in the order the model
+channels stood in the agent list. Its locks are its own (the RTL lock unit), so the
+run checks them too: after the run they are read back through the register port.
+A memory-tile BD that names a neighbour's lock goes out on the block's neighbour port
+and is answered by the model's lock space.
+
+:func:`run_rtl_dma` runs a system with the block in place of the channels; the same
+system without it is the reference (``tb/system/dma_check.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from amaranth.sim import Simulator
+
+from ...hdl.dma import DMA
+from ...model.arch.kinds import DMA_KINDS
+from ...model.arch.registers import lock_value_address
+from ...model.system.registers import program_writes
+from ...model.system.scheduler import Agent, Stall, SystemReport, SystemRun
+from ...model.system.stream import Beat
+
+__all__ = ["RtlDmaAgent", "run_rtl_dma"]
+
+_SIGNED = {"value"}          # lock values are two's complement (7 bits)
+_LOCK_VALUE_BITS = 7
+
+
+class _AmaranthPorts:
+    """The block's ports on Amaranth's simulator, by dotted path (``mm2s.0.o.valid``)."""
+
+    def __init__(self, dut: DMA) -> None:
+        self.dut, self.ctx = dut, None
+
+    def _signal(self, path: str) -> Any:
+        value = self.dut
+        for part in path.split("."):
+            value = value[int(part)] if part.isdigit() else getattr(value, part)
+        return value
+
+    def set(self, path: str, value: int) -> None:
+        self.ctx.set(self._signal(path), value)
+
+    def get(self, path: str) -> int:
+        return self.ctx.get(self._signal(path))
+
+    def set_beat(self, path: str, data: int, last: bool) -> None:
+        payload = self._signal(path)
+        self.ctx.set(payload.data, data)
+        self.ctx.set(payload.last, last)
+
+    def get_beat(self, path: str) -> tuple[int, bool]:
+        payload = self._signal(path)
+        return self.ctx.get(payload.data), bool(self.ctx.get(payload.last))
+
+
+class _AmaranthBlock:
+    """One DMA block on Amaranth's simulator, elaborated once per placement and reset
+    between runs: elaborating a 12-channel block costs seconds, a random program runs a
+    few dozen cycles. ``Simulator.reset`` puts every signal and memory back to its
+    initial value and restarts the testbench, which runs whatever job is set."""
+
+    _cache: ClassVar[dict[tuple[str, int, int], _AmaranthBlock]] = {}
+
+    def __init__(self, kind: str, column: int, row: int) -> None:
+        self.dut = DMA(kind, column, row)
+        self.sim = Simulator(self.dut)
+        self.sim.add_clock(1e-8)
+        self.job: Any = None
+        self.used = False
+
+        async def bench(ctx: Any) -> None:
+            await self.job(ctx)
+
+        self.sim.add_testbench(bench)
+
+    @classmethod
+    def of(cls, kind: str, column: int, row: int, *, reuse: bool) -> _AmaranthBlock:
+        """The block at this placement: elaborated now, or with ``reuse`` the one
+        elaborated before (a test that patches the RTL must not get an older one)."""
+        key = (kind, column, row)
+        if not reuse:
+            return cls(kind, column, row)
+        if key not in cls._cache:
+            cls._cache[key] = cls(kind, column, row)
+        return cls._cache[key]
+
+    def run(self, job: Any) -> None:
+        """Run ``job`` (an async function of the simulator context) from reset."""
+        if self.used:
+            self.sim.reset()
+        self.used, self.job = True, job
+        try:
+            self.sim.run()
+        except BaseException:
+            # A run stopped half-way leaves the simulator mid-step: build a fresh one next.
+            for key in [k for k, v in self._cache.items() if v is self]:
+                del self._cache[key]
+            raise
+
+
+class _VerilatorPorts:
+    """The block's ports on a Verilated model in this process."""
+
+    def __init__(self, top: str, kind: str, column: int, row: int) -> None:
+        from .loop_verilator import VerilatedTop
+        self.top = VerilatedTop(top, lambda: DMA(kind, column, row))
+
+    def set(self, path: str, value: int) -> None:
+        self.top.set(path.replace(".", "__"), int(value) & ((1 << 64) - 1))
+
+    def get(self, path: str) -> int:
+        value = self.top.get(path.replace(".", "__"))
+        if path.rsplit(".", 1)[-1] in _SIGNED and value >> (_LOCK_VALUE_BITS - 1):
+            value -= 1 << _LOCK_VALUE_BITS
+        return value
+
+    def set_beat(self, path: str, data: int, last: bool) -> None:
+        self.set(path, (data & 0xFFFF_FFFF) | int(last) << 32)
+
+    def get_beat(self, path: str) -> tuple[int, bool]:
+        value = self.top.get(path.replace(".", "__"))
+        return value & 0xFFFF_FFFF, bool(value >> 32)
+
+    def edge(self) -> None:
+        self.top.edge()
+
+
+class RtlDmaAgent:
+    """A system agent running a whole RTL DMA in place of a model DMA's channels.
+
+    Parameters
+    ----------
+    dma : DMA
+        The model DMA whose table, queues and locks the block is loaded with, and whose
+        memory and neighbour locks it uses.
+    channels : sequence of Channel
+        The model channels with work, in the order they stood in the agent list (their
+        memory accesses within a cycle happen in this order, as theirs did).
+    simulator : {"amaranth", "verilator"}
+    """
+
+    def __init__(self, dma: Any, channels: Sequence[Any], simulator: str = "amaranth",
+                 reuse: bool = False) -> None:
+        self.model, self.channels = dma, list(channels)
+        self.name = f"{dma.name}.rtl"
+        where = (dma.kind, dma.column, dma.row)
+        if simulator == "amaranth":
+            self.simulation = _AmaranthBlock.of(*where, reuse=reuse)
+            self.dut = self.simulation.dut
+            self.ports_ = _AmaranthPorts(self.dut)
+        elif simulator == "verilator":
+            self.dut = None
+            self.ports_ = _VerilatorPorts("aiedma_dma_{}_c{}_r{}".format(*where), *where)
+        else:
+            raise ValueError(f"simulator={simulator!r}: must be amaranth or verilator")
+        self.writes = program_writes(dma)
+        self.tokens: dict[str, list[int]] = {self._name(c): [] for c in self.channels}
+        self.words = 0
+        self._reads = {self._name(c): 0 for c in self.channels}
+        self._releases: list[tuple[int, int]] = []
+        self._neighbours = 2 * DMA_KINDS[dma.kind].channels if len(
+            DMA_KINDS[dma.kind].windows) > 1 else 0
+
+    @staticmethod
+    def _name(channel: Any) -> str:
+        return f"{channel.direction}{channel.index}"
+
+    @staticmethod
+    def _path(channel: Any) -> str:
+        return f"{channel.direction}.{channel.index}"
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.ports_.get("busy"))
+
+    def ports(self) -> tuple:
+        return tuple(c.stream for c in self.channels)
+
+    def step(self, cycle: int) -> Stall | None:
+        port, dma = self.ports_, self.model
+        for channel in self.channels:     # inputs first: streams change only at commit
+            path, stream = self._path(channel), channel.stream
+            if channel.is_mm2s:
+                port.set(f"{path}.o.ready", stream.can_push())
+                port.set(f"{path}.mem_data", self._reads[self._name(channel)])
+            else:
+                valid = stream.can_pop()
+                port.set(f"{path}.i.valid", valid)
+                beat = stream.peek() if valid else Beat(0, False)
+                port.set_beat(f"{path}.i.payload", beat.data, beat.last)
+        for k in range(self._neighbours):
+            grant = False
+            if port.get(f"neighbour_acquire.{k}.request"):
+                grant = dma.locks.try_acquire(port.get(f"neighbour_acquire.{k}.lock_id"),
+                                              port.get(f"neighbour_acquire.{k}.value"),
+                                              self.name, cycle)
+            port.set(f"neighbour_acquire.{k}.grant", grant)
+        moved = 0
+        for channel in self.channels:
+            path, stream, name = self._path(channel), channel.stream, self._name(channel)
+            if channel.is_mm2s:
+                if port.get(f"{path}.o.valid") and stream.can_push():
+                    stream.push(Beat(*port.get_beat(f"{path}.o.payload")))
+                    moved += 1
+                if port.get(f"{path}.mem_en"):
+                    self._reads[name] = dma.memory.read(port.get(f"{path}.mem_addr"), name)
+            else:
+                if stream.can_pop() and port.get(f"{path}.i.ready"):
+                    stream.pop()
+                    moved += 1
+                if port.get(f"{path}.mem_we"):
+                    dma.memory.write(port.get(f"{path}.mem_addr"),
+                                     port.get(f"{path}.mem_data"), name)
+            if port.get(f"{path}.token"):
+                self.tokens[name].append(cycle)
+        for k in range(self._neighbours):
+            grant = False
+            if port.get(f"neighbour_release.{k}.request"):
+                lock_id = port.get(f"neighbour_release.{k}.lock_id")
+                grant = dma.locks.take_release_port(lock_id, cycle, self.name)
+                if grant:
+                    self._releases.append((lock_id, port.get(f"neighbour_release.{k}.value")))
+            port.set(f"neighbour_release.{k}.grant", grant)
+        if port.get("error"):
+            raise AssertionError(f"{self.name}: the RTL DMA flagged an error in cycle {cycle}")
+        if moved:
+            self.words += moved   # the words its channels moved, as theirs counted
+            return None
+        # The block's inner state is not visible here: a stall counts as progress, so a
+        # run that cannot finish ends at max_cycles rather than as a deadlock report.
+        return Stall("load", progress=True)
+
+    def commit(self) -> None:
+        releases, self._releases = self._releases, []
+        for lock_id, value in releases:
+            self.model.locks.release(lock_id, value, self.name)
+
+    def load(self) -> Any:
+        """The register writes, one a cycle with ``pause`` high; a generator of cycles."""
+        port = self.ports_
+        port.set("pause", 1)
+        for address, value in self.writes:
+            port.set("reg_write", 1)
+            port.set("reg_addr", address)
+            port.set("reg_wdata", value)
+            yield
+        port.set("reg_write", 0)
+        port.set("pause", 0)
+
+    def read_locks(self) -> Any:
+        """Read every own lock through the register port; a generator of cycles whose
+        result is in :attr:`locks` at the end."""
+        port, kind = self.ports_, self.model.kind
+        self.locks: list[int] = []
+        for lock in range(DMA_KINDS[kind].locks + 1):
+            if lock:
+                self.locks.append(port.get("reg_rdata"))
+            port.set("reg_read", lock < DMA_KINDS[kind].locks)
+            port.set("reg_addr", lock_value_address(kind, min(lock, DMA_KINDS[kind].locks - 1)))
+            yield
+        port.set("reg_read", 0)
+
+
+def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
+                max_cycles: int = 100_000, simulator: str = "amaranth", *,
+                reuse: bool = False) -> tuple[SystemReport, RtlDmaAgent]:
+    """Run ``agents`` with ``channels`` (the model channels of ``dma`` among them) replaced
+    by one :class:`RtlDmaAgent` where the first of them stood; then read its locks.
+
+    With ``reuse`` (regressions of many programs) the Amaranth simulator of a block at
+    that placement is elaborated once per process and reset between runs.
+
+    Returns
+    -------
+    report : SystemReport
+    block : RtlDmaAgent
+        Its ``tokens`` per channel and ``locks`` (the lock unit's values after the run).
+    """
+    block = RtlDmaAgent(dma, [a for a in agents if any(a is c for c in channels)], simulator,
+                        reuse)
+    first = next(i for i, a in enumerate(agents) if any(a is c for c in channels))
+    rest = [a for a in agents if not any(a is c for c in channels)]
+    agents = [*rest[:first], block, *rest[first:]]
+    result: dict[str, SystemReport] = {}
+    if simulator == "verilator":
+        for _ in block.load():
+            block.ports_.edge()
+        run = SystemRun(agents, max_cycles)
+        while run.busy:
+            run.cycle()
+            block.ports_.edge()
+        for _ in block.read_locks():
+            block.ports_.edge()
+        return run.report(), block
+    async def bench(ctx: Any) -> None:
+        block.ports_.ctx = ctx
+        for _ in block.load():
+            await ctx.tick()
+        run = SystemRun(agents, max_cycles)
+        while run.busy:
+            run.cycle()
+            await ctx.tick()
+        result["report"] = run.report()
+        for _ in block.read_locks():
+            await ctx.tick()
+
+    block.simulation.run(bench)
+    return result["report"], block

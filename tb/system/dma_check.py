@@ -1,0 +1,232 @@
+"""Whole RTL DMAs inside the system model, compared with the model channels.
+
+:func:`check_program_channels` runs a random task program (:mod:`.random_programs`)
+with the model's channels, then with the whole RTL DMA (:mod:`.dma_block`: shared BD
+table, lock unit, every channel) in their place, and compares the words and the cycles they
+move in, the cycle count, the memory, the tokens and the locks. :func:`run_dma` is the
+same check for a program given as register writes. The regression over random programs
+is :mod:`aiedma.tb.regress.dma_programs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...model.arch.kinds import DMA_KINDS
+from ...model.errors import AiedmaError, field_error
+from ...model.system.registers import apply_writes, program_writes
+from ...model.system.scheduler import Stall, SystemReport, run_system
+from ...model.system.stream import Stream, StreamSink, StreamSource
+from ..common.simulators import check_simulator
+from .dma_block import run_rtl_dma
+from .loop import RUNS_ON
+from .random_programs import program_dma
+
+__all__ = ["DmaRun", "check_program_channels", "register_writes", "run_dma"]
+
+
+def register_writes(channel: Any) -> list[tuple[int, int]]:
+    """``(address, word)`` writes that load a model channel's DMA: its BD table, the queued
+    tasks and the locks (``program_writes``); a channel takes the BD words and its own
+    start-queue writes and leaves the rest."""
+    return program_writes(channel.dma)
+
+
+def _timed(agent: Any) -> list[int]:
+    """Record the cycles in which ``agent`` moves a word (wraps its ``step``)."""
+    cycles: list[int] = []
+    step = agent.step
+
+    def timed(cycle: int) -> Stall | None:
+        stall = step(cycle)
+        if stall is None:
+            cycles.append(cycle)
+        return stall
+
+    agent.step = timed
+    return cycles
+
+
+def check_program_channels(program: Any, simulator: str = "amaranth", *,
+                           reuse: bool = False) -> SystemReport:
+    """Run a :class:`~aiedma.tb.system.random_programs.RandomProgram` with model channels, then with
+    the whole RTL DMA (:mod:`.dma_block`: shared BD table, lock unit, every channel) in
+    their place; raise ``AssertionError`` on any difference.
+
+    Compared: the cycles each sink takes each word in and the words, the cycle count,
+    the words moved, the target memory, the token cycles of each channel and the locks.
+    ``reuse`` keeps the block's Amaranth simulator between programs (:func:`run_rtl_dma`).
+    """
+    agents, channels, dma, sinks = program.build()
+    model_times = [_timed(sink) for sink in sinks]
+    report = run_system(agents, exact=True)   # every cycle stepped: _timed sees each word
+    model_tokens = [[d.cycle for d in ch.done if d.token] for ch in channels]
+    agents, channels, rtl_dma, rtl_sinks = program.build()
+    rtl_times = [_timed(sink) for sink in rtl_sinks]
+    rtl_report, block = run_rtl_dma(agents, rtl_dma, channels, report.cycles + 200, simulator,
+                                    reuse=reuse)
+    rtl_tokens = [block.tokens[f"{c.direction}{c.index}"] for c in channels]
+    seed = f"seed={program.seed}"
+    for sink, times, rtl_sink, rtl_time in zip(sinks, model_times, rtl_sinks, rtl_times,
+                                               strict=True):
+        if rtl_sink.data != sink.data or rtl_time != times:
+            raise AssertionError(
+                f"{seed}: {sink.name}'s words or their cycles differ: model "
+                f"{list(zip(times, sink.data, strict=False))[:8]}..., RTL "
+                f"{list(zip(rtl_time, rtl_sink.data, strict=False))[:8]}...")
+    # The block is one agent: its channels' words are compared as a sum.
+    names = {c.name for c in channels}
+    model_words = {k: v for k, v in report.words.items() if k not in names}
+    model_words["channels"] = sum(report.words[k] for k in names)
+    rtl_words = {k: v for k, v in rtl_report.words.items() if k != block.name}
+    rtl_words["channels"] = block.words
+    if (rtl_report.cycles, rtl_words) != (report.cycles, model_words):
+        raise AssertionError(f"{seed}: cycles or words differ: model {report.cycles} "
+                             f"{model_words}, RTL {rtl_report.cycles} {rtl_words}")
+    if rtl_tokens != model_tokens:
+        raise AssertionError(f"{seed}: token cycles differ: model {model_tokens}, RTL "
+                             f"{rtl_tokens}")
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    model_locks = [dma.locks.route(own + k)[0][k] for k in range(DMA_KINDS[dma.kind].locks)]
+    if block.locks != model_locks:
+        raise AssertionError(f"{seed}: locks differ: model {model_locks}, RTL {block.locks}")
+    for name, region in (("model", dma), ("RTL", rtl_dma)):
+        memory, offset = region.memory.resolve(program.place.target)
+        if name == "model":
+            want = memory.dump(offset, 64)
+        elif not (memory.dump(offset, 64) == want).all():
+            raise AssertionError(f"{seed}: the target memory differs")
+    return rtl_report
+
+
+@dataclass
+class DmaRun:
+    """What :func:`run_dma` returns (identical for the model and the RTL, or it raised).
+
+    Attributes
+    ----------
+    outputs : dict of str to list of (int, bool)
+        Per MM2S channel with tasks (``"mm2s0"``, ...): the ``(data, last)`` words.
+    memory : numpy.ndarray
+        The memory image after the run (the one given, as S2MM channels left it).
+    tokens : dict of str to list of int
+        Per channel with tasks: the cycles its completion tokens came in.
+    locks : list of int
+        The tile's own locks after the run.
+    cycles : int
+    """
+
+    outputs: dict[str, list[tuple[int, bool]]]
+    memory: np.ndarray
+    tokens: dict[str, list[int]]
+    locks: list[int]
+    cycles: int
+
+
+def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
+                inputs: dict, ready: dict) -> tuple:
+    dma = program_dma(kind, {"memtile": 1, "tile": 2}.get(kind, 0))
+    window = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
+    store, offset = dma.memory.resolve(window)
+    store.load(offset, memory)
+    apply_writes(dma, writes)
+    agents, channels, sinks, times = [], [], {}, {}
+    for channel in dma.channels:
+        if not channel.queue:
+            continue
+        name = f"{channel.direction}{channel.index}"
+        stream = Stream(name)
+        channel.connect(stream)
+        channels.append(channel)
+        if channel.is_mm2s:
+            sinks[name] = StreamSink(f"{name}.sink", stream, ready=ready.get(name))
+            times[name] = _timed(sinks[name])
+        else:
+            if name not in inputs:
+                raise field_error(AiedmaError, "inputs", sorted(inputs),
+                                  f"channel {name} has tasks but no input words")
+            agents.append(StreamSource(f"{name}.source", stream, inputs[name]))
+    agents += channels + list(sinks.values())
+    return dma, store, offset, agents, channels, sinks, times
+
+
+def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
+            inputs: dict | None = None, ready: dict | None = None,
+            simulator: str | None = "amaranth") -> DmaRun:
+    """Program a DMA through its register map and run it, its channels as RTL, checked.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    writes : sequence of (address, value)
+        BD words, start-queue pushes and lock values (``model/system/registers.py``).
+    memory : array-like, optional
+        Words loaded at the start of the tile's own memory, or of a shim's external
+        memory (``SHIM_MEMORY_WORDS`` words at address 0) (default: none).
+    inputs : dict of str to sequence of int
+        Per S2MM channel with tasks (``"s2mm0"``): the words it receives.
+    ready : dict of str to sequence of bool
+        Per MM2S channel: whether its output takes a word each cycle (backpressure).
+    simulator : {"amaranth", "verilator", None}
+        Where the whole RTL DMA runs; None runs the model alone.
+
+    Returns
+    -------
+    DmaRun
+
+    Raises
+    ------
+    RegisterError
+        For a write the DMA has no register for (before anything runs).
+    AssertionError
+        If the RTL DMA differs from the model channels: the words or their cycles
+        at an output, the cycle count, the memory, the locks or the token cycles.
+    """
+    if simulator is not None:
+        check_simulator(simulator, RUNS_ON, "run_dma (None runs the model alone)")
+    memory = np.zeros(0, dtype=np.int64) if memory is None else np.asarray(memory)
+    inputs, ready = dict(inputs or {}), dict(ready or {})
+    dma, store, offset, agents, channels, sinks, times = _dma_system(kind, writes, memory,
+                                                                    inputs, ready)
+    report = run_system(agents, exact=True)   # every cycle stepped: the word times are recorded
+    model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
+    model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
+                    for c in channels}
+    if simulator is None:
+        model.tokens = model_tokens
+        return model
+    dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,
+                                                                        inputs, ready)
+    rtl_report, block = run_rtl_dma(agents, dma, channels, report.cycles + 200, simulator)
+    result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)
+    result.tokens = {f"{c.direction}{c.index}": block.tokens[f"{c.direction}{c.index}"]
+                     for c in channels}
+    result.locks = block.locks
+    for what, want, got in (("outputs", model.outputs, result.outputs),
+                            ("output cycles", times, rtl_times),
+                            ("cycles", model.cycles, result.cycles),
+                            ("locks", model.locks, result.locks),
+                            ("tokens", model_tokens, result.tokens)):
+        if want != got:
+            raise AssertionError(f"run_dma: the RTL's {what} differ from the model's: "
+                                 f"model {want}, RTL {got}")
+    if not np.array_equal(model.memory, result.memory):
+        raise AssertionError("run_dma: the memory after the RTL run differs from the model's")
+    return result
+
+
+def _dma_result(dma: Any, store: Any, offset: int, size: int, channels: list, sinks: dict,
+                cycles: int) -> DmaRun:
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    locks = []
+    for lock in range(DMA_KINDS[dma.kind].locks):
+        table, local = dma.locks.route(own + lock)
+        locks.append(table[local])
+    outputs = {name: [(b.data, b.last) for b in sink.beats] for name, sink in sinks.items()}
+    return DmaRun(outputs, store.dump(offset, size) if size else np.zeros(0, np.int64),
+                  {}, locks, cycles)
+

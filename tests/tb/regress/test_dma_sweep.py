@@ -1,0 +1,44 @@
+"""The bulk task-program sweep (tb/regress/dma_sweep.py): shards, merged summary, failing seeds."""
+
+import pytest
+
+from aiedma.tb.common.shards import run_shards
+from aiedma.tb.regress import dma_sweep
+
+
+def test_shards_cover_the_tasks_with_consecutive_seeds():
+    calls = dma_sweep.shard_calls(["memtile", "tile"], 10, 7, 3, "verilator")
+    # 10 tasks -> 4 programs per kind, seeds 7..10 split 2/1/1
+    assert calls == [(7, "memtile", 2, "verilator"), (9, "memtile", 1, "verilator"),
+                     (10, "memtile", 1, "verilator"), (7, "tile", 2, "verilator"),
+                     (9, "tile", 1, "verilator"), (10, "tile", 1, "verilator")]
+
+
+def test_a_sweep_on_dask_merges_its_shards():
+    # the core tile: its block builds in a fifth of the memory tile's time
+    calls = dma_sweep.shard_calls(["tile"], 12, 1, 2, "verilator")
+    results = run_shards(dma_sweep.dma_shard, calls, workers=2, processes=False)
+    (row,) = dma_sweep.summarise(results)
+    assert (row["kind"], row["shards"], row["programs"], row["tasks"]) == ("tile", 2, 4, 12)
+    assert row["mismatches"] == 0 and row["cycles"] > 0
+
+
+def test_a_failing_program_is_reported_by_its_seed(monkeypatch):
+    check = dma_sweep.check_program_channels
+
+    def broken(program, simulator, **options):
+        if program.seed == 3:
+            raise AssertionError("seed=3: the sink's words or their cycles differ")
+        return check(program, simulator, **options)
+
+    monkeypatch.setattr(dma_sweep, "check_program_channels", broken)
+    result = dma_sweep.dma_shard(2, "tile", 3, "verilator")
+    assert result["mismatches"] == 1 and result["programs"] == 3
+    assert result["failed"] == [(3, "seed=3: the sink's words or their cycles differ")]
+
+
+def test_bad_task_count_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stop:
+        dma_sweep.main(["--tasks", "0"])
+    assert stop.value.code == 2
+    assert "--tasks=0: must be at least 1" in capsys.readouterr().err
