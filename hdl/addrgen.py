@@ -55,7 +55,7 @@ then the ``r_more``/wrap multiplexer), the next ``sel``/``at_live`` (the next
 prepare-slot flags such as ``wrap_soon_init`` (a compare and an AND in one slot). abc
 shares logic between cones (``is_data``, ``o.ready and r_last``), which can add a LUT
 level its delay model does not see as critical; kept wires (``keep``) and registered
-terms prevent it. ``make fpga`` (``flows/fpga.py``) measures the clock rate.
+terms prevent it. The measured clock rates are in docs/results.md (``make fpga``).
 """
 
 from __future__ import annotations
