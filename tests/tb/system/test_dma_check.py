@@ -15,7 +15,7 @@ from aiedma.model.system.locks import LockTable
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.registers import RegisterError, apply_writes, program_writes
 from aiedma.model.system.scheduler import run_system
-from aiedma.tb.system.dma_block import _AmaranthBlock
+from aiedma.tb.system.dma_block import AmaranthBlock
 from aiedma.tb.system.dma_check import check_program_channels, register_writes, run_dma
 from aiedma.tb.system.random_programs import random_program
 
@@ -34,7 +34,7 @@ def test_a_reused_amaranth_block_is_reset_between_programs():
     blocks = set()
     for seed in range(3, 9):
         check_program_channels(random_program(seed), reuse=True)
-        blocks |= {id(b) for key, b in _AmaranthBlock._cache.items() if key[0] == "memtile"}
+        blocks |= {id(b) for key, b in AmaranthBlock.cache.items() if key[0] == "memtile"}
     assert len(blocks) == 1
 
 
