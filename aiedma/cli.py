@@ -22,6 +22,7 @@ from .model import AiedmaError, PortProgram, format_runs
 from .model.adf import parse_port_program, read_header_file
 from .model.adf.files import CPP_SUFFIXES, read_source_text
 from .model.adf.ports import KIND_WORDS
+from .model.arch.directions import ACCESS_NAMES
 from .model.arch.dtypes import ELEMENT_BITS
 from .model.arch.kinds import DMA_KINDS
 from .model.bd.compiler_count import PHASES, compiler_bd_count
@@ -34,7 +35,7 @@ from .model.system.registers import (
     read_writes_document,
     writes_document,
 )
-from .model.tiling.parameters import DIRECTIONS, KINDS
+from .model.tiling.parameters import KINDS
 
 __all__ = ["main"]
 
@@ -643,7 +644,7 @@ def _parser() -> argparse.ArgumentParser:
     walk.add_argument("--buffer-dimension", type=_int_list, metavar="N,N,...",
                       help="buffer shape for entries that leave buffer_dimension empty")
     walk.add_argument("--kind", choices=KINDS, help="validate for this DMA kind")
-    walk.add_argument("--direction", choices=DIRECTIONS, help="validate for this direction")
+    walk.add_argument("--direction", choices=ACCESS_NAMES, help="validate for this direction")
     walk.add_argument("--dtype", help="validate for this adf element type (e.g. int16)")
 
     bd = command(
@@ -657,7 +658,7 @@ def _parser() -> argparse.ArgumentParser:
     bd.add_argument("--kind", choices=KINDS,
                     help="the DMA (default: a C++ port's: memtile for a shared buffer, tile "
                          "for a kernel, shim for an external buffer)")
-    bd.add_argument("--direction", choices=DIRECTIONS,
+    bd.add_argument("--direction", choices=ACCESS_NAMES,
                     help="default: the C++ port's (out: read, in: write), else read")
     bd.add_argument("--dtype", choices=sorted(ELEMENT_BITS),
                     help="default: the C++ shared buffer's type, else int32")

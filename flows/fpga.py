@@ -67,7 +67,7 @@ DEFAULT_TOPS: tuple[str, ...] = (
     "aiedma_mm2s_dma_channel_memtile", "aiedma_s2mm_dma_channel_memtile")
 """The address generator, the MM2S and the S2MM datapath of each DMA kind, and one whole
 memory-tile channel of each direction (BD table, task queue, lock gate, packet header
-stage and datapath: ``hdl/dma_channel.py``). The whole DMAs (``aiedma_dma_<kind>``,
+stage and datapath: ``hdl/channel/``). The whole DMAs (``aiedma_dma_<kind>``,
 ``hdl/dma.py``) are among :data:`TOPS` for ``--tops`` but not here: ABC9 maps the
 memory tile's (256 k AND gates) for more than 45 minutes on two cores (``--mapper abc``
 synthesises it in 12)."""

@@ -47,16 +47,15 @@ enables and ``i.ready``, never a next value:
   padded BD come in the same order, at the same addresses, as without padding.
 
 Addresses wrap modulo ``2**ADDRESS_BITS[kind]`` (**decision** in
-:mod:`aiedma.model.cycle.contract`). Measured (ECP5 LFE5U-85F speed 6, nextpnr seeds 1-4, the
-memory tile): 200-209 MHz. What limits it is no longer one loop but a spread of paths
-of 4.8-5.2 ns, each the worst on some placement: the address loop itself (adder, one
-LUT), ``ahead[k]`` (a LUT, then the adder), a dimension's counter (borrow, then the
-``r_more``/wrap multiplexer), the next ``sel``/``at_live`` (the next ``last_data``
-flags), the slow-path multiplexer ``other`` before the address, and prepare-slot
-flags such as ``wrap_soon_init`` (a compare and an AND in one slot). abc shares logic
-between cones (``is_data``, ``o.ready and r_last``), which can add a LUT level its
-delay model does not see as critical; kept wires (``keep``) and registered terms
-prevent it where it mattered.
+:mod:`aiedma.model.cycle.contract`). No single loop limits the clock: the critical paths
+are of about equal length, each the worst on some placement: the address loop itself
+(adder, one LUT), ``ahead[k]`` (a LUT, then the adder), a dimension's counter (borrow,
+then the ``r_more``/wrap multiplexer), the next ``sel``/``at_live`` (the next
+``last_data`` flags), the slow-path multiplexer ``other`` before the address, and
+prepare-slot flags such as ``wrap_soon_init`` (a compare and an AND in one slot). abc
+shares logic between cones (``is_data``, ``o.ready and r_last``), which can add a LUT
+level its delay model does not see as critical; kept wires (``keep``) and registered
+terms prevent it. The measured clock rates are in docs/results.md (``make fpga``).
 """
 
 from __future__ import annotations

@@ -181,13 +181,17 @@ class PrepareSlots:
 
     def _prepare(self) -> None:
         """The records of slots 1 .. S-1, each from the slot before."""
+        self._prepare_first()
+        self._prepare_second()
+        self._prepare_rest()
+
+    def _prepare_first(self) -> None:
+        """Slot 1: first sums, padded spans, the flags of position 0."""
         m, kind = self.m, self.kind
         n = ADDRESS_DIMENSIONS[kind]
         width = ADDRESS_BITS[kind]
         padded = HAS_PADDING[kind]
-        bd, first, second = self.record[0], self.record[1], self.record[2]
-
-        # --- slot 1: first sums, padded spans, the flags of position 0 --------------
+        bd, first = self.record[0], self.record[1]
         ic, step = bd.iteration_current, bd.iteration_stepsize
         terms = [bd.base_address] + [Mux(ic[b], step << b, 0) for b in range(len(ic))]
         length = bd.buffer_length
@@ -221,7 +225,10 @@ class PrepareSlots:
                     d.init.enter_soon.eq(before == SOON["enter"]),
                 ]
 
-        # --- slot 2: second sums, the counters at position 0, the live level --------
+    def _prepare_second(self) -> None:
+        """Slot 2: second sums, the counters at position 0, the live level."""
+        m, n, width = self.m, ADDRESS_DIMENSIONS[self.kind], ADDRESS_BITS[self.kind]
+        first, second = self.record[1], self.record[2]
         with m.If(self.capture[2]):
             m.d.sync += [*_assign_array(second.sums, _pair_sums(list(first.sums), width)),
                          second.length.eq(first.length),
@@ -253,7 +260,9 @@ class PrepareSlots:
         with m.If(self.capture[2]):
             m.d.sync += [second.live.eq(live), second.live_stride.eq(live_stride)]
 
-        # --- slots 3 .. S-1: the remaining sums; everything else carried ------------
+    def _prepare_rest(self) -> None:
+        """Slots 3 .. S-1: the remaining sums; everything else carried."""
+        m, width = self.m, ADDRESS_BITS[self.kind]
         for s in range(3, PREPARE_SLOTS):
             before, record = self.record[s - 1], self.record[s]
             with m.If(self.capture[s]):

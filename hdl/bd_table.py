@@ -12,8 +12,8 @@ is written a cycle later from a register; a fetch that would miss it is forwarde
 
 The fetch reads the words asynchronously in the fetch cycle and registers them, so
 the fetched BD comes from flip-flops in the cycle its fields decide what a channel
-does next (a RAM's unregistered output there was the slowest path of a channel); the
-memories are therefore LUT RAM (``ram_style = "distributed"``), which reads
+does next (a RAM's unregistered output there would be a long path into the channel);
+the memories are therefore LUT RAM (``ram_style = "distributed"``), which reads
 asynchronously, not block RAM, which cannot.
 
 **decision**: a register write and a write-back to the same word in the same cycle: the
@@ -32,12 +32,9 @@ from ..model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
 from ..model.bd.fields import BD_COUNT, FIELD_INDEX, FIELDS, WORDS, Encoding, Field
 from ..model.cycle.contract import BD_FETCH_LATENCY
 from .layouts import check_kind, field_shape
+from .register_port import REGISTER_ADDRESS_BITS, drive_register_port, register_port_signature
 
-__all__ = ["REGISTER_ADDRESS_BITS", "BDTable", "SharedBDTable", "bd_full_layout", "decode_field",
-           "fetch_signature"]
-
-REGISTER_ADDRESS_BITS = 20
-"""Width of a tile-local register byte address (the memory tile's BDs start at 0xA0000)."""
+__all__ = ["BDTable", "SharedBDTable", "bd_full_layout", "decode_field", "fetch_signature"]
 
 if BD_FETCH_LATENCY != 1:
     raise AssertionError("the BD table's memories have one cycle of read latency")
@@ -69,13 +66,10 @@ class BDTable(wiring.Component):
 
     Attributes
     ----------
-    reg_addr : In(REGISTER_ADDRESS_BITS)
-        Byte address of the register access (outside the BD region: ignored).
-    reg_write, reg_wdata : In
-        Write the word (at the end of the cycle).
-    reg_read : In
-    reg_rdata : Out(32)
-        The word read in the previous cycle (0 outside the BD region).
+    reg_addr, reg_write, reg_wdata, reg_read, reg_rdata
+        The register port (:func:`~.register_port.register_port_signature`): a write
+        in the BD region stores its word at the end of the cycle; ``reg_rdata`` is the
+        word read in the previous cycle (0 outside the BD region).
     fetch_en : In(1)
     fetch_id : In(range(BD_COUNT[kind]))
         Fetch a BD; its fields are on ``bd`` in the next cycle. ``fetch_id`` is read in
@@ -91,8 +85,7 @@ class BDTable(wiring.Component):
         self.kind = check_kind(kind)
         count = BD_COUNT[kind]
         super().__init__({
-            "reg_addr": In(REGISTER_ADDRESS_BITS), "reg_write": In(1), "reg_wdata": In(32),
-            "reg_read": In(1), "reg_rdata": Out(32),
+            **register_port_signature().members,
             "fetch_en": In(1), "fetch_id": In(range(count)),
             "bd": Out(bd_full_layout(kind)), "bd_id": Out(range(count)),
         })
@@ -188,7 +181,7 @@ class SharedBDTable(wiring.Component):
     the first after the port served last (port order, wrapping) is granted and its BD
     fetched, so the table is one copy of the BD words whatever the number
     of channels. The model's DMA serves its channels' fetches the same way
-    (``model/system/channel.py``, ``DMA.fetch_granted``; docs/cycle.md "Channel").
+    (``model/system/dma.py``, ``DMA.fetch_granted``; docs/cycle.md "Channel").
 
     Parameters
     ----------
@@ -206,17 +199,15 @@ class SharedBDTable(wiring.Component):
     def __init__(self, kind: str, ports: int) -> None:
         self.kind, self.ports = check_kind(kind), ports
         super().__init__({
-            "reg_addr": In(REGISTER_ADDRESS_BITS), "reg_write": In(1), "reg_wdata": In(32),
-            "reg_read": In(1), "reg_rdata": Out(32),
+            **register_port_signature().members,
             "fetch": In(fetch_signature(kind)).array(ports),
         })
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.table = table = BDTable(self.kind)
-        m.d.comb += [table.reg_addr.eq(self.reg_addr), table.reg_write.eq(self.reg_write),
-                     table.reg_wdata.eq(self.reg_wdata), table.reg_read.eq(self.reg_read),
-                     self.reg_rdata.eq(table.reg_rdata)]
+        drive_register_port(m, self, table)
+        m.d.comb += self.reg_rdata.eq(table.reg_rdata)
         n = self.ports
         requests = Signal(n)
         m.d.comb += requests.eq(Cat(*(port.en for port in self.fetch)))

@@ -6,7 +6,7 @@
 * **BD words** at the kind's BD addresses go to the :class:`~.bd_table.SharedBDTable`,
   whose one fetch port serves the channels in round robin (MM2S 0.., then S2MM 0..);
 * a **start-queue** word pushes a task onto that channel's queue (each
-  :class:`~.dma_channel.DMAChannel` decodes its own address);
+  :class:`~.channel.Channel` decodes its own address);
 * a **lock value** register sets one of the tile's own locks in the
   :class:`~.lock_unit.LockUnit` (and reads it back);
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
@@ -26,7 +26,7 @@ neighbour's lock unit to answer; only the tile's own locks are in this block.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import stream, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.arch.kinds import DMA_KINDS
@@ -37,29 +37,14 @@ from ..model.arch.registers import (
     status_address,
 )
 from ..model.bd.fields import FIELD_INDEX
-from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
-from .bd_table import REGISTER_ADDRESS_BITS, SharedBDTable
-from .dma_channel import DMAChannel
-from .layouts import check_kind, data_beat_layout
-from .lock_unit import LockUnit, acquire_signature, release_signature
+from .bd_table import SharedBDTable
+from .channel import Channel
+from .channel.direction import connect_outside, mm2s_signature, s2mm_signature
+from .layouts import check_kind
+from .lock_unit import LockUnit, lock_port_signature
+from .register_port import REGISTER_ADDRESS_BITS, drive_register_port, register_port_signature
 
-__all__ = ["DMA", "mm2s_signature", "s2mm_signature"]
-
-
-def mm2s_signature(kind: str) -> wiring.Signature:
-    """An MM2S channel's outside: its stream, its memory read port and its token."""
-    return wiring.Signature({
-        "o": Out(stream.Signature(data_beat_layout())), "mem_addr": Out(ADDRESS_BITS[kind]),
-        "mem_en": Out(1), "mem_data": In(DATA_BITS), "token": Out(1),
-    })
-
-
-def s2mm_signature(kind: str) -> wiring.Signature:
-    """An S2MM channel's outside: its stream, its memory write port and its token."""
-    return wiring.Signature({
-        "i": In(stream.Signature(data_beat_layout())), "mem_addr": Out(ADDRESS_BITS[kind]),
-        "mem_we": Out(1), "mem_data": Out(DATA_BITS), "token": Out(1),
-    })
+__all__ = ["DMA"]
 
 
 class DMA(wiring.Component):
@@ -73,10 +58,10 @@ class DMA(wiring.Component):
 
     Attributes
     ----------
-    reg_addr, reg_write, reg_wdata, reg_read : In
-    reg_rdata : Out(32)
-        The register port: a write takes effect at the end of its cycle; a read's word is
-        on ``reg_rdata`` the next cycle (0 where nothing readable is).
+    reg_addr, reg_write, reg_wdata, reg_read, reg_rdata
+        The register port (:func:`~.register_port.register_port_signature`): a write
+        takes effect at the end of its cycle; a read's word is on ``reg_rdata`` the next
+        cycle (0 where nothing readable is).
     mm2s : Out(mm2s_signature(kind)).array(channels)
     s2mm : Out(s2mm_signature(kind)).array(channels)
     neighbour_acquire, neighbour_release : memory tile only, one per channel (MM2S first)
@@ -95,52 +80,42 @@ class DMA(wiring.Component):
         self.own_locks = dma.lock_window("own")
         self.lock_ids = FIELD_INDEX[kind]["lock_acq_id"].maximum + 1
         ports = {
-            "reg_addr": In(REGISTER_ADDRESS_BITS), "reg_write": In(1), "reg_wdata": In(32),
-            "reg_read": In(1), "reg_rdata": Out(32),
+            **register_port_signature().members,
             "mm2s": Out(mm2s_signature(kind)).array(self.count),
             "s2mm": Out(s2mm_signature(kind)).array(self.count),
             "pause": In(1), "busy": Out(1), "error": Out(1),
         }
         if len(dma.windows) > 1:
             ports |= {
-                "neighbour_acquire": Out(acquire_signature(self.lock_ids)).array(2 * self.count),
-                "neighbour_release": Out(release_signature(self.lock_ids)).array(2 * self.count),
+                "neighbour_acquire": Out(lock_port_signature(self.lock_ids)).array(2 * self.count),
+                "neighbour_release": Out(lock_port_signature(self.lock_ids)).array(2 * self.count),
             }
         super().__init__(ports)
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         kind, n = self.kind, self.count
-        channels = [DMAChannel(kind, d, k, self.column, self.row, shared_table=True)
+        channels = [Channel(kind, d, k, self.column, self.row, shared_table=True)
                     for d in ("mm2s", "s2mm") for k in range(n)]
         m.submodules.table = table = SharedBDTable(kind, 2 * n)
         m.submodules.locks = locks = LockUnit(DMA_KINDS[kind].locks, 2 * n)
-        m.d.comb += [table.reg_addr.eq(self.reg_addr), table.reg_write.eq(self.reg_write),
-                     table.reg_wdata.eq(self.reg_wdata), table.reg_read.eq(self.reg_read)]
+        drive_register_port(m, self, table)
         errors, busy = [locks.error], []
         for p, channel in enumerate(channels):
             m.submodules[f"{channel.direction}{channel.index}"] = channel
             wiring.connect(m, channel.fetch, table.fetch[p])
-            m.d.comb += [channel.reg_addr.eq(self.reg_addr), channel.reg_write.eq(self.reg_write),
-                         channel.reg_wdata.eq(self.reg_wdata), channel.pause.eq(self.pause)]
+            drive_register_port(m, self, channel)
+            m.d.comb += channel.pause.eq(self.pause)
             errors.append(channel.error)
             busy.append(channel.busy)
             self._lock_ports(m, p, channel, locks)
-            outside = (self.mm2s if channel.mm2s else self.s2mm)[channel.index]
-            m.d.comb += [outside.mem_addr.eq(channel.mem_addr), outside.token.eq(channel.token)]
-            if channel.mm2s:
-                wiring.connect(m, channel.o, wiring.flipped(outside.o))
-                m.d.comb += [outside.mem_en.eq(channel.mem_en),
-                             channel.mem_data.eq(outside.mem_data)]
-            else:
-                wiring.connect(m, wiring.flipped(outside.i), channel.i)
-                m.d.comb += [outside.mem_we.eq(channel.mem_we),
-                             outside.mem_data.eq(channel.mem_data)]
+            outside = getattr(self, channel.direction)[channel.index]
+            connect_outside(m, channel, outside, channel.parts.outside(kind))
         m.d.comb += [self.error.eq(Cat(*errors).any()), self.busy.eq(Cat(*busy).any())]
         self._registers(m, channels, locks, table)
         return m
 
-    def _lock_ports(self, m: Module, p: int, channel: DMAChannel, locks: LockUnit) -> None:
+    def _lock_ports(self, m: Module, p: int, channel: Channel, locks: LockUnit) -> None:
         """The channel's lock requests: its own tile's to the lock unit, others out."""
         acquire, release = channel.acquire, channel.release
         own = self.own_locks
@@ -177,7 +152,7 @@ class DMA(wiring.Component):
             checks.append(lock_id < own.stop)
         return Cat(*checks).all() if checks else Const(1)
 
-    def _registers(self, m: Module, channels: list[DMAChannel], locks: LockUnit,
+    def _registers(self, m: Module, channels: list[Channel], locks: LockUnit,
                    table: SharedBDTable) -> None:
         """Lock value writes and reads, status reads; one cycle of read latency."""
         kind, count = self.kind, DMA_KINDS[self.kind].locks

@@ -35,7 +35,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.system.locks import LOCK_VALUE_MAX
 
-__all__ = ["LOCK_VALUE_BITS", "LockUnit"]
+__all__ = ["LOCK_VALUE_BITS", "LockUnit", "lock_port_signature"]
 
 LOCK_VALUE_BITS = 7
 """Width of a BD's acquire/release value (two's complement, -64..63)."""
@@ -43,16 +43,12 @@ LOCK_VALUE_BITS = 7
 _STATE_BITS = LOCK_VALUE_MAX.bit_length()
 
 
-def acquire_signature(count: int) -> wiring.Signature:
-    """One acquire port: ``request``, ``lock_id``, ``value`` in; ``grant`` out."""
-    return wiring.Signature({
-        "request": Out(1), "lock_id": Out(range(count)),
-        "value": Out(signed(LOCK_VALUE_BITS)), "grant": In(1),
-    })
+def lock_port_signature(count: int) -> wiring.Signature:
+    """One acquire or one release port, from the asking channel's side.
 
-
-def release_signature(count: int) -> wiring.Signature:
-    """One release port: ``request``, ``lock_id``, ``value`` in; ``grant`` out."""
+    ``request``, ``lock_id`` (``range(count)``) and ``value`` out; ``grant`` in. The two
+    kinds of port carry the same members; the lock unit's rules tell them apart.
+    """
     return wiring.Signature({
         "request": Out(1), "lock_id": Out(range(count)),
         "value": Out(signed(LOCK_VALUE_BITS)), "grant": In(1),
@@ -81,8 +77,8 @@ class LockUnit(wiring.Component):
 
     Attributes
     ----------
-    acquire : In(acquire_signature(count)).array(ports)
-    release : In(release_signature(count)).array(ports)
+    acquire : In(lock_port_signature(count)).array(ports)
+    release : In(lock_port_signature(count)).array(ports)
     set_en, set_id, set_value : In
         Register write of a lock's value.
     read_id : In
@@ -95,8 +91,8 @@ class LockUnit(wiring.Component):
     def __init__(self, count: int, ports: int) -> None:
         self.count, self.ports = count, ports
         super().__init__({
-            "acquire": In(acquire_signature(count)).array(ports),
-            "release": In(release_signature(count)).array(ports),
+            "acquire": In(lock_port_signature(count)).array(ports),
+            "release": In(lock_port_signature(count)).array(ports),
             "set_en": In(1), "set_id": In(range(count)), "set_value": In(_STATE_BITS),
             "read_id": In(range(count)), "read_value": Out(_STATE_BITS),
             "error": Out(1),

@@ -19,8 +19,9 @@ from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS, MM2S_BUFFER_DEPTH
+from ..model.cycle.contract import MM2S_BUFFER_DEPTH
 from .layouts import beat_layout, check_kind, data_beat_layout
+from .memory_port import read_port_signature
 
 __all__ = ["MM2SDatapath"]
 
@@ -52,9 +53,7 @@ class MM2SDatapath(wiring.Component):
         super().__init__({
             "beats": In(stream.Signature(beat_layout(kind))),
             "o": Out(stream.Signature(data_beat_layout())),
-            "mem_addr": Out(ADDRESS_BITS[kind]),
-            "mem_en": Out(1),
-            "mem_data": In(DATA_BITS),
+            **read_port_signature(kind).members,
         })
 
     def elaborate(self, platform: object) -> Module:

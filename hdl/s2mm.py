@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In
 
-from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from .layouts import beat_layout, check_kind, data_beat_layout
+from .memory_port import write_port_signature
 
 __all__ = ["S2MMDatapath"]
 
@@ -43,9 +43,7 @@ class S2MMDatapath(wiring.Component):
         super().__init__({
             "i": In(stream.Signature(data_beat_layout())),
             "beats": In(stream.Signature(beat_layout(kind))),
-            "mem_addr": Out(ADDRESS_BITS[kind]),
-            "mem_data": Out(DATA_BITS),
-            "mem_we": Out(1),
+            **write_port_signature(kind).members,
         })
 
     def elaborate(self, platform: object) -> Module:

@@ -25,7 +25,8 @@ from .bd.lower import LoweredProgram, LoweringError, lower, word_stream_to_eleme
 from .bd.packet import PacketHeader, odd_parity, packet_header, parse_packet_header
 from .bd.task import Task, run_task
 from .errors import AiedmaError, BDError, PacketError, TilingError
-from .system.channel import DMA, ChannelError
+from .system.channel import ChannelError
+from .system.dma import DMA
 from .system.graph import Graph, GraphError, GraphResult, Kernel, SharedBuffer
 from .system.locks import LockError, LockTable
 from .system.memory import Memory, MemoryAccessError

@@ -137,8 +137,8 @@ consumes its data word and writes nothing; a channel clears the padding fields o
 S2MM BD before the address generator sees it. **decision**: the data stream's
 ``last`` does not end a BD (``buffer_length`` alone does); the datapath ignores it.
 
-Channel (``model/system/channel.py``, ``hdl.channel``)
------------------------------------------------------
+Channel (``model/system/channel.py``, ``hdl/channel/``)
+------------------------------------------------------
 A channel is a *fetch* stage, the *engine* (the address generator, a *lock gate* on
 its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
 

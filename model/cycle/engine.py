@@ -1,6 +1,6 @@
 """The channel engine, cycle by cycle: address generator, lock gate and datapath of one channel.
 
-This is the model of what ``hdl.channel.MM2SChannel`` / ``S2MMChannel`` do, written
+This is the model of what ``hdl.engine.MM2SEngine`` / ``S2MMEngine`` do, written
 from the contract (:mod:`.contract`, docs/cycle.md "Channel"), as registers stepped
 once per cycle. The system model's channels (:mod:`aiedma.model.system.channel`) run
 it, and when a channel runs as RTL the same engine runs beside the RTL as its
@@ -37,8 +37,8 @@ __all__ = [
     "AddrgenSlots",
     "ChannelEngine",
     "EngineCycle",
-    "Mm2sDatapathModel",
-    "S2mmDatapathModel",
+    "MM2SDatapath",
+    "S2MMDatapath",
     "bd_beat_lists",
 ]
 
@@ -125,7 +125,7 @@ class AddrgenSlots:
         self.prepare = updated
 
 
-class Mm2sDatapathModel:
+class MM2SDatapath:
     """The MM2S datapath of :mod:`.contract`: a word in flight ``F`` and a 2-word buffer ``B``.
 
     The read port's data (``mem_data``) is an input: the engine's surroundings read
@@ -179,7 +179,7 @@ class Mm2sDatapathModel:
         self.flight = accepted
 
 
-class S2mmDatapathModel:
+class S2MMDatapath:
     """The S2MM datapath of :mod:`.contract`: a word joins its beat and is written a cycle later."""
 
     def __init__(self) -> None:
@@ -271,7 +271,7 @@ class ChannelEngine:
     def __init__(self, kind: str, mm2s: bool, prepare_slots: int = ADDRGEN_PREPARE_SLOTS) -> None:
         self.kind, self.mm2s = kind, mm2s
         self.slots = AddrgenSlots(prepare_slots)
-        self.datapath = Mm2sDatapathModel() if mm2s else S2mmDatapathModel()
+        self.datapath = MM2SDatapath() if mm2s else S2MMDatapath()
         self.first = True   # the next beat is a BD's first: it waits for its lock
         self._bd: BufferDescriptor | None = None
         self._o_ready = self._i_valid = False

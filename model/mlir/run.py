@@ -1,6 +1,6 @@
 """Run a read mlir-aie design's DMA program on the system model (docs/mlir.md "Run").
 
-Every tile with a chain gets a :class:`~aiedma.model.system.channel.DMA` with its
+Every tile with a chain gets a :class:`~aiedma.model.system.dma.DMA` with its
 memory and its locks at their ``init`` values; every ``aie.flow`` between two DMAs is a
 stream; every chain (``dma_start``, task, runtime transfer) is queued on its channel;
 the runtime sequence's host buffers are one external memory, the ones the shim reads
@@ -34,7 +34,8 @@ import numpy as np
 
 from ..arch.dtypes import WORD_BITS
 from ..bd.task import REPEAT_COUNT_MAX, Task
-from ..system.channel import DMA, TASK_QUEUE_DEPTH, Channel
+from ..system.channel import TASK_QUEUE_DEPTH, Channel
+from ..system.dma import DMA
 from ..system.locks import LOCKS_PER_TILE, LockTable, lock_space
 from ..system.memory import Memory, memory_tile_space, shim_space
 from ..system.scheduler import DeadlockError, SystemReport, SystemRun

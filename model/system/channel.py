@@ -1,9 +1,6 @@
-"""DMA channels at cycle level: a tile's DMA, its BD table, and MM2S / S2MM channels.
+"""DMA channels at cycle level: MM2S and S2MM channels of a tile's DMA (:mod:`.dma`).
 
-A :class:`DMA` is one tile's DMA engine: a BD table shared by its channels, the
-address space and lock IDs it reaches (:mod:`.memory`, :mod:`.locks`), and the
-kind's channels (``CHANNELS``: 2 + 2 on a core tile or shim, 6 + 6 on a memory
-tile). A :class:`Channel` runs tasks from its queue (depth 4) exactly as
+A :class:`Channel` runs tasks from its queue (depth 4) exactly as
 :func:`.task.run_task` does (chains, repeat count, iteration write-back at every
 load), moving at most one word per cycle:
 
@@ -25,7 +22,7 @@ Decisions (docs/bd.md is silent on timing and on these points):
   ``buffer_length`` 0 costs one cycle (stall cause ``load``), as in the RTL contract.
 * **decision**: the DMA's BD table has one fetch port: channels asking for a BD in
   the same cycle are served one a cycle, in round robin over the channel order
-  (:meth:`DMA.fetch_granted`; docs/cycle.md "Channel").
+  (:meth:`.dma.DMA.fetch_granted`; docs/cycle.md "Channel").
 * **decision**: a tile's locks grant one acquire and apply one release a cycle. A BD's
   release joins its channel's release queue when the BD completes; the queue's head is
   applied at the end of a cycle its channel gets the tile's release port (the first
@@ -46,53 +43,38 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..arch.directions import CHANNEL_NAMES, READ, WRITE, check_direction
-from ..arch.kinds import DMA_KINDS, check_kind
-from ..bd.descriptor import BufferDescriptor, check_chain
+from ..arch.directions import READ, check_direction
+from ..arch.kinds import DMA_KINDS
+from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task, TaskWalk
 from ..cycle.contract import ADDRESS_BITS, COMPLETION_LATENCY, RELEASE_QUEUE_DEPTH
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
 from ..errors import AiedmaError, PacketError, field_error
-from .locks import LOCKS_PER_TILE, LockSpace, LockTable, lock_space
-from .memory import (
-    WORD_MAX,
-    WORD_MIN,
-    AddressSpace,
-    MemoryAccessError,
-    core_tile_space,
-    memory_tile_space,
-)
+from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
 from .scheduler import NO_LIMIT, FastPlan, Stall
 from .stream import Beat, Stream, data_beats
 
+if TYPE_CHECKING:  # a channel belongs to a DMA, which builds it (.dma imports this module)
+    from .dma import DMA
+
 __all__ = [
-    "CHANNELS",
-    "DIRECTIONS",
-    "DMA",
     "TASK_QUEUE_DEPTH",
     "Channel",
     "ChannelError",
     "TaskDone",
 ]
 
-CHANNELS: dict[str, int] = {name: k.channels for name, k in DMA_KINDS.items()}
-"""Channels of each direction (MM2S and S2MM) per DMA kind (from :mod:`..arch.kinds`)."""
-
-DIRECTIONS: tuple[str, ...] = CHANNEL_NAMES
-"""MM2S reads memory into a stream; S2MM writes a stream into memory
-(from :mod:`..arch.directions`)."""
-
 TASK_QUEUE_DEPTH = 4
 """Pending tasks a channel's queue holds."""
 
 _PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].padded_dimensions)
                         for side in ("before", "after"))
-_ROWS, _COLUMNS = 32, 128  # packet header source_row / source_column widths
 
 
 class ChannelError(AiedmaError):
@@ -110,112 +92,6 @@ class TaskDone:
     def token(self) -> bool:
         """True if the task issued a completion token."""
         return self.task.enable_token_issue
-
-
-class DMA:
-    """One tile's DMA: the BD table, the channels, and what they reach.
-
-    Parameters
-    ----------
-    kind : {"tile", "memtile", "shim"}
-    column, row : int
-        The tile's position; its packet headers carry it (0..127, 0..31).
-    memory : AddressSpace, optional
-        What its BDs address. Default: a fresh core-tile data memory or memory-tile
-        memory (no neighbours); a shim needs one (external memory, :func:`.memory.shim_space`).
-    locks : LockSpace, optional
-        The lock IDs its BDs name. Default: a fresh table of the kind's locks.
-    name : str, optional
-        Default ``"<kind>(<column>,<row>)"``.
-
-    Attributes
-    ----------
-    bds : dict of int to BufferDescriptor
-        The BD table; :meth:`write_bd` checks a BD in its slot. Loads write the
-        advanced ``iteration_current`` back here.
-    mm2s, s2mm : tuple of Channel
-        The channels, by index.
-    """
-
-    def __init__(self, kind: str, column: int = 0, row: int = 0, *,
-                 memory: AddressSpace | None = None, locks: LockSpace | None = None,
-                 name: str | None = None) -> None:
-        check_kind(kind, ChannelError)
-        if not 0 <= column < _COLUMNS:
-            raise field_error(ChannelError, "column", column, f"must be in 0..{_COLUMNS - 1}")
-        if not 0 <= row < _ROWS:
-            raise field_error(ChannelError, "row", row, f"must be in 0..{_ROWS - 1}")
-        self.kind, self.column, self.row = kind, column, row
-        self.name = name or f"{kind}({column},{row})"
-        if memory is None:
-            if kind == "shim":
-                raise field_error(ChannelError, "memory", None,
-                                  "a shim DMA needs its external memory (shim_space)")
-            memory = (core_tile_space if kind == "tile" else memory_tile_space)(self.name)
-        if locks is None:
-            locks = lock_space(kind, self.name, LockTable(f"{self.name} locks",
-                                                          LOCKS_PER_TILE[kind]))
-        self.memory, self.locks = memory, locks
-        self.bds: dict[int, BufferDescriptor] = {}
-        self.mm2s = tuple(Channel(self, READ.channel, i) for i in range(CHANNELS[kind]))
-        self.s2mm = tuple(Channel(self, WRITE.channel, i) for i in range(CHANNELS[kind]))
-        self._rank = {id(c): n for n, c in enumerate(self.channels)}
-        self._fetch_requests: list[Channel] = []     # this cycle's, until each commits
-        self._fetch_winner: Channel | None = None    # the one of them served
-        self._fetch_last = len(self.channels) - 1    # rank of the channel served last
-
-    def __repr__(self) -> str:
-        return f"DMA({self.name!r})"
-
-    @property
-    def channels(self) -> tuple[Channel, ...]:
-        """Every channel, MM2S first."""
-        return self.mm2s + self.s2mm
-
-    def channel(self, direction: str, index: int) -> Channel:
-        """The channel ``direction`` (``"mm2s"`` / ``"s2mm"``) number ``index``.
-
-        Raises
-        ------
-        ChannelError
-            For an unknown direction or an index past the kind's channel count.
-        """
-        check_direction(direction, "channel", ChannelError)
-        if not 0 <= index < CHANNELS[self.kind]:
-            raise field_error(ChannelError, "channel", index,
-                              f"a {self.kind} DMA has {direction.upper()} channels "
-                              f"0..{CHANNELS[self.kind] - 1} ({self.name})")
-        return getattr(self, direction)[index]
-
-    def write_bd(self, bd_id: int, bd: BufferDescriptor) -> None:
-        """Put ``bd`` in slot ``bd_id`` (checked with :func:`.bd.check_chain`)."""
-        check_chain(self.kind, bd_id, bd)
-        self.bds[bd_id] = bd
-
-    # -- the BD table's one fetch port (docs/cycle.md "Channel", Fetch) --
-
-    def request_fetch(self, channel: Channel) -> None:
-        """``channel`` would fetch a BD this cycle (called while the channels step)."""
-        self._fetch_requests.append(channel)
-        if self._fetch_winner is None or self._turn(channel) < self._turn(self._fetch_winner):
-            self._fetch_winner = channel
-
-    def fetch_granted(self, channel: Channel) -> bool:
-        """``channel``'s request of this cycle is served (called once per request, at the
-        end of the cycle). Round robin in channel order (MM2S 0.., then S2MM 0..): of
-        the channels that asked, the first after the one served last, whatever order
-        the scheduler steps them in."""
-        self._fetch_requests.remove(channel)
-        granted = self._fetch_winner is channel
-        if granted:
-            self._fetch_last = self._rank[id(channel)]
-        if not self._fetch_requests:
-            self._fetch_winner = None
-        return granted
-
-    def _turn(self, channel: Channel) -> int:
-        """How far ``channel`` is after the channel served last (1 = next)."""
-        return (self._rank[id(channel)] - self._fetch_last - 1) % len(self.channels) + 1
 
 
 @dataclass(eq=False)

@@ -83,7 +83,8 @@ from ..bd.task import Task
 from ..errors import AiedmaError, field_error
 from ..tiling.port import PortProgram
 from ..tiling.runs import format_runs
-from .channel import CHANNELS, DMA, TASK_QUEUE_DEPTH, Channel
+from .channel import TASK_QUEUE_DEPTH, Channel
+from .dma import CHANNELS, DMA
 from .kernel import (
     GRAPH_DTYPES,
     KernelAgent,

@@ -4,7 +4,7 @@ A program is a list of ``(register_address, value)`` writes, as a host (or a CDO
 file) issues them: BD ``n`` word ``w`` at the kind's BD base + 0x20 n + 4 w, a task
 word (``Task.encode()``) at a channel's start-queue register, a lock's value at its
 value register (``model/arch/registers.py``). :func:`apply_writes` applies one to a
-:class:`~.channel.DMA` before a run; :func:`program_writes` gives the writes that load
+:class:`~.dma.DMA` before a run; :func:`program_writes` gives the writes that load
 a DMA's BD table, queued tasks and locks, so a lowered port or a whole graph can be
 written out and replayed (into this model or into the RTL: ``aiedma.tb.system.dma_check``).
 
@@ -26,7 +26,8 @@ from ..bd.fields import WORDS
 from ..bd.lower import LoweredProgram
 from ..bd.task import Task, run_task
 from ..errors import AiedmaError, field_error
-from .channel import DMA, TASK_QUEUE_DEPTH
+from .channel import TASK_QUEUE_DEPTH
+from .dma import DMA
 from .memory import Memory, shim_space
 
 __all__ = [

@@ -25,14 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ..arch.directions import ACCESS_NAMES, WRITE, Direction, check_direction
+from ..arch.directions import WRITE, Direction, check_direction
 from ..arch.dtypes import WORD_BITS, element_bits
 from ..arch.kinds import DMA_KINDS, KINDS, DmaKind, check_kind
 from ..errors import TilingError, field_error
 from .walk import walk_axes, walk_coordinates, walk_indices
 
 __all__ = [
-    "DIRECTIONS",
     "KINDS",
     "MAX_DIMENSIONS",
     "PADDED_DIMENSIONS",
@@ -45,10 +44,6 @@ MAX_DIMENSIONS = 4
 
 PADDED_DIMENSIONS = max(k.padded_dimensions for k in DMA_KINDS.values())
 """Only dimensions 0, 1 and 2 can be zero-padded (memory-tile read)."""
-
-DIRECTIONS = ACCESS_NAMES
-"""``read`` = MM2S (memory to stream), ``write`` = S2MM (stream to memory);
-from :mod:`..arch.directions`."""
 
 
 def _integer(name: str, value: Any) -> int:

@@ -22,7 +22,7 @@ import numpy as np
 from amaranth.sim import Simulator
 
 from ...hdl.addrgen import BDAddressGenerator
-from ...hdl.channel import MM2SChannel, S2MMChannel
+from ...hdl.engine import MM2SEngine, S2MMEngine
 from ...hdl.layouts import bd_to_payload
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.cycle.timing import addrgen_trace, held_high, mm2s_trace, s2mm_trace
@@ -149,7 +149,7 @@ def check_addrgen(kind: str, bds: Sequence[BufferDescriptor],
                     bool(beat.last))
 
     bench = _driver(dut.i, dut.o, bds, trace.cycles + _TAIL, ready, offer, check)
-    elapsed = _simulate(dut, bench, waves)
+    elapsed = simulate(dut, bench, waves)
     return RunResult(board.beats, board.summary(), (trace.cycles + _TAIL) / elapsed)
 
 
@@ -173,13 +173,13 @@ def check_mm2s(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
         return RunResult([tuple(w) for w in result["words"]], RunSummary(**result["summary"]),
                          result["cycles_per_second"])
     board = MM2SScoreboard(kind, bds, trace, seed)
-    dut = MM2SChannel(kind)
+    dut = MM2SEngine(kind)
 
     def check(cycle: int, bd_ready: bool, o_valid: bool, word) -> None:
         board.check(cycle, o_valid, int(word.data), bool(word.last))
 
     bench = _driver(dut.bd, dut.o, bds, trace.cycles + _TAIL, ready, offer, check)
-    elapsed = _simulate(dut, bench, waves, bram_read_port(dut, memory, seed=seed or 0))
+    elapsed = simulate(dut, bench, waves, bram_read_port(dut, memory, seed=seed or 0))
     return RunResult(board.words, board.summary(), (trace.cycles + _TAIL) / elapsed)
 
 
@@ -241,10 +241,10 @@ def check_s2mm(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
                         result["cycles_per_second"], written)
     else:
         board = S2MMScoreboard(kind, bds, trace, seed)
-        dut = S2MMChannel(kind)
+        dut = S2MMEngine(kind)
         written = memory.copy()
-        bench = _s2mm_driver(dut, bds, words, trace.cycles + _TAIL, valid, offer, board)
-        elapsed = _simulate(dut, bench, waves, bram_write_port(dut, written))
+        bench = s2mm_driver(dut, bds, words, trace.cycles + _TAIL, valid, offer, board)
+        elapsed = simulate(dut, bench, waves, bram_write_port(dut, written))
         run = RunResult(board.writes, board.summary(), (trace.cycles + _TAIL) / elapsed,
                         written)
     if not np.array_equal(run.memory, want):
@@ -256,9 +256,30 @@ def check_s2mm(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
     return run
 
 
-def _s2mm_driver(dut: S2MMChannel, bds: list, words: list[int], cycles: int, valid, offer,
-                 board: S2MMScoreboard):
-    """The S2MM testbench: BDs on ``bd`` and words on ``i``, one cycle per loop."""
+def s2mm_driver(dut: S2MMEngine, bds: list, words: list[int], cycles: int, valid, offer,
+                board: S2MMScoreboard):
+    """The S2MM testbench: BDs on ``bd`` and words on ``i``, one cycle per loop.
+
+    Parameters
+    ----------
+    dut : S2MMEngine
+        The engine under test.
+    bds : list of BufferDescriptor
+        Offered in order on ``bd``.
+    words : list of int
+        Offered in order on ``i``.
+    cycles : int
+        How many cycles the testbench runs.
+    valid, offer : pattern or None
+        When a word, and a BD, are offered (:func:`~aiedma.model.cycle.timing.held_high`).
+    board : S2MMScoreboard
+        Checks the sampled ports of every cycle.
+
+    Returns
+    -------
+    async callable
+        The testbench, for :func:`simulate`.
+    """
     payloads = [bd_to_payload(bd) for bd in bds]
 
     async def bench(ctx) -> None:
@@ -305,8 +326,12 @@ def _driver(bd_port, out_port, bds: list, cycles: int, ready, offer, check):
     return bench
 
 
-def _simulate(dut, bench, waves, *processes) -> float:
-    """Run one Amaranth simulation (with a VCD if ``waves``); returns its wall time."""
+def simulate(dut, bench, waves, *processes) -> float:
+    """Run one Amaranth simulation of ``dut``; its wall time in seconds.
+
+    ``bench`` is the testbench (``add_testbench``), ``processes`` are memory ports
+    (``add_process``), and ``waves`` a VCD path or None.
+    """
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(bench)

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from ..common.tools import ToolMissing
 from ..system.dma_check import check_program_channels
-from ..system.loop_verilator import VerilatedTop, verilog_ports
+from ..system.loop_verilator import VerilatedTop, top_verilog, verilog_ports
 from ..system.random_programs import PROGRAM_PLACES, random_program
 
 __all__ = ["BUILD", "Recording", "ReplayResult", "Segment", "recording", "replay_icarus"]
@@ -213,7 +213,7 @@ def replay_icarus(segments: Sequence[Segment], folder: Path | None = None) -> Re
         raise ToolMissing(f"Icarus Verilog is missing ({', '.join(missing)}): make setup "
                           "installs it (apt-get install --no-install-recommends iverilog)")
     (top,) = {s.top for s in segments}
-    verilog = VerilatedTop._verilog[top]
+    verilog = top_verilog(top)
     ports = verilog_ports(verilog, top)
     names = [n for _, n, _ in ports if n != _CLOCK]
     inputs = [(n, w) for d, n, w in ports if d == "input" and n != _CLOCK]

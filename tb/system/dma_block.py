@@ -62,13 +62,13 @@ class _AmaranthPorts:
         return self.ctx.get(payload.data), bool(self.ctx.get(payload.last))
 
 
-class _AmaranthBlock:
+class AmaranthBlock:
     """One DMA block on Amaranth's simulator, elaborated once per placement and reset
     between runs: elaborating a 12-channel block costs seconds, a random program runs a
     few dozen cycles. ``Simulator.reset`` puts every signal and memory back to its
     initial value and restarts the testbench, which runs whatever job is set."""
 
-    _cache: ClassVar[dict[tuple[str, int, int], _AmaranthBlock]] = {}
+    cache: ClassVar[dict[tuple[str, int, int], AmaranthBlock]] = {}
 
     def __init__(self, kind: str, column: int, row: int) -> None:
         self.dut = DMA(kind, column, row)
@@ -83,15 +83,15 @@ class _AmaranthBlock:
         self.sim.add_testbench(bench)
 
     @classmethod
-    def of(cls, kind: str, column: int, row: int, *, reuse: bool) -> _AmaranthBlock:
+    def of(cls, kind: str, column: int, row: int, *, reuse: bool) -> AmaranthBlock:
         """The block at this placement: elaborated now, or with ``reuse`` the one
         elaborated before (a test that patches the RTL must not get an older one)."""
         key = (kind, column, row)
         if not reuse:
             return cls(kind, column, row)
-        if key not in cls._cache:
-            cls._cache[key] = cls(kind, column, row)
-        return cls._cache[key]
+        if key not in cls.cache:
+            cls.cache[key] = cls(kind, column, row)
+        return cls.cache[key]
 
     def run(self, job: Any) -> None:
         """Run ``job`` (an async function of the simulator context) from reset."""
@@ -102,8 +102,8 @@ class _AmaranthBlock:
             self.sim.run()
         except BaseException:
             # A run stopped half-way leaves the simulator mid-step: build a fresh one next.
-            for key in [k for k, v in self._cache.items() if v is self]:
-                del self._cache[key]
+            for key in [k for k, v in self.cache.items() if v is self]:
+                del self.cache[key]
             raise
 
 
@@ -154,7 +154,7 @@ class RtlDmaAgent:
         self.name = f"{dma.name}.rtl"
         where = (dma.kind, dma.column, dma.row)
         if simulator == "amaranth":
-            self.simulation = _AmaranthBlock.of(*where, reuse=reuse)
+            self.simulation = AmaranthBlock.of(*where, reuse=reuse)
             self.dut = self.simulation.dut
             self.ports_ = _AmaranthPorts(self.dut)
         elif simulator == "verilator":

@@ -2,7 +2,7 @@
 
 A system channel (:class:`aiedma.model.system.channel.Channel`) runs its cycles on an
 *engine*: the address generator, lock gate and datapath of the cycle contract. Here
-the engine is the RTL (``hdl.channel.MM2SChannel`` / ``S2MMChannel``) on a simulator,
+the engine is the RTL (``hdl.engine.MM2SEngine`` / ``S2MMEngine``) on a simulator,
 driven by the channel's fetch and stream stages, by the lock unit and memory of the
 system model, inside the scheduler's cycles. The model engine
 (:class:`~aiedma.model.cycle.engine.ChannelEngine`) runs beside it on the same inputs
@@ -32,7 +32,7 @@ from typing import Any
 from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
-from ...hdl.channel import MM2SChannel, S2MMChannel
+from ...hdl.engine import MM2SEngine, S2MMEngine
 from ...hdl.layouts import bd_layout, bd_to_payload
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.cycle.engine import ChannelEngine, EngineCycle
@@ -77,7 +77,7 @@ class AmaranthEngine:
 
     def __init__(self, kind: str, mm2s: bool) -> None:
         self.kind, self.mm2s = kind, mm2s
-        self.dut = MM2SChannel(kind) if mm2s else S2MMChannel(kind)
+        self.dut = MM2SEngine(kind) if mm2s else S2MMEngine(kind)
         self.ctx: Any = None   # the testbench context, bound when the simulation starts
         self._layout = bd_layout(kind)
         self._payloads: dict[int, Any] = {}

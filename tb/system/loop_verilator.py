@@ -1,6 +1,6 @@
 """RTL in the loop on Verilator: a Verilated channel engine loaded into this process.
 
-Each engine top (``hdl.channel.MM2SChannel`` / ``S2MMChannel`` of one kind) is exported
+Each engine top (``hdl.engine.MM2SEngine`` / ``S2MMEngine`` of one kind) is exported
 to Verilog and Verilated with a small generated C++ wrapper into a shared library
 (``build/loop/<top>-<hash>/``, rebuilt only when the Verilog changes), loaded with
 :mod:`ctypes`. The wrapper gives one ``set`` and one ``get`` per port, by index, in
@@ -85,6 +85,24 @@ def _wrapper(ports: list[tuple[str, str, int]]) -> str:
     ])
 
 
+_VERILOG: dict[str, str] = {}  # a Verilog export takes about a second: once per top
+
+
+def top_verilog(top: str, make: Any = None) -> str:
+    """The Verilog of top ``top``, exported once per process and shared by every user.
+
+    Parameters
+    ----------
+    top : str
+        The top's name (a key of :data:`aiedma.hdl.export.TOPS` unless ``make`` is given).
+    make : callable, optional
+        Builds the component (default: ``TOPS[top]``); only the first call for a name builds.
+    """
+    if top not in _VERILOG:
+        _VERILOG[top] = export_verilog(top, (make or TOPS[top])())
+    return _VERILOG[top]
+
+
 class VerilatedTop:
     """One Verilated top in this process: ports by name, ``eval``, a clock edge.
 
@@ -97,12 +115,8 @@ class VerilatedTop:
     """
 
     _libraries: ClassVar[dict[str, ctypes.CDLL]] = {}
-    _verilog: ClassVar[dict[str, str]] = {}   # a Verilog export takes about a second: once per top
-
     def __init__(self, top: str, make: Any = None) -> None:
-        if top not in self._verilog:
-            self._verilog[top] = export_verilog(top, (make or TOPS[top])())
-        verilog = self._verilog[top]
+        verilog = top_verilog(top, make)
         self.ports = {name: (index, width) for index, (_, name, width)
                       in enumerate(verilog_ports(verilog, top))}
         self._lib = self._library(top, verilog)

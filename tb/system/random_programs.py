@@ -28,7 +28,7 @@ from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.fields import HAS_PADDING
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
-from ...model.system.channel import DMA
+from ...model.system.dma import DMA
 from ...model.system.graph import Graph, GraphResult
 from ...model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
 from ...model.system.scheduler import SystemReport, run_system

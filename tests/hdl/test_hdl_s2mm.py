@@ -13,14 +13,14 @@ from hdl_strategies import chains, corners
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aiedma.hdl.channel import S2MMChannel
+from aiedma.hdl.engine import S2MMEngine
 from aiedma.hdl.s2mm import S2MMDatapath
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import KINDS
 from aiedma.model.cycle.contract import S2MM_WRITE_LATENCY
 from aiedma.model.cycle.timing import s2mm_trace
 from aiedma.model.errors import AiedmaError
-from aiedma.tb.block.harness import _s2mm_driver, _simulate, check_s2mm
+from aiedma.tb.block.harness import check_s2mm, s2mm_driver, simulate
 from aiedma.tb.common.beats import expected_beats, s2mm_memory
 from aiedma.tb.common.memory import bram_write_port
 from aiedma.tb.common.scoreboard import Mismatch, S2MMScoreboard
@@ -158,10 +158,10 @@ def test_channel_mismatch_names_the_cycle_and_the_bd():
     words = list(range(100, 106))
     trace = s2mm_trace("tile", [bd.replace(d1_stepsize=17)], words)  # a wrong model
     board = S2MMScoreboard("tile", [bd], trace, seed=9)
-    dut = S2MMChannel("tile")
+    dut = S2MMEngine("tile")
     memory = np.zeros(64, dtype=np.int64)
-    bench = _s2mm_driver(dut, [bd], words, trace.cycles, None, None, board)
+    bench = s2mm_driver(dut, [bd], words, trace.cycles, None, None, board)
     with pytest.raises(Mismatch, match=r"tile S2MM channel, cycle \d+: write \(address, data\)"
                        r" = \(16, 0x00000067\), model \(17, 0x00000067\); BD 0 .*"
                        r"beat 3 of 6.*seed=9"):
-        _simulate(dut, bench, None, bram_write_port(dut, memory))
+        simulate(dut, bench, None, bram_write_port(dut, memory))

@@ -34,7 +34,8 @@ from aiedma.model.bd import fields
 from aiedma.model.bd.descriptor import BufferDescriptor, check_chain
 from aiedma.model.bd.task import Task
 from aiedma.model.errors import AiedmaError, BDError, TilingError
-from aiedma.model.system.channel import DMA, ChannelError
+from aiedma.model.system.channel import ChannelError
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.locks import LockError
 
 MEMTILE = DMA_KINDS["memtile"]

@@ -20,7 +20,8 @@ from aiedma.model.cycle.contract import (
     RELEASE_QUEUE_DEPTH,
 )
 from aiedma.model.errors import TilingError
-from aiedma.model.system.channel import CHANNELS, DMA, TASK_QUEUE_DEPTH, ChannelError
+from aiedma.model.system.channel import TASK_QUEUE_DEPTH, ChannelError
+from aiedma.model.system.dma import CHANNELS, DMA
 from aiedma.model.system.locks import LockError, LockWait
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
 from aiedma.model.system.scheduler import Stall, run_system

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from aiedma.model import BufferDescriptor, Task
-from aiedma.model.system.channel import DMA
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.memory import (
     CORE_TILE_WORDS,
     MEMORY_TILE_WINDOWS,

@@ -6,7 +6,7 @@ import pytest
 from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
 from aiedma.model.arch.registers import start_queue_address
 from aiedma.model.bd.lower import lower
-from aiedma.model.system.channel import DMA
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.registers import (
     RegisterError,
     apply_writes,

@@ -6,7 +6,7 @@ import pytest
 
 from aiedma.model import AiedmaError, BufferDescriptor, Task
 from aiedma.model.cycle.contract import CHANNEL_LATENCY
-from aiedma.model.system.channel import DMA
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
 from aiedma.model.system.scheduler import STALL_CAUSES, DeadlockError, Stall, run_system
 from aiedma.model.system.stream import Stream, StreamSink, StreamSource

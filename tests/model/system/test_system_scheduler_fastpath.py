@@ -16,7 +16,7 @@ import pytest
 from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
-from aiedma.model.system.channel import DMA
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.graph import Graph
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, MemoryAccessError
 from aiedma.model.system.scheduler import DeadlockError, SystemRun, run_system

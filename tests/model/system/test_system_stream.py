@@ -4,7 +4,7 @@ import pytest
 
 from aiedma.model import BufferDescriptor, PacketError, Task
 from aiedma.model.bd.packet import packet_header, parse_packet_header
-from aiedma.model.system.channel import DMA
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.scheduler import Stall, run_system
 from aiedma.model.system.stream import (

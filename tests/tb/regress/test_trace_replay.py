@@ -7,7 +7,7 @@ import pytest
 from aiedma.tb.regress import trace_replay
 from aiedma.tb.regress.trace_replay import recording, replay_icarus
 from aiedma.tb.system.dma_check import check_program_channels
-from aiedma.tb.system.loop_verilator import VerilatedTop, verilog_ports
+from aiedma.tb.system.loop_verilator import top_verilog, verilog_ports
 from aiedma.tb.system.random_programs import random_program
 
 
@@ -30,7 +30,7 @@ def test_the_recorded_runs_replay_on_icarus_without_a_mismatch(recorded):
 
 
 def _names(top):
-    return [n for _, n, _ in verilog_ports(VerilatedTop._verilog[top], top) if n != "clk"]
+    return [n for _, n, _ in verilog_ports(top_verilog(top), top) if n != "clk"]
 
 
 def test_a_wrong_expected_output_is_named_with_its_cycle(recorded):

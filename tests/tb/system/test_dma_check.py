@@ -5,17 +5,17 @@ import numpy as np
 import pytest
 from hdl_mutants import BubblyGate
 
-from aiedma.hdl import channel as hdl_channel
+from aiedma.hdl import engine as hdl_engine
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.arch.registers import lock_value_address, start_queue_address
 from aiedma.model.bd.packet import packet_header
 from aiedma.model.errors import AiedmaError
-from aiedma.model.system.channel import DMA
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.locks import LockTable
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.registers import RegisterError, apply_writes, program_writes
 from aiedma.model.system.scheduler import run_system
-from aiedma.tb.system.dma_block import _AmaranthBlock
+from aiedma.tb.system.dma_block import AmaranthBlock
 from aiedma.tb.system.dma_check import check_program_channels, register_writes, run_dma
 from aiedma.tb.system.random_programs import random_program
 
@@ -34,7 +34,7 @@ def test_a_reused_amaranth_block_is_reset_between_programs():
     blocks = set()
     for seed in range(3, 9):
         check_program_channels(random_program(seed), reuse=True)
-        blocks |= {id(b) for key, b in _AmaranthBlock._cache.items() if key[0] == "memtile"}
+        blocks |= {id(b) for key, b in AmaranthBlock.cache.items() if key[0] == "memtile"}
     assert len(blocks) == 1
 
 
@@ -119,7 +119,7 @@ def test_the_program_is_loaded_through_the_register_map():
 def test_a_bubble_at_a_chain_boundary_in_the_rtl_channel_is_caught(monkeypatch):
     seed = next(s for s in range(1, 40)
                 if sum(bd.use_next_bd for bd in random_program(s).reads) >= 1)
-    monkeypatch.setattr(hdl_channel, "LockGate", BubblyGate)
+    monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
     with pytest.raises(AssertionError, match=rf"^seed={seed}: "):
         check_program_channels(random_program(seed))
 

@@ -6,11 +6,12 @@ import pytest
 from hdl_mutants import BubblyGate
 
 from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
-from aiedma.hdl import channel as hdl_channel
+from aiedma.hdl import engine as hdl_engine
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
 from aiedma.model.cycle.engine import ChannelEngine
-from aiedma.model.system.channel import DMA, ChannelError
+from aiedma.model.system.channel import ChannelError
+from aiedma.model.system.dma import DMA
 from aiedma.model.system.graph import GraphError
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.scheduler import DeadlockError, SystemRun
@@ -78,7 +79,7 @@ def test_a_bubble_at_a_chain_boundary_is_caught_at_its_cycle(monkeypatch):
     assert sink.data == [100, 101, 102, 110, 111] and report.cycles > 0
 
     def bubbly(kind, mm2s):
-        monkeypatch.setattr(hdl_channel, "LockGate", BubblyGate)
+        monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
         return AmaranthEngine(kind, mm2s)
 
     channel, sink = chain_system()

@@ -1,6 +1,8 @@
 """Channel engines: the BD address generator, the lock gate and an MM2S or S2MM datapath.
 
-These are the tops a testbench (or an FPGA design) drives with BDs: the memory port
+:class:`MM2SEngine` and :class:`S2MMEngine` are the RTL of the model's
+:class:`~aiedma.model.cycle.engine.ChannelEngine` (one class there, two directions
+here). They are the tops a testbench (or an FPGA design) drives with BDs: the memory port
 leaves the block, and so does a copy of the address beats (``beat_*``, outputs only,
 for the testbenches' per-cycle comparison; synthesis drops them when unused). The
 lock gate (:mod:`.lock_gate`) holds each BD's first beat until ``lock_grant``; tie it
@@ -13,14 +15,15 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
+from ..model.cycle.contract import ADDRESS_BITS
 from .addrgen import BDAddressGenerator
 from .layouts import bd_layout, check_kind, data_beat_layout
 from .lock_gate import LockGate
+from .memory_port import read_port_signature, write_port_signature
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
-__all__ = ["MM2SChannel", "S2MMChannel"]
+__all__ = ["MM2SEngine", "S2MMEngine"]
 
 
 def _gate_ports(kind: str) -> dict:
@@ -52,7 +55,7 @@ def _gate(m: Module, top: wiring.Component, addrgen: BDAddressGenerator,
     ]
 
 
-class MM2SChannel(wiring.Component):
+class MM2SEngine(wiring.Component):
     """BDs in, memory words (0 for padding) out: address generator -> MM2S datapath.
 
     Attributes
@@ -74,9 +77,7 @@ class MM2SChannel(wiring.Component):
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "o": Out(stream.Signature(data_beat_layout())),
-            "mem_addr": Out(ADDRESS_BITS[kind]),
-            "mem_en": Out(1),
-            "mem_data": In(DATA_BITS),
+            **read_port_signature(kind).members,
             **_gate_ports(kind),
         })
 
@@ -95,7 +96,7 @@ class MM2SChannel(wiring.Component):
         return m
 
 
-class S2MMChannel(wiring.Component):
+class S2MMEngine(wiring.Component):
     """BDs and stream words in, memory writes out: address generator -> S2MM datapath.
 
     Attributes
@@ -105,7 +106,7 @@ class S2MMChannel(wiring.Component):
     mem_addr, mem_data, mem_we : Out
         Write port (a word is stored at the end of a cycle with ``mem_we`` high).
     lock_request, lock_grant, beat_* :
-        As :class:`MM2SChannel`.
+        As :class:`MM2SEngine`.
     """
 
     def __init__(self, kind: str) -> None:
@@ -113,9 +114,7 @@ class S2MMChannel(wiring.Component):
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "i": In(stream.Signature(data_beat_layout())),
-            "mem_addr": Out(ADDRESS_BITS[kind]),
-            "mem_data": Out(DATA_BITS),
-            "mem_we": Out(1),
+            **write_port_signature(kind).members,
             **_gate_ports(kind),
         })
 

@@ -1,0 +1,189 @@
+"""A whole DMA channel in RTL: the parts of the model's channel, each a block.
+
+The channel contract (``model/cycle/contract.py`` "Channel", the model's
+:class:`~aiedma.model.system.channel.Channel`) in gateware, one block per part:
+
+* **Task queue** (:class:`~aiedma.hdl.task_queue.TaskQueue`): start-queue register
+  writes in, tasks out.
+* **Fetch** (:class:`.fetch.FetchStage`): walks the running task (chain, repeat),
+  fetches each BD from the BD table (:mod:`aiedma.hdl.bd_table`; its own, or the DMA's
+  shared one through ``fetch``) and holds it; a BD fetched in cycle ``t`` is offered
+  to the engine from ``t + 1``.
+* **Engine** (:mod:`aiedma.hdl.engine`): the address generator, the lock gate and the
+  datapath.
+* **In flight** (:class:`.record.InFlightRing`): each BD the engine takes gets a record
+  (its lock, release, packet, TLAST and task-end fields) until its words have passed.
+* **Lock requests** (:class:`.lock_requests.LockRequester`): the gate's request on the
+  acquire port; a BD that releases passes only while the channel owes fewer than
+  ``RELEASE_QUEUE_DEPTH`` releases.
+* **Completion** (:class:`.completion.Completion`): MM2S in the cycle its last beat
+  passes the gate, S2MM one cycle later (its last write); at a task's end ``token``
+  pulses if the task asked for one.
+* **Release queue** (:class:`.release_queue.ReleaseQueue`): completed BDs' releases,
+  the head on the release port from the next cycle.
+* **Packet stage** (:mod:`.packet_stage`): MM2S headers and TLAST, S2MM header checks.
+* **BDs of length 0** never enter the engine: when every BD before has completed, the
+  lock requester acquires its lock and it completes in the same cycle (its release
+  queued as any other).
+
+What differs between MM2S and S2MM is chosen once, in :data:`.direction.DIRECTION_PARTS`.
+A BD with ``valid_bd = 0``, an S2MM BD with padding, or a received header with bad
+parity stops the channel and sets ``error`` (the model raises there).
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Const, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ...model.arch.directions import check_direction
+from ...model.arch.registers import start_queue_address
+from ...model.bd.fields import BD_COUNT, FIELD_INDEX
+from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
+from ..bd_table import BDTable, fetch_signature
+from ..layouts import check_kind
+from ..lock_unit import lock_port_signature
+from ..register_port import drive_register_port, register_port_signature
+from ..task_queue import TaskQueue
+from .completion import Completion
+from .direction import DIRECTION_PARTS, connect_outside
+from .fetch import FetchStage
+from .lock_requests import LockRequester
+from .record import InFlightRing
+from .release_queue import ReleaseQueue
+
+__all__ = ["Channel"]
+
+
+class Channel(wiring.Component):
+    """One MM2S or S2MM channel of a DMA, with its own BD table and lock ports.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    direction : {"mm2s", "s2mm"}
+    index : int
+        The channel number (its start-queue address).
+    column, row : int
+        The tile's position, for MM2S packet headers.
+    shared_table : bool
+        Fetch BDs through the ``fetch`` port from the DMA's
+        :class:`~aiedma.hdl.bd_table.SharedBDTable` (:class:`~aiedma.hdl.dma.DMA`)
+        instead of owning a table.
+
+    Attributes
+    ----------
+    reg_addr, reg_write, reg_wdata : In
+        Register writes (:func:`~aiedma.hdl.register_port.register_port_signature`,
+        write half): BD words (to its own table; not with ``shared_table``) and this
+        channel's start-queue register.
+    fetch : Out(fetch_signature(kind))
+        With ``shared_table`` only: the BD fetch port.
+    acquire, release : Out(lock_port_signature(lock_ids))
+        To a :class:`~aiedma.hdl.lock_unit.LockUnit` port pair (``lock_id`` as the BD
+        names it).
+    o, mem_addr, mem_en, mem_data, token (MM2S) / i, mem_addr, mem_we, mem_data, token (S2MM)
+        The outside (:func:`.direction.mm2s_signature` / ``s2mm_signature``): the data
+        stream, the memory port as the engine's, and ``token`` (a task that asked for
+        a completion token ended this cycle).
+    pause : In(1)
+        While high, the fetch stage takes no new BD (a program is loaded with it high).
+    busy, error, queue_size, queue_overflow, current_bd : Out
+        Channel status (``current_bd``: the BD fetched last).
+    """
+
+    def __init__(self, kind: str, direction: str, index: int, column: int = 0,
+                 row: int = 0, *, shared_table: bool = False) -> None:
+        self.kind = check_kind(kind)
+        check_direction(direction, "channel")
+        self.shared_table = shared_table
+        self.direction, self.index, self.column, self.row = direction, index, column, row
+        self.parts = DIRECTION_PARTS[direction]
+        self.start_queue = start_queue_address(kind, direction, index)
+        self.lock_ids = FIELD_INDEX[kind]["lock_acq_id"].maximum + 1
+        ports = {
+            **register_port_signature(readable=False).members,
+            "acquire": Out(lock_port_signature(self.lock_ids)),
+            "release": Out(lock_port_signature(self.lock_ids)),
+            "pause": In(1), "busy": Out(1), "error": Out(1),
+            "queue_size": Out(3), "queue_overflow": Out(1),
+            "current_bd": Out(range(BD_COUNT[kind])),
+            **self.parts.outside(kind).members,
+        }
+        if shared_table:
+            ports["fetch"] = Out(fetch_signature(kind))
+        super().__init__(ports)
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        kind, parts = self.kind, self.parts
+        m.submodules.queue = queue = TaskQueue()
+        m.submodules.fetch = fetch = FetchStage(kind, refuses_padding=parts.refuses_padding)
+        m.submodules.engine = engine = parts.engine(kind)
+        m.submodules.ring = ring = InFlightRing(kind)
+        m.submodules.locks = locks = LockRequester(kind)
+        m.submodules.completion = completion = Completion(kind, COMPLETION_LATENCY[self.direction])
+        m.submodules.releases = releases = ReleaseQueue(kind)
+        m.submodules.packets = packets = parts.packet_stage(kind, self.column, self.row)
+        self._bd_table(m, fetch)
+        m.d.comb += [
+            queue.push.eq(self.reg_write & (self.reg_addr == self.start_queue)),
+            queue.word.eq(self.reg_wdata),
+            self.queue_size.eq(queue.size), self.queue_overflow.eq(queue.overflow),
+        ]
+        wiring.connect(m, queue.o, fetch.task)
+        error = Signal()
+        with m.If(fetch.bad | packets.error):
+            m.d.sync += error.eq(1)
+
+        # The engine takes the held BD; a BD of length 0 goes to the lock requester.
+        go = fetch.valid & ~error & ~fetch.bad
+        empty = fetch.bd.buffer_length == 0
+        m.d.comb += [
+            engine.bd.valid.eq(go & ~empty),
+            *(getattr(engine.bd.payload, f.name).eq(getattr(fetch.bd, f.name))
+              for f in address_generation_fields(kind)),
+        ]
+        accepted = engine.bd.valid & engine.bd.ready
+        last_beat = engine.beat_valid & engine.beat_ready & engine.beat_last
+        m.d.comb += [
+            ring.push.eq(accepted), ring.record.eq(fetch.record),
+            ring.gate_advance.eq(locks.gate_advance), ring.run_advance.eq(last_beat),
+            ring.stage_advance.eq(packets.advance),
+            locks.engine_request.eq(engine.lock_request), engine.lock_grant.eq(locks.engine_grant),
+            locks.gate_head.eq(ring.gate_head), locks.zero_record.eq(fetch.record),
+            locks.zero_ready.eq(go & empty & ring.engine_empty & ~completion.pending),
+            locks.released.eq(releases.applied),
+            completion.last_beat.eq(last_beat), completion.run_head.eq(ring.run_head),
+            completion.zero_done.eq(locks.zero_done), completion.zero_record.eq(fetch.record),
+            releases.push.eq(completion.done & completion.record.rel_enable),
+            releases.lock_id.eq(completion.record.rel_id),
+            releases.value.eq(completion.record.rel_value),
+            fetch.consumed.eq(accepted | locks.zero_done), fetch.pause.eq(self.pause),
+            fetch.stop.eq(error),
+            packets.head.eq(ring.stage_head), packets.head_valid.eq(ring.stage_valid),
+            packets.head_granted.eq(ring.stage_granted),
+        ]
+        wiring.connect(m, locks.acquire, wiring.flipped(self.acquire))
+        wiring.connect(m, releases.release, wiring.flipped(self.release))
+        parts.join_stream(m, self, engine, packets)
+        connect_outside(m, engine, self, parts.memory(kind))
+        m.d.comb += [
+            self.error.eq(error), self.token.eq(completion.token),
+            self.current_bd.eq(fetch.current_bd),
+            self.busy.eq(fetch.valid | fetch.waiting | queue.o.valid | ring.busy
+                         | completion.pending | releases.pending),
+        ]
+        return m
+
+    def _bd_table(self, m: Module, fetch: FetchStage) -> None:
+        """The fetch port: to the DMA's shared table, or to a table of the channel's own
+        (written through the register port; its port is always free)."""
+        if self.shared_table:
+            wiring.connect(m, fetch.fetch, wiring.flipped(self.fetch))
+            return
+        m.submodules.table = table = BDTable(self.kind)
+        drive_register_port(m, self, table)
+        m.d.comb += [table.fetch_en.eq(fetch.fetch.en), table.fetch_id.eq(fetch.fetch.id),
+                     fetch.fetch.bd.eq(table.bd), fetch.fetch.grant.eq(Const(1))]

@@ -1,0 +1,69 @@
+"""Completion: a BD is done when its last memory access is, and its task may end.
+
+``COMPLETION_LATENCY`` (``model/cycle/contract.py``) says when: MM2S in the cycle its
+last beat passes the gate (0), S2MM a cycle later, with its last write (1). A BD of
+length 0 completes in the cycle it passes the lock requester; it runs only when no
+BD is pending, so there is at most one completion a cycle.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ...model.errors import AiedmaError, field_error
+from .record import record_layout
+
+__all__ = ["Completion"]
+
+
+class Completion(wiring.Component):
+    """The BD that completes this cycle, with its record; the task's token.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    latency : {0, 1}
+        Cycles from a BD's last beat to its completion.
+
+    Attributes
+    ----------
+    last_beat : In(1)
+    run_head : In(record_layout(kind))
+        The engine's last beat of a BD passes the gate; the ring's record of that BD.
+    zero_done : In(1)
+    zero_record : In(record_layout(kind))
+        A BD of length 0 completes now; its record.
+    done : Out(1)
+    record : Out(record_layout(kind))
+        A BD completes at the end of this cycle; its record.
+    pending : Out(1)
+        A last beat has passed and its BD is still to complete.
+    token : Out(1)
+        A task that asked for a completion token ends this cycle.
+    """
+
+    def __init__(self, kind: str, latency: int) -> None:
+        if latency not in (0, 1):
+            raise field_error(AiedmaError, "latency", latency, "must be 0 or 1 (cycles)")
+        self.latency = latency
+        self.layout = layout = record_layout(kind)
+        super().__init__({
+            "last_beat": In(1), "run_head": In(layout),
+            "zero_done": In(1), "zero_record": In(layout),
+            "done": Out(1), "record": Out(layout), "pending": Out(1), "token": Out(1),
+        })
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        if self.latency:
+            last_record = Signal(self.layout)
+            m.d.sync += [self.pending.eq(self.last_beat), last_record.eq(self.run_head)]
+            m.d.comb += [self.done.eq(self.pending), self.record.eq(last_record)]
+        else:
+            m.d.comb += [self.done.eq(self.last_beat), self.record.eq(self.run_head)]
+        with m.If(self.zero_done):
+            m.d.comb += [self.done.eq(1), self.record.eq(self.zero_record)]
+        m.d.comb += self.token.eq(self.done & self.record.ends_task & self.record.token)
+        return m

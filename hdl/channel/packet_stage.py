@@ -1,0 +1,130 @@
+"""The packet stage: packet headers and TLAST between the engine and the stream.
+
+Both directions sit on the stream side of the engine, at the ring's ``stage`` head:
+
+* :class:`MM2SPacketStage` sends a packet BD's header word (parity, packet ID and type
+  from the BD, the tile's row and column) before its first word, once its lock is
+  granted; TLAST is the BD's last word unless ``tlast_suppress``.
+* :class:`S2MMPacketStage` takes a packet BD's first word as its header and checks it
+  (bad parity: ``error``), and counts the BD's words, since S2MM ignores TLAST.
+
+Both have the same ports: the stream in (``i``), the stream out (``o``), the stage
+head's record, and ``advance`` when the head's BD is done.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Signal, Value
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...model.bd.fields import FIELD_INDEX
+from ...model.bd.packet import HEADER_FIELDS, PARITY_BIT
+from ..layouts import data_beat_layout
+from .record import record_layout
+
+__all__ = ["MM2SPacketStage", "S2MMPacketStage", "header_flag", "header_word",
+           "packet_stage_signature"]
+
+
+def packet_stage_signature(kind: str) -> wiring.Signature:
+    """A packet stage's ports (see the module text)."""
+    return wiring.Signature({
+        "i": In(stream.Signature(data_beat_layout())),
+        "o": Out(stream.Signature(data_beat_layout())),
+        "head": In(record_layout(kind)), "head_valid": In(1), "head_granted": In(1),
+        "advance": Out(1), "error": Out(1),
+    })
+
+
+def header_flag(m: Module, advance: Value) -> Signal:
+    """``header_done``: the stage head's header has passed; cleared when the head moves
+    on (``advance``)."""
+    header_done = Signal()
+    with m.If(advance):
+        m.d.sync += header_done.eq(0)
+    return header_done
+
+
+def header_word(m: Module, packet_id: Value, packet_type: Value, row: int,
+                column: int) -> Value:
+    """The 32-bit packet header (``model/bd/packet.py``'s fields), odd parity on top."""
+    fields = {"packet_id": packet_id, "packet_type": packet_type,
+              "source_row": Const(row, 5), "source_column": Const(column, 7)}
+    low = Const(0)
+    for name, lsb, _ in HEADER_FIELDS:
+        low = low | (fields[name].as_unsigned() << lsb)
+    low31 = Signal(PARITY_BIT)
+    m.d.comb += low31.eq(low)
+    return Cat(low31, ~low31.xor())
+
+
+class MM2SPacketStage(wiring.Component):
+    """Engine words in (``i``), the stream out (``o``): headers in front, TLAST set.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    column, row : int
+        The tile's position, for packet headers.
+    """
+
+    def __init__(self, kind: str, column: int = 0, row: int = 0) -> None:
+        self.column, self.row = column, row
+        super().__init__(packet_stage_signature(kind))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        head, i, o = self.head, self.i, self.o
+        header_done = header_flag(m, self.advance)
+        header_due = self.head_valid & head.packet & ~header_done & self.head_granted
+        with m.If(header_due):
+            m.d.comb += [o.valid.eq(1), i.ready.eq(0),
+                         o.payload.data.eq(header_word(m, head.packet_id, head.packet_type,
+                                                       self.row, self.column))]
+            with m.If(o.ready):
+                m.d.sync += header_done.eq(1)
+        with m.Else():
+            m.d.comb += [
+                o.valid.eq(i.valid), o.payload.data.eq(i.payload.data),
+                o.payload.last.eq(i.payload.last & ~head.tlast_suppress),
+                i.ready.eq(o.ready),
+                self.advance.eq(i.valid & o.ready & i.payload.last),
+            ]
+        return m
+
+
+class S2MMPacketStage(wiring.Component):
+    """The stream in (``i``), engine words out (``o``): headers taken off and checked.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    column, row : int
+        Unused (the same constructor as :class:`MM2SPacketStage`).
+    """
+
+    def __init__(self, kind: str, column: int = 0, row: int = 0) -> None:
+        self.length_bits = FIELD_INDEX[kind]["buffer_length"].value_width
+        super().__init__(packet_stage_signature(kind))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        head, i, o = self.head, self.i, self.o
+        header_done = header_flag(m, self.advance)
+        header_due = self.head_valid & head.packet & ~header_done
+        count = Signal(self.length_bits)
+        with m.If(header_due):
+            m.d.comb += [i.ready.eq(1), o.valid.eq(0)]
+            with m.If(i.valid):
+                m.d.sync += header_done.eq(1)
+                m.d.comb += self.error.eq(~i.payload.data.xor())   # odd parity, or an error
+        with m.Else():
+            m.d.comb += [o.valid.eq(i.valid), o.payload.eq(i.payload), i.ready.eq(o.ready)]
+            with m.If(i.valid & o.ready):
+                with m.If(count + 1 == head.length):
+                    m.d.comb += self.advance.eq(1)
+                    m.d.sync += count.eq(0)
+                with m.Else():
+                    m.d.sync += count.eq(count + 1)
+        return m
