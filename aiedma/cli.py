@@ -97,7 +97,11 @@ example:
       k1.json: 36 elements, 6 tiles -> k1.png
 
 The output's suffix picks the format: .png, .svg, or .gif (animated, tile by tile;
---animate element for element by element).
+--animate element for element by element). A file of several ports (a graph header)
+gives one picture per port, named from -o and the port (or choose one with --port):
+  aiedma draw examples/graph.h -o g.png
+      tutorial::mtx.in[0]: 36 elements, 6 tiles -> g_tutorial_mtx.in_0.png
+      ... (one line per port)
 """
 
 
@@ -423,18 +427,26 @@ def _bd(args: argparse.Namespace) -> int:
 
 
 def _draw(args: argparse.Namespace) -> int:
-    from .draw import draw  # Pillow is imported only when drawing
+    """One picture, or with several ports and no --port one picture per port."""
+    from .draw import draw, port_paths  # Pillow is imported only when drawing
 
-    src = _one(args, _load(args))
-    name, program = src.name, src.program
-    if args.buffer_dimension:
-        program = program.resolve(args.buffer_dimension)
-    try:
-        path = draw(program, args.output, animate=args.animate)
-    except OSError as error:
-        raise _Usage(f"{args.output}: {error.strerror or error}") from None
-    tiles = sum(entry.stream_length() // entry.tile_size() for entry in program)
-    print(f"{name}: {program.stream_length()} elements, {tiles} tiles -> {path}")
+    sources = _load(args)
+    paths = ([Path(args.output)] if len(sources) == 1
+             else port_paths(args.output, [src.name for src in sources]))
+    for src, path in zip(sources, paths, strict=True):
+        program = src.program
+        if args.buffer_dimension:
+            program = program.resolve(args.buffer_dimension)
+        try:
+            written = draw(program, path, animate=args.animate)
+        except OSError as error:
+            raise _Usage(f"{path}: {error.strerror or error}") from None
+        except AiedmaError as error:
+            if len(sources) == 1:
+                raise
+            raise _Usage(f"{src.name}: {error}") from None
+        tiles = sum(entry.stream_length() // entry.tile_size() for entry in program)
+        print(f"{src.name}: {program.stream_length()} elements, {tiles} tiles -> {written}")
     return 0
 
 
@@ -693,7 +705,9 @@ def _parser() -> argparse.ArgumentParser:
     draw.add_argument("file", help="JSON (a tiling dict or a list) or C++ (a graph header "
                                    "or a tiling)")
     _input_options(draw)
-    draw.add_argument("-o", "--output", required=True, help="picture file (.png, .svg, .gif)")
+    draw.add_argument("-o", "--output", required=True,
+                      help="picture file (.png, .svg, .gif); with several ports, one "
+                           "file per port named OUTSTEM_PORT.SUFFIX")
     draw.add_argument("--animate", choices=("tile", "element"),
                       help="frames tile by tile or element by element (.gif)")
     draw.add_argument("--buffer-dimension", type=_int_list, metavar="N,N,...",

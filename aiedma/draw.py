@@ -15,7 +15,8 @@ from __future__ import annotations
 import base64
 import io
 import math
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -26,7 +27,7 @@ from .model.errors import AiedmaError, field_error
 from .model.tiling.picture import AccessMap, access_map
 from .model.tiling.port import PortProgram
 
-__all__ = ["FORMATS", "MAX_CELLS", "MAX_PIXELS", "draw"]
+__all__ = ["FORMATS", "MAX_CELLS", "MAX_PIXELS", "draw", "port_paths"]
 
 FORMATS = (".png", ".svg", ".gif")
 
@@ -317,3 +318,37 @@ def draw(program: PortProgram, path: str | Path, *, animate: str | None = None) 
             frames.append(canvas.image)
         frames[0].save(path, save_all=True, append_images=frames[1:], duration=400, loop=0)
     return path
+
+
+def port_paths(output: str | Path, names: Sequence[str]) -> list[Path]:
+    """One picture file per port: ``output``'s stem, the port's name made file-safe.
+
+    ``x.png`` and ``tutorial::mtx.in[0]`` give ``x_tutorial_mtx.in_0.png``: every run of
+    characters other than letters, digits, ``.`` and ``-`` becomes one ``_``. Two names
+    that become the same text are told apart by a number (``_2``), so no picture
+    overwrites another.
+
+    Parameters
+    ----------
+    output : str or Path
+        The file the user named; its folder and suffix are kept.
+    names : sequence of str
+        The ports' names, in the order they are drawn.
+
+    Returns
+    -------
+    list of Path
+        One path per name, all different.
+    """
+    output = Path(output)
+    paths: list[Path] = []
+    taken: set[str] = set()
+    for name in names:
+        safe = re.sub(r"[^A-Za-z0-9.-]+", "_", name).strip("_") or "port"
+        stem, count = f"{output.stem}_{safe}", 1
+        while stem.lower() in taken:   # case-insensitive file systems too
+            count += 1
+            stem = f"{output.stem}_{safe}_{count}"
+        taken.add(stem.lower())
+        paths.append(output.with_name(stem + output.suffix))
+    return paths

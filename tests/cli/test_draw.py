@@ -12,7 +12,7 @@ from PIL import Image
 from repo import REPO
 from tiling_strategies import tilings
 
-from aiedma.draw import draw
+from aiedma.draw import draw, port_paths
 from aiedma.model import AiedmaError, PortProgram, TilingParameters
 from aiedma.model.tiling.picture import access_map
 
@@ -124,3 +124,45 @@ def test_a_tiling_with_an_empty_buffer_dimension_needs_a_shape(tmp_path):
     with pytest.raises(AiedmaError, match="needs the buffer's shape"):
         draw(program, tmp_path / "x.png")
     assert draw(program.resolve([4, 4]), tmp_path / "x.png").exists()
+
+
+def test_a_header_of_several_ports_gives_one_picture_per_port(tmp_path):
+    header = REPO / "examples" / "graph.h"
+    run = subprocess.run([sys.executable, "-m", "aiedma", "draw", str(header), "-o", "g.png"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    names = ["g_tutorial_mtx.in_0.png", "g_tutorial_mtx.in_1.png",
+             "g_tutorial_mtx.out_0.png", "g_tutorial_mtx.out_1.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+    assert [line.rpartition(" -> ")[2] for line in run.stdout.splitlines()] == names
+    tiles = {"in_0": 6, "in_1": 4, "out_0": 2, "out_1": 2}
+    for line, (port, count) in zip(run.stdout.splitlines(), tiles.items(), strict=True):
+        assert line.startswith(f"tutorial::mtx.{port.replace('_', '[')}]: ")
+        assert f", {count} tiles -> " in line
+    for name in names:
+        with Image.open(tmp_path / name) as image:
+            assert image.format == "PNG" and image.size[0] > 100
+    assert not (tmp_path / "g.png").exists()
+
+
+def test_port_still_chooses_one_picture_and_a_bad_one_is_one_line(tmp_path):
+    header = REPO / "examples" / "graph.h"
+    run = subprocess.run([sys.executable, "-m", "aiedma", "draw", str(header), "--port",
+                          "mtx.out[1]", "-o", "k4.svg"], cwd=tmp_path, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["k4.svg"]
+    assert run.stdout == "tutorial::mtx.out[1]: 36 elements, 2 tiles -> k4.svg\n"
+    bad = subprocess.run([sys.executable, "-m", "aiedma", "draw", str(header), "--port",
+                          "mtx.out[9]", "-o", "x.png"], cwd=tmp_path, capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "--port='mtx.out[9]': no such port" in bad.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["k4.svg"]
+
+
+def test_port_file_names_are_safe_and_distinct(tmp_path):
+    paths = port_paths(tmp_path / "x.svg", ["A::b.in[0]", "A::b.in_0", "a::B.in[0]", ""])
+    assert [p.name for p in paths] == ["x_A_b.in_0.svg", "x_A_b.in_0_2.svg",
+                                       "x_a_B.in_0_3.svg", "x_port.svg"]
+    assert all(p.parent == tmp_path for p in paths)
