@@ -79,6 +79,10 @@ example:
       valid_bd               1
       BD 0 words: 0x00000010 0x08000000 0x001A0000 0x00000000 0x00000000 0x00020000
                   0x00000000 0x80000000
+  aiedma bd examples/graph.h --port mtx.out[1] --format tap
+      [
+        {"offset": 4, "sizes": [2, 6, 3], "strides": [3, 10, 1]}
+      ]
 """
 
 DECODE_EXAMPLE = """\
@@ -402,6 +406,9 @@ def _bd(args: argparse.Namespace) -> int:
     if args.format == "mlir":
         print(mlir_commands.lowered_text(lowered, name, args.channel), end="")
         return 0
+    if args.format == "tap":
+        print(mlir_commands.lowered_taps_text(lowered, name), end="")
+        return 0
     if args.format == "json":
         json.dump({"kind": lowered.kind, "task": {"start_bd": lowered.task.start_bd,
                                                   "repeat_count": lowered.task.repeat_count,
@@ -677,9 +684,12 @@ def _parser() -> argparse.ArgumentParser:
     bd.add_argument("--base-address", type=_word, default=0,
                     help="word address of the buffer's element 0 (default 0)")
     bd.add_argument("--first-bd", type=int, default=0, help="number of the first BD (default 0)")
-    bd.add_argument("--format", choices=("table", "json", "writes", "mlir"), default="table",
+    bd.add_argument("--format", choices=("table", "json", "writes", "mlir", "tap"),
+                    default="table",
                     help="writes: the register writes that run it (JSON, for aiedma replay); "
-                         "mlir: the BDs as mlir-aie aie.dma_bd ops in a DMA region")
+                         "mlir: the BDs as mlir-aie aie.dma_bd ops in a DMA region; tap: "
+                         "IRON / taplib access patterns in elements, one per BD (JSON, "
+                         "aiedma walk reads it back; no zero padding)")
     bd.add_argument("--channel", type=int, default=0,
                     help="with --format writes: the channel whose start queue takes the "
                          "task (default 0)")

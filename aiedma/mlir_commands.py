@@ -36,10 +36,11 @@ from .model.mlir import (
 from .model.mlir.design import HostBuffer, adf_dtype
 from .model.mlir.reader import build_bd
 from .model.mlir.run import MlirRun, run_design
-from .model.mlir.write import lowered_to_mlir
+from .model.mlir.write import lowered_taps, lowered_to_mlir
 
 __all__ = ["MAX_SHOWN_WORDS", "access_pattern", "bd", "bd_pattern", "is_mlir", "load",
-           "lowered_text", "pattern_indices", "refuse_options", "run", "walk", "walk_pattern"]
+           "lowered_taps_text", "lowered_text", "pattern_access", "pattern_indices",
+           "refuse_options", "run", "walk", "walk_pattern"]
 
 MAX_SHOWN_WORDS = 1 << 22
 """Most words of one chain ``walk`` computes (a larger one is named, not walked)."""
@@ -301,6 +302,25 @@ def lowered_text(lowered: LoweredProgram, name: str, channel: int) -> str:
     return lowered_to_mlir(lowered, name, buffer_elements, channel)
 
 
+# --- bd --format tap -----------------------------------------------------------------------
+
+def lowered_taps_text(lowered: LoweredProgram, name: str) -> str:
+    """A lowered port program as a JSON list of access patterns, one a line.
+
+    Raises
+    ------
+    MlirError
+        Naming the port and every padding field set: a tap has no zero padding.
+    """
+    try:
+        taps = lowered_taps(lowered)
+    except MlirError as error:
+        raise MlirError(f"{name}: --format tap: {error}") from None
+    lines = [json.dumps({"offset": tap.offset, "sizes": list(tap.sizes),
+                         "strides": list(tap.strides)}) for tap in taps]
+    return "[\n" + ",\n".join(f"  {line}" for line in lines) + "\n]\n"
+
+
 # --- IRON / taplib access patterns -----------------------------------------------------------
 
 PATTERN_KEYS = {"offset", "sizes", "strides", "tensor_dims"}
@@ -311,18 +331,29 @@ PATTERN_LIMIT = 1 << 40
 """Largest offset, size or stride of an access pattern (far past any DMA's reach)."""
 
 
-def access_pattern(text: str) -> dict | None:
-    """The pattern of a JSON ``{offset, sizes, strides}`` text, else None."""
+def access_pattern(text: str) -> dict | list[dict] | None:
+    """The pattern of a JSON ``{offset, sizes, strides}`` text, or the list of patterns
+    of a JSON list of them (what ``aiedma bd --format tap`` prints), else None."""
     try:
         data = json.loads(text)
     except ValueError:
         return None
-    if isinstance(data, dict) and {"sizes", "strides"} <= set(data) <= PATTERN_KEYS:
+    items = data if isinstance(data, list) and data else [data]
+    if all(isinstance(item, dict) and {"sizes", "strides"} <= set(item) <= PATTERN_KEYS
+           for item in items):
         return data
     return None
 
 
-def _pattern_access(data: dict) -> Access:
+def pattern_access(data: dict) -> Access:
+    """An access pattern's JSON object as an :class:`Access` in elements, checked.
+
+    Raises
+    ------
+    MlirError
+        Naming the entry that is not an integer, a size below 1, or sizes and strides
+        of different lengths.
+    """
     sizes, strides = data["sizes"], data["strides"]
     offset = data.get("offset", 0)
     numbers = [offset, *sizes, *strides] if isinstance(sizes, list) and isinstance(
@@ -353,26 +384,34 @@ def pattern_indices(access: Access) -> np.ndarray:
     return indices.ravel()
 
 
-def walk_pattern(args: argparse.Namespace, data: dict) -> int:
-    """``aiedma walk tap.json``: the elements an access pattern visits."""
+def walk_pattern(args: argparse.Namespace, data: dict | list[dict]) -> int:
+    """``aiedma walk tap.json``: the elements an access pattern (or a list) visits."""
     refuse_options(args, {**WALK_OPTIONS, "dtype": None})
-    indices = pattern_indices(_pattern_access(data))
-    print(f"{Path(args.file).name}: access pattern, {indices.size} elements")
+    patterns = data if isinstance(data, list) else [data]
+    parts = [pattern_indices(pattern_access(pattern)) for pattern in patterns]
+    indices = np.concatenate(parts)
+    what = "access pattern" if len(parts) == 1 else f"{len(parts)} access patterns"
+    print(f"{Path(args.file).name}: {what}, {indices.size} elements")
     print(f"  {format_runs(indices)}")
     return 0
 
 
-def bd_pattern(args: argparse.Namespace, data: dict) -> int:
+def bd_pattern(args: argparse.Namespace, data: dict | list[dict]) -> int:
     """``aiedma bd --kind K tap.json``: the pattern as one BD of a DMA, or why it is not."""
     refuse_options(args, {k: v for k, v in BD_OPTIONS.items()
                           if k not in ("kind", "dtype", "direction", "base_address")})
     if args.kind is None:
         raise MlirError("--kind: an access pattern has no DMA of its own; give tile, "
                         "memtile or shim")
+    if isinstance(data, list):
+        if len(data) > 1:
+            raise MlirError(f"{Path(args.file).name} holds {len(data)} access patterns; "
+                            "aiedma bd converts one (aiedma walk shows them all)")
+        data = data[0]
     dtype = args.dtype or "int32"
     direction = "s2mm" if args.direction == "write" else "mm2s"
     converted = access_fields(args.kind, element_bits(dtype), args.base_address,
-                              _pattern_access(data), direction)
+                              pattern_access(data), direction)
     converted.fields["valid_bd"] = 1
     bd_object, problems = build_bd(args.kind, converted.fields)
     problems[:0] = converted.problems

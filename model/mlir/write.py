@@ -5,18 +5,24 @@ elements of the buffer, sizes and strides outermost first, padding per dimension
 (docs/mlir.md "Units"). :func:`lowered_to_mlir` writes a lowered port program (what
 ``aiedma bd --format mlir`` prints) as a device with one buffer and one DMA region whose
 ``aie.dma_start`` runs the lowered task; reading it back gives the same BDs' stream.
+:func:`lowered_taps` writes the same program as IRON / taplib access patterns (what
+``aiedma bd --format tap`` prints), when it has no zero padding.
 """
 
 from __future__ import annotations
 
+import math
+
 from ..arch.dtypes import WORD_BITS, element_bits
 from ..arch.kinds import DMA_KINDS
 from ..bd.descriptor import BufferDescriptor
+from ..bd.fields import FIELD_INDEX
 from ..bd.lower import LoweredProgram
+from ..bd.task import TaskWalk
 from .design import MlirError
 from .units import Access
 
-__all__ = ["bd_access", "lowered_to_mlir", "mlir_element"]
+__all__ = ["bd_access", "lowered_taps", "lowered_to_mlir", "mlir_element"]
 
 _FLOATS = {"bfloat16": "bf16", "float": "f32"}
 
@@ -79,8 +85,10 @@ def bd_access(bd: BufferDescriptor, bits: int, buffer_word: int) -> Access:
         levels = [(bd.buffer_length, 1, 0, 0)]
     sizes = [_elements(size, bits) if k == 0 else size
              for k, (size, _, _, _) in enumerate(levels)]
-    strides = [(step if bits == WORD_BITS else 1) if k == 0 else _elements(step, bits)
-               for k, (_, step, _, _) in enumerate(levels)]
+    # The step of an outer dimension of size 1 is never taken (and may be half an element).
+    strides = [(step if bits == WORD_BITS else 1) if k == 0
+               else 0 if size == 1 else _elements(step, bits)
+               for k, (size, step, _, _) in enumerate(levels)]
     padding = [(_elements(b, bits), _elements(a, bits)) if k == 0 else (b, a)
                for k, (_, _, b, a) in enumerate(levels)]
     if iteration:                        # the iteration is the dimension after them all
@@ -161,3 +169,72 @@ def lowered_to_mlir(lowered: LoweredProgram, name: str, buffer_elements: int,
                   f"      aie.next_bd {following}"]
     lines += ["    ^end:", "      aie.end", "    }", "  }", "}"]
     return "\n".join(lines) + "\n"
+
+
+# --- IRON / taplib access patterns ------------------------------------------------------------
+
+def _padding_fields(lowered: LoweredProgram) -> list[str]:
+    """``BD 0 d0_zero_before=16`` for every padding field set in the lowered BDs."""
+    names = [name for name in FIELD_INDEX[lowered.kind] if "_zero_" in name]
+    return [f"BD {b.bd_id} {name}={getattr(b.bd, name)}" for b in lowered.bds
+            for name in names if getattr(b.bd, name)]
+
+
+def _tap_dimensions(bd: BufferDescriptor, bits: int, buffer_word: int):
+    """One execution of ``bd`` as ``(offset, [(size, stride), ...], iteration)``, elements.
+
+    ``iteration`` is ``(wrap, stride)``; dimensions of size 1 say nothing and go.
+    """
+    access = bd_access(bd, bits, buffer_word)
+    dims = list(zip(access.sizes, access.strides, strict=True)) or [(access.length, 1)]
+    iteration = dims.pop(0) if bd.iteration_wrap > 1 else (1, 0)
+    dims = [(size, stride) for size, stride in dims if size > 1] or [(1, 1)]
+    if math.prod(size for size, _ in dims) != access.length:
+        raise MlirError(f"buffer_length={bd.buffer_length}: the BD stops inside its "
+                        "outermost dimension; an access pattern (tap) runs whole dimensions")
+    return access.offset, dims, iteration
+
+
+def lowered_taps(lowered: LoweredProgram) -> list[Access]:
+    """A lowered port program as IRON / taplib access patterns, in elements.
+
+    One pattern per BD the task loads, in order, whose element stream is the BD's:
+    sizes and strides outermost first, the offset from the buffer's element 0. A task
+    of one BD is one pattern, its repeats and iteration offset as outer dimensions (a
+    repeat is a stride of 0); a chain of several BDs run more than once gives one
+    pattern per load, each offset by its iteration. Together they give
+    :meth:`LoweredProgram.element_stream`.
+
+    Raises
+    ------
+    MlirError
+        If a BD pads with zeros (a tap has no padding; the message names every
+        padding field set), or stops inside a dimension.
+    """
+    padding = _padding_fields(lowered)
+    if padding:
+        raise MlirError(f"{', '.join(padding)}: an access pattern (IRON tap) has no zero "
+                        "padding; write this port as --format mlir, json or table")
+    bits = element_bits(lowered.dtype)
+    walk = TaskWalk(lowered.kind, lowered.table(), lowered.task)
+    loads = []
+    while not walk.done:
+        loads.append(walk.next()[1])
+    chain = len(loads) // lowered.task.repeat_count
+    repeat = lowered.task.repeat_count
+    if chain == 1 and loads[0].iteration_current == 0:
+        offset, dims, (wrap, stride) = _tap_dimensions(loads[0], bits, lowered.base_address)
+        if repeat % wrap == 0:
+            outer = [(repeat // wrap, 0), (wrap, stride)]
+            dims = [(size, s) for size, s in outer if size > 1] + dims
+            return [_access(offset, dims)]
+    taps = []
+    for bd in loads:
+        offset, dims, (_, stride) = _tap_dimensions(bd, bits, lowered.base_address)
+        taps.append(_access(offset + bd.iteration_current * stride, dims))
+    return taps
+
+
+def _access(offset: int, dims: list[tuple[int, int]]) -> Access:
+    return Access(offset, math.prod(size for size, _ in dims),
+                  tuple(size for size, _ in dims), tuple(stride for _, stride in dims))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from repo import REPO
 from vectors import DATA
 
 from aiedma import cli
@@ -131,7 +132,11 @@ def test_bd_help_example_is_true(tmp_path):
     write(tmp_path, echo[echo.index("'") + 1:echo.rindex("'")], name="pad.json")
     out = run("bd", "--kind", "memtile", "pad.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == shown
+    assert out.stdout.splitlines() == shown[:shown.index("[")]
+    tap = commands[2].split()[2:]            # aiedma bd examples/graph.h ... --format tap
+    out = run("bd", *tap, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == shown[shown.index("["):]
 
 
 def test_decode_help_example_is_the_hardware_core_tile_bd():

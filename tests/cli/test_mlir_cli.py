@@ -1,5 +1,6 @@
 """aiedma walk and bd of mlir-aie files: what they print, and bad input in one line."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -202,3 +203,38 @@ def test_a_broken_access_pattern_is_one_line(tmp_path, capsys, text):
     path.write_text(text)
     status, _, err = main(capsys, "walk", path)
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_bd_format_tap_writes_what_walk_reads_back(tmp_path, capsys):
+    header = Path(__file__).resolve().parents[2] / "examples" / "graph.h"
+    status, out, err = main(capsys, "bd", header, "--port", "mtx.out[1]", "--format", "tap")
+    assert (status, err) == (0, "")
+    assert json.loads(out) == [{"offset": 4, "sizes": [2, 6, 3], "strides": [3, 10, 1]}]
+    taps = tmp_path / "taps.json"
+    taps.write_text(out)
+    _, walked, _ = main(capsys, "walk", taps)
+    _, port, _ = main(capsys, "walk", header, "--port", "mtx.out[1]")
+    assert walked.splitlines()[1] == port.splitlines()[1]   # the same element stream
+    status, _, err = main(capsys, "bd", "--kind", "tile", taps)
+    assert status == 0, err
+
+
+def test_bd_format_tap_of_a_padded_port_names_the_port_and_its_padding(tmp_path, capsys):
+    path = tmp_path / "pad.json"
+    path.write_text('{"buffer_dimension": [13], "tiling_dimension": [16], "offset": [-2]}')
+    status, out, err = main(capsys, "bd", "--kind", "memtile", "--format", "tap", path)
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert err == ("aiedma bd: error: pad.json: --format tap: BD 0 d0_zero_before=2, BD 0 "
+                   "d0_zero_after=1: an access pattern (IRON tap) has no zero padding; write "
+                   "this port as --format mlir, json or table\n")
+
+
+def test_bd_of_several_access_patterns_is_one_line(tmp_path, capsys):
+    path = tmp_path / "taps.json"
+    path.write_text('[{"sizes": [4], "strides": [1]}, {"offset": 8, "sizes": [4], '
+                    '"strides": [1]}]')
+    status, out, _ = main(capsys, "walk", path)
+    assert status == 0 and out.splitlines() == ["taps.json: 2 access patterns, 8 elements",
+                                                "  0..3, 8..11"]
+    status, _, err = main(capsys, "bd", "--kind", "tile", path)
+    assert status == 2 and err.count("\n") == 1 and "holds 2 access patterns" in err
