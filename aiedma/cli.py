@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import mlir_commands
+from . import graph_run, mlir_commands
 from .model import AiedmaError, PortProgram, format_runs
 from .model.adf import parse_port_program, read_header_file
 from .model.adf.files import CPP_SUFFIXES, read_source_text
@@ -145,6 +145,13 @@ example:
       out (64 x i32, output): 0, 8, 16, 24, 32, 40, 48, 56, 1, 9, ...
   aiedma run examples/mlir/hang.mlir
       names every waiting channel, its BD, the lock, its value and what it wants
+  aiedma run examples/tutorial_graph.h --kernel k3=mykernels:add_one
+      tutorial_graph.h: graph tutorial_graph, 1 iteration, system model, 159 cycles: done
+      out3 (24 elements an iteration, output): ...
+      a Vitis graph header: kernels, shared buffers and their tilings, PLIO / GMIO,
+      connect<>; each kernel copies its inputs to its outputs unless --kernel names a
+      Python function f(*inputs) -> output (or a tuple), NumPy arrays of elements.
+      --rtl amaranth|verilator runs the memory-tile channels as RTL as well.
 """
 
 VERILOG_EXAMPLE = """\
@@ -576,8 +583,16 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    suffix = Path(args.file).suffix.lower()
+    if suffix in CPP_SUFFIXES:
+        return graph_run.run(args, read_source_text(Path(args.file)))
     if not mlir_commands.is_mlir(args.file):
-        raise _Usage(f"{args.file}: aiedma run takes an mlir-aie file (.mlir)")
+        raise _Usage(f"{args.file}: aiedma run takes an mlir-aie file (.mlir) or a graph "
+                     f"header ({', '.join(sorted(CPP_SUFFIXES))})")
+    for option, default in (("kernel", None), ("rtl", None), ("iterations", 1),
+                            ("define", None)):
+        if getattr(args, option) != default:
+            raise _Usage(f"--{option}: for a graph header, not an .mlir file")
     return mlir_commands.run(args, read_source_text(Path(args.file)))
 
 
@@ -765,16 +780,26 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--format", choices=("text", "json"), default="text")
 
     run = command(
-        "run", "run an mlir-aie design's DMA program on the system model",
+        "run", "run an mlir-aie design or a graph header on the system model",
         "Run every DMA chain, task and runtime transfer of an mlir-aie file on the system "
         "model: locks at their init values, the host buffers the shim reads filled with a "
         "ramp (or --input). Prints the host buffers and the report; on a hang, every "
         "waiting channel with its BD, the lock, its value and what it wants (status 1).",
         RUN_EXAMPLE, _run,
     )
-    run.add_argument("file", help="an mlir-aie file (.mlir)")
+    run.add_argument("file", help="an mlir-aie file (.mlir) or a graph header (.h, .cpp)")
     run.add_argument("--input", action="append", metavar="NAME=FILE.npy",
-                     help="a host buffer's data (repeatable; default: a ramp)")
+                     help="a host buffer's or graph input's data (repeatable; default: a "
+                          "ramp)")
+    run.add_argument("--kernel", action="append", metavar="NAME=MODULE:FUNCTION",
+                     help="a graph header's kernel as a Python function (repeatable; "
+                          "default: a copy)")
+    run.add_argument("--iterations", type=int, default=1,
+                     help="graph iterations of a header (default 1)")
+    run.add_argument("--rtl", choices=("amaranth", "verilator"),
+                     help="a header's memory-tile channels as RTL too, compared every cycle")
+    run.add_argument("-D", "--define", type=_define, action="append", metavar="NAME=VALUE",
+                     help="a name for the C++ text, as the compiler's -D (repeatable)")
     run.add_argument("--max-cycles", type=int, default=10_000_000)
 
     verilog = command(

@@ -40,6 +40,7 @@ from .model.mlir.write import lowered_taps, lowered_to_mlir
 
 __all__ = ["MAX_SHOWN_WORDS", "access_pattern", "bd", "bd_pattern", "is_mlir", "load",
            "lowered_taps_text", "lowered_text", "pattern_access", "pattern_indices",
+           "print_hang",
            "refuse_options", "run", "walk", "walk_pattern"]
 
 MAX_SHOWN_WORDS = 1 << 22
@@ -241,16 +242,24 @@ def run(args: argparse.Namespace, text: str) -> int:
     if result.hang is None:
         print(f"{name}: {design.device}, system model, {cycles} cycles: every task done")
     else:
-        print(f"{name}: {design.device}, system model: HANGS at cycle {result.hang.cycle}; "
-              f"not done: {', '.join(result.unfinished)}; every waiting channel:")
-        for agent, stall in result.hang.waits.items():
-            print(f"  {agent}: {stall}{_lock_name(design, stall)}")
+        print_hang(f"{name}: {design.device}", result.hang, result.unfinished,
+                   lambda stall: _lock_name(design, stall))
     for host in design.host:
         role = "output" if host.name in result.written else "input"
         print(f"{host.name} ({'x'.join(map(str, host.shape))} x {host.element}, {role}): "
               f"{_host_text(host, result)}")
     print(result.report.text())
     return EXIT_HANG if result.hang is not None else 0
+
+
+def print_hang(head: str, hang, unfinished: list[str],
+               lock_name=lambda stall: "") -> None:
+    """The hang lines ``aiedma run`` prints for an .mlir design and a graph header alike:
+    the cycle, what was not done, then every waiting agent with its stall."""
+    print(f"{head}, system model: HANGS at cycle {hang.cycle}; "
+          f"not done: {', '.join(unfinished)}; every waiting channel:")
+    for agent, stall in hang.waits.items():
+        print(f"  {agent}: {stall}{lock_name(stall)}")
 
 
 def _input(design: MlirDesign, item: str) -> tuple[str, np.ndarray]:

@@ -195,7 +195,7 @@ def _inputs() -> list[bytes]:
 
 COMMANDS = (["walk"], ["walk", "--format", "json"], ["bd", "--kind", "memtile"],
             ["bd", "--format", "writes"], ["draw", "-o", "OUT.svg"],
-            ["replay", "--kind", "memtile"])
+            ["replay", "--kind", "memtile"], ["run", "--max-cycles", "20000"])
 
 
 @settings(max_examples=60, deadline=None,

@@ -1,0 +1,84 @@
+"""``aiedma run graph.h``: the tiling tutorial's header on the system model."""
+
+import numpy as np
+import pytest
+from repo import REPO
+from vectors import load
+
+from aiedma import cli
+from aiedma.model import TilingParameters, format_runs
+
+TUTORIAL = REPO / "examples" / "tutorial_graph.h"
+TILINGS = {e["name"]: TilingParameters.from_dict(e["tiling"])
+           for e in load("tiling_examples.json")["examples"]}
+
+
+def main(capsys, *args):
+    status = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def expected_outputs(k3=lambda x: x):
+    """By the tilings: in1's element k lands at k1's k-th position, in2's at k2's; k3 and
+    k4 read theirs back (a ramp on each input)."""
+    buffer = np.zeros(60, dtype=np.int64)
+    w1, w2 = TILINGS["k1 write"].indices(), TILINGS["k2 write"].indices()
+    buffer[w1] = np.arange(w1.size)
+    buffer[w2] = np.arange(w2.size)
+    return (k3(buffer[TILINGS["k3 read"].indices()]), buffer[TILINGS["k4 read"].indices()])
+
+
+def outputs(out: str) -> dict[str, str]:
+    return {line.split(" ")[0]: line.split(": ", 1)[1] for line in out.splitlines()
+            if " output): " in line}
+
+
+def test_the_tutorial_header_runs_to_the_outputs_its_tilings_give(capsys):
+    status, out, err = main(capsys, "run", TUTORIAL)
+    assert status == 0, err
+    out3, out4 = expected_outputs()
+    assert outputs(out) == {"out3": format_runs(out3), "out4": format_runs(out4)}
+    assert out.splitlines()[0].startswith("tutorial_graph.h: graph tutorial_graph, 1 "
+                                          "iteration, system model, ")
+    assert "memtile(1,1).mm2s1" in out and "BDs used on memtile(1,1)" in out
+    # settings it does not model are warnings with their line:column, not errors
+    assert "tutorial_graph.h:30:9: source(k1), source(k2)" in err
+    assert "runtime<ratio>(k1)" in err
+
+
+def test_a_kernel_callable_is_used(capsys, tmp_path, monkeypatch):
+    (tmp_path / "mykernels.py").write_text("def add_one(x):\n    return x + 1\n")
+    monkeypatch.chdir(tmp_path)
+    status, out, err = main(capsys, "run", TUTORIAL, "--kernel", "k3=mykernels:add_one")
+    assert status == 0, err
+    out3, out4 = expected_outputs(lambda x: x + 1)
+    assert outputs(out) == {"out3": format_runs(out3), "out4": format_runs(out4)}
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("k3", "--kernel='k3': expected NAME=module:function"),
+    ("k3=no_such_module_here:f", "cannot import 'no_such_module_here'"),
+    ("k9=numpy:copy", "--kernel='k9': no such kernel in the header (it has k1, k2, k3, k4)"),
+    ("k3=numpy:no_such_function", "numpy has no function 'no_such_function'"),
+])
+def test_bad_kernel_options_are_one_line(capsys, option, message):
+    status, out, err = main(capsys, "run", TUTORIAL, "--kernel", option)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_volume_mismatch_is_one_line(capsys, tmp_path):
+    header = tmp_path / "rep.h"
+    header.write_text(TUTORIAL.read_text().replace(
+        "adf::num_buffers(mtx) = 1;", "adf::num_buffers(mtx) = 1; adf::repetition_count(k1) = 2;"))
+    status, _, err = main(capsys, "run", header)
+    errors = [line for line in err.splitlines() if "warning:" not in line]
+    assert status == 2 and len(errors) == 1 and "Traceback" not in err
+    assert "differs at the two ends of k1.out[0] -> mtx.in[0]" in errors[0]
+
+
+def test_mlir_options_are_refused_for_an_mlir_file(capsys):
+    status, _, err = main(capsys, "run", REPO / "examples" / "mlir" / "loopback.mlir",
+                          "--kernel", "k1=a:b")
+    assert status == 2 and "--kernel: for a graph header" in err
