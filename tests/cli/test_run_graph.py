@@ -119,3 +119,15 @@ def test_the_same_pipeline_wired_as_meant_runs_to_its_outputs(capsys):
         data = memory[buffers[name].read_access[0].indices()]
     assert outputs(out) == {"out1": format_runs(data)}
     assert sorted(data.tolist()) == list(range(12)) and data.tolist() != list(range(12))
+
+
+def test_the_tutorial_header_with_rtl_channels_on_verilator_is_the_model_run(capsys):
+    # No skip when Verilator is missing, as in tests/tb/system/test_loop.py: `make setup`
+    # installs the pinned wheel, and the run then fails with ToolMissing, which says so.
+    _, model, _ = main(capsys, "run", TUTORIAL)
+    status, rtl, err = main(capsys, "run", TUTORIAL, "--rtl", "verilator")
+    assert status == 0, err
+    # the same cycle count (first line), outputs and report
+    assert rtl.splitlines()[0] == model.splitlines()[0].replace(
+        "system model", "RTL on verilator, every cycle compared with the model")
+    assert rtl.splitlines()[1:] == model.splitlines()[1:]
