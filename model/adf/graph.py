@@ -43,6 +43,8 @@ UNMODELLED = frozenset({"source", "runtime", "location", "headers", "stack_size"
                         "not_equal", "bank", "address", "tile", "parameter"})
 """adf settings of a kernel or buffer the system model does not model (a warning each)."""
 
+_ACCESS_LABELS = frozenset({"public", "protected", "private"})
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -76,7 +78,8 @@ class GraphText:
     Attributes
     ----------
     kernels : dict of str to str
-        Kernel name to the function ``kernel::create`` names (``""`` if only declared).
+        Kernel name to the function ``kernel::create`` names, as written (``scale<int>``;
+        ``""`` if only declared).
     ios : dict of str to str
         PLIO / GMIO name to ``"input"`` or ``"output"``.
     connections : list of GraphConnection
@@ -121,6 +124,15 @@ def _statements(tokens: list[Token]) -> list[list[Token]]:
     if current:
         out.append(current)
     return out
+
+
+def _unlabelled(statement: list[Token]) -> list[Token]:
+    """The statement without a leading ``public:`` (it ends no statement, so the
+    declaration after it would otherwise start with it)."""
+    while len(statement) > 2 and statement[0].text in _ACCESS_LABELS \
+            and statement[1].text == ":":
+        statement = statement[2:]
+    return statement
 
 
 def _unprefixed(statement: list[Token]) -> list[Token]:
@@ -186,7 +198,7 @@ def read_graph_text(text: str) -> GraphText:
     """
     found = GraphText()
     unmodelled: dict[str, list[str]] = {}    # one warning per setting, at its first place
-    for statement in _statements(Lexer(text, errors=[]).tokens()):
+    for statement in map(_unlabelled, _statements(Lexer(text, errors=[]).tokens())):
         s = _unprefixed(statement)
         if s and s[0].text in UNMODELLED and any(t.text == "(" for t in s[:6]):
             close = next((k for k, t in enumerate(s) if t.text == ")"), len(s) - 1)
@@ -243,7 +255,7 @@ def _create(found: GraphText, s: list[Token], equals: int) -> None:
         found.ios[name] = IO_KINDS[rest[0]]
         return
     arguments = _split_arguments(s[equals + 1:])
-    function = arguments[0][-1].text if arguments and arguments[0] else ""
+    function = "".join(t.text for t in arguments[0]) if arguments else ""
     found.kernels[name] = function
 
 
