@@ -87,6 +87,9 @@ def run(args: argparse.Namespace, text: str) -> int:
         print(f"aiedma run: warning: {path.name}:{problem}", file=sys.stderr)
     for warning in found.warnings:
         print(f"aiedma run: warning: {path.name}:{warning}", file=sys.stderr)
+    if built.unconnected:
+        print(f"aiedma run: warning: {path.name}: kernel(s) {', '.join(built.unconnected)} "
+              "in no connect<>(...): left out of the graph", file=sys.stderr)
     rtl = None
     if args.rtl:
         from .tb import rtl_runner  # Amaranth and the simulators load only when asked for

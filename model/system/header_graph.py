@@ -13,6 +13,9 @@ Decisions:
   named in an error.
 * **decision**: a kernel without a callable (``--kernel``) copies: its inputs, joined
   in port order, are cut into its outputs in port order (the sizes must add up).
+* **decision**: a kernel in no ``connect`` (declared, or created and left unused) is
+  left out of the graph and named in :attr:`HeaderGraph.unconnected`: it can neither
+  get nor give data.
 * **decision**: PLIO and GMIO ports are the graph's inputs and outputs by their C++
   names (``in1``); a graph input's volume per iteration is the buffer it feeds
   (times the kernel's ``repetition_count``, or the shared buffer's).
@@ -56,11 +59,14 @@ class HeaderGraph:
         Elements each graph input (PLIO / GMIO) sends per iteration.
     kernels : tuple of str
         The kernels' names.
+    unconnected : tuple of str
+        Kernels of the header in no connection, left out of the graph.
     """
 
     def __init__(self, graph: Graph, input_volumes: dict[str, int],
-                 kernels: tuple[str, ...]) -> None:
+                 kernels: tuple[str, ...], unconnected: tuple[str, ...] = ()) -> None:
         self.graph, self.input_volumes, self.kernels = graph, input_volumes, kernels
+        self.unconnected = unconnected
 
 
 def _short(name: str) -> str:
@@ -142,7 +148,10 @@ def header_graph(header: GraphHeader, text: GraphText,
     g = Graph(name)
     buffers = {_short(spec.name): _buffer(g, spec) for spec in header.buffers}
     kernels = {}
+    connected = {end.name for c in text.connections for end in (c.source, c.destination)}
     for kernel, sides in _kernel_sizes(text, buffers).items():
+        if kernel not in connected:
+            continue
         runs = text.repetitions.get(kernel)
         function = functions.get(kernel) or copy_kernel(tuple(sides["out"]))
         kernels[kernel] = g.kernel(kernel, function, sides["in"], sides["out"], runs)
@@ -153,7 +162,8 @@ def header_graph(header: GraphHeader, text: GraphText,
         g.connect(source, destination)
         if c.source.name in text.ios:
             volumes[c.source.name] = _volume(c.destination, buffers, kernels, text)
-    return HeaderGraph(g, volumes, tuple(kernels))
+    unconnected = tuple(k for k in text.kernels if k not in connected)
+    return HeaderGraph(g, volumes, tuple(kernels), unconnected)
 
 
 def _port(g: Graph, end: Endpoint, way: str, buffers, kernels, text: GraphText,

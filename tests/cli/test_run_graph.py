@@ -131,3 +131,14 @@ def test_the_tutorial_header_with_rtl_channels_on_verilator_is_the_model_run(cap
     assert rtl.splitlines()[0] == model.splitlines()[0].replace(
         "system model", "RTL on verilator, every cycle compared with the model")
     assert rtl.splitlines()[1:] == model.splitlines()[1:]
+
+
+def test_a_kernel_in_no_connect_is_left_out_with_a_warning(capsys, tmp_path):
+    header = tmp_path / "unused.h"
+    header.write_text(TUTORIAL.read_text().replace("adf::kernel k1, k2, k3, k4;",
+                                                   "adf::kernel k1, k2, k3, k4, k5;"))
+    status, out, err = main(capsys, "run", header)
+    assert status == 0, err
+    assert "unused.h: kernel(s) k5 in no connect<>(...): left out of the graph" in err
+    assert outputs(out) == {"out3": format_runs(expected_outputs()[0]),
+                            "out4": format_runs(expected_outputs()[1])}
