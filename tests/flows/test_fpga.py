@@ -349,3 +349,10 @@ def test_a_whole_channel_synthesises_with_its_bd_table_in_ram(yowasp_lock, tmp_p
     assert columns["bram"] > 0 if part == "ice40" else ram > 0
     # 16 BDs of 192 bits: in flip-flops they alone would be 3,072.
     assert columns["ff"] < WORDS["tile"] * 32 * 16 * 2 // 3
+
+
+def test_whole_channels_route_with_router2_unless_told():
+    assert fpga.default_router("aiedma_s2mm_dma_channel_memtile") == "router2"
+    assert fpga.default_router("aiedma_dma_memtile") == "router2"
+    assert fpga.default_router("aiedma_addrgen_memtile") == "router1"
+    assert set(fpga.ROUTER2_TOPS) <= set(TOPS)
