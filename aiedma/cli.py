@@ -131,7 +131,7 @@ REPLAY_EXAMPLE = """\
 example:
   aiedma bd --kind memtile --base-address 0x20000 --format writes pad.json > pad.writes
   aiedma replay pad.writes --rtl verilator
-      pad.writes: memtile DMA, 9 writes, 24 cycles (RTL on verilator, ...)
+      pad.writes: memtile DMA, 9 writes, 25 cycles (RTL on verilator, ...)
       mm2s0: 16 words, 1 with TLAST: 0, 0, 131072..131084, 0
       the words memory-tile MM2S channel 0 sends (every memory word holds its own
       address; padding is 0), its completion tokens and the locks after the run.
@@ -141,7 +141,7 @@ example:
 RUN_EXAMPLE = """\
 example:
   aiedma run examples/mlir/loopback.mlir
-      loopback.mlir: npu1_1col, system model, 142 cycles: every task done
+      loopback.mlir: npu1_1col, system model, 143 cycles: every task done
       out (64 x i32, output): 0, 8, 16, 24, 32, 40, 48, 56, 1, 9, ...
   aiedma run examples/mlir/hang.mlir
       names every waiting channel, its BD, the lock, its value and what it wants

@@ -2,17 +2,24 @@
 
 The words are the register image of ``BufferDescriptor.encode()``: BD ``n`` word ``w``
 is at register address ``BD_REGISTER_BASE[kind] + 0x20 n + 4 w`` (docs/bd.md
-"Registers"). The table keeps one memory per word index, so a BD is fetched whole in
-one cycle: a fetch of BD ``n`` in cycle ``t`` shows its fields, decoded to actual
-values (the field table's encodings: minus one, two's complement, burst length), in
-cycle ``t + BD_FETCH_LATENCY`` (the contract's fetch stage), with its
-``iteration_current`` advanced modulo ``iteration_wrap`` (docs/bd.md "Iteration") for
-the next fetch of the BD: a fetch in that cycle or later sees the new value.
+"Registers"). The table keeps one memory per word index, so a BD is fetched whole: a
+fetch of BD ``n`` in cycle ``t`` shows its fields, decoded to actual values (the field
+table's encodings: minus one, two's complement, burst length), in cycle
+``t + BD_FETCH_LATENCY`` (the contract's fetch stage): the block RAM reads in cycle
+``t``, its output is registered at the end of ``t + 1``, and logic reads only that
+register. ``iteration_current`` is advanced modulo ``iteration_wrap`` (docs/bd.md
+"Iteration") for the next fetch of the BD: a fetch in the next cycle or later sees the
+new value.
+
+The fields the fetch walk decides with (``use_next_bd``, ``next_bd``) and the ones the
+hardware writes back (``iteration_current`` with its ``iteration_wrap``) are also kept
+in flip-flops beside the RAM, written by the same register writes: a fetch in cycle
+``t`` shows its chain fields from a register in cycle ``t + 1`` (``chain``), so a channel
+fetches its next BD then, one a cycle, while the words are still on their way.
 
 Every read of the memories is synchronous, so they are block RAM (ECP5 DP16KD, iCE40
 SB_RAM40_4K), one copy of the BD words: the register port reads and writes through one
-port of each, the fetch reads through the other. ``iteration_current``, the one field
-the hardware writes, lives in flip-flops beside them.
+port of each, the fetch reads through the other.
 """
 
 from __future__ import annotations
@@ -30,10 +37,66 @@ from ..model.cycle.contract import BD_FETCH_LATENCY
 from .layouts import check_kind, field_shape
 from .register_port import REGISTER_ADDRESS_BITS, drive_register_port, register_port_signature
 
-__all__ = ["BDTable", "SharedBDTable", "bd_full_layout", "decode_field", "fetch_signature"]
+__all__ = [
+    "CHAIN_FIELDS",
+    "BDTable",
+    "SharedBDTable",
+    "SideTables",
+    "bd_full_layout",
+    "chain_layout",
+    "decode_field",
+    "fetch_signature",
+]
 
-if BD_FETCH_LATENCY != 1:
-    raise AssertionError("the BD table's memories have one cycle of read latency")
+if BD_FETCH_LATENCY != 2:
+    raise AssertionError("the BD table's fetch is a RAM read and an output register")
+
+
+CHAIN_FIELDS = ("use_next_bd", "next_bd")
+"""The fields the fetch walk decides the next load with."""
+
+_SIDE_FIELDS = (*CHAIN_FIELDS, "iteration_wrap", "iteration_current")
+
+
+def chain_layout(kind: str) -> data.StructLayout:
+    """``use_next_bd`` and ``next_bd`` of a BD (plain fields: raw = actual)."""
+    return data.StructLayout({name: FIELD_INDEX[kind][name].value_width for name in CHAIN_FIELDS})
+
+
+class SideTables:
+    """Some fields of every BD in flip-flops beside the RAM, written by the register port.
+
+    Parameters
+    ----------
+    m : Module
+    kind : {"tile", "memtile", "shim"}
+    written : Value
+        One bit per BD word: the register port writes that word of BD ``reg_bd``.
+    reg_bd, reg_wdata : Value
+        The register port's BD and data.
+    """
+
+    def __init__(self, m: Module, kind: str, written: Value, reg_bd: Value,
+                 reg_wdata: Value) -> None:
+        self._slices = {name: FIELD_INDEX[kind][name].slices[0] for name in _SIDE_FIELDS}
+        self._arrays = {name: Array(Signal(sl.width, name=f"{name}{n}")
+                                    for n in range(BD_COUNT[kind]))
+                        for name, sl in self._slices.items()}
+        for name, sl in self._slices.items():
+            with m.If(written[sl.word]):
+                m.d.sync += self._arrays[name][reg_bd].eq(reg_wdata[sl.lsb:sl.msb + 1])
+
+    def width(self, name: str) -> int:
+        """Bits of the field's raw value."""
+        return self._slices[name].width
+
+    def read(self, name: str, bd: Value) -> Value:
+        """The raw field of BD ``bd`` (a multiplexer over the flip-flops)."""
+        return self._arrays[name][bd]
+
+    def write(self, m: Module, name: str, bd: Value, value: Value) -> None:
+        """Store ``value`` at the end of the cycle; it wins over a register write."""
+        m.d.sync += self._arrays[name][bd].eq(value)
 
 
 class _Iteration(NamedTuple):
@@ -75,13 +138,16 @@ class BDTable(wiring.Component):
         word read in the previous cycle (0 outside the BD region).
     fetch_en : In(1)
     fetch_id : In(range(BD_COUNT[kind]))
-        Fetch a BD; its fields are on ``bd`` in the next cycle. ``fetch_id`` is read in
-        every cycle, ``fetch_en`` or not; ``fetch_en`` makes it a fetch (the iteration
-        advances), so a user may present the address before it knows it fetches.
+        Fetch a BD. ``fetch_id`` is read in every cycle, ``fetch_en`` or not;
+        ``fetch_en`` makes it a fetch (the iteration advances), so a user may present the
+        address before it knows it fetches.
+    chain : Out(chain_layout(kind))
+        The chain fields of the BD at the previous cycle's ``fetch_id``, from registers.
     bd : Out(bd_full_layout(kind))
-        The BD at the previous cycle's ``fetch_id`` (meaningful after a fetch).
+        The BD at ``fetch_id`` of ``BD_FETCH_LATENCY`` cycles before (meaningful after a
+        fetch then), decoded from registered words.
     bd_id : Out
-        The BD shown on ``bd`` (the previous cycle's ``fetch_id``).
+        The BD shown on ``bd``.
     """
 
     def __init__(self, kind: str) -> None:
@@ -90,6 +156,7 @@ class BDTable(wiring.Component):
         super().__init__({
             **register_port_signature().members,
             "fetch_en": In(1), "fetch_id": In(range(count)),
+            "chain": Out(chain_layout(kind)),
             "bd": Out(bd_full_layout(kind)), "bd_id": Out(range(count)),
         })
 
@@ -101,18 +168,32 @@ class BDTable(wiring.Component):
         m.d.comb += offset.eq(self.reg_addr - base)
         in_region = (self.reg_addr >= base) & (self.reg_addr < base + BD_REGISTER_STRIDE * count)
         reg_bd, reg_word = self.reg_bd_index(offset[5:]), offset[2:5]
-        (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
-        fetched = Signal()
-        m.d.sync += [fetched.eq(self.fetch_en), self.bd_id.eq(self.fetch_id)]
+        written = Signal(words)     # the register port writes word w of BD reg_bd
+        m.d.comb += written.eq(Mux(self.reg_write & in_region, 1 << reg_word, 0))
+        # The fetch pipeline: the fetch cycle, the RAM's output cycle, the words registered.
+        fetched, shown_id = Signal(), Signal(range(count))
+        m.d.sync += [fetched.eq(self.fetch_en), shown_id.eq(self.fetch_id),
+                     self.bd_id.eq(shown_id)]
         read_word, read_hit = Signal(3), Signal()
         m.d.sync += [read_word.eq(reg_word), read_hit.eq(self.reg_read & in_region)]
         fetch_data, register_data = [], []
+        # A register write of a word in its fetch cycle is what the fetch shows: the RAM
+        # reads the old word (its ports do not see each other), so the written word is
+        # kept and chosen in front of the output register.
+        forward, forward_data = Signal(words), Signal(32)
+        m.d.sync += [forward.eq(Mux(self.fetch_id == reg_bd, written, 0)),
+                     forward_data.eq(self.reg_wdata)]
         for w in range(words):
-            write_en = self.reg_write & in_region & (reg_word == w)
-            fetch_word, register_word = self._word_memory(m, w, reg_bd, write_en)
-            fetch_data.append(fetch_word)
+            fetch_word, register_word = self._word_memory(m, w, reg_bd, written[w])
+            registered = Signal(32, name=f"fetched_word{w}")
+            m.d.sync += registered.eq(Mux(forward[w], forward_data, fetch_word))
+            fetch_data.append(registered)
             register_data.append(register_word)
-        iteration = self._iteration(m, slot, reg_bd, reg_word, in_region, fetched)
+        sides = SideTables(m, kind, written, reg_bd, self.reg_wdata)
+        m.d.sync += [getattr(self.chain, name).eq(sides.read(name, self.fetch_id))
+                     for name in CHAIN_FIELDS]
+        iteration = self._iteration(m, sides, reg_bd, fetched, shown_id)
+        (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
         register_data[slot.word] = Cat(register_data[slot.word][:slot.lsb], iteration.register,
                                        register_data[slot.word][slot.msb + 1:])
         m.d.comb += self.reg_rdata.eq(
@@ -128,14 +209,16 @@ class BDTable(wiring.Component):
         """Word ``w`` of every BD: one block RAM, written and read by the register port
         at one address (one read-write port) and read by the fetch (a read port).
 
-        Both reads are synchronous, so the RAM maps to block RAM (ECP5 DP16KD, iCE40
-        SB_RAM40_4K); the fetch is transparent to a register write of its word in the
-        same cycle, as a register-to-register copy was.
+        Both reads are plain synchronous reads (no transparency), so yosys keeps the
+        fetch's output register in the fabric rather than folding it into the RAM.
         """
-        memory = Memory(shape=32, depth=BD_COUNT[self.kind], init=[])
+        # Block RAM on every part (ECP5 and iCE40 both have it); yosys would otherwise
+        # take LUT RAM where a part has it and the table is small.
+        memory = Memory(shape=32, depth=BD_COUNT[self.kind], init=[],
+                        attrs={"ram_style": "block"})
         m.submodules[f"word{w}"] = memory
         write = memory.write_port()
-        fetch = memory.read_port(transparent_for=(write,))
+        fetch = memory.read_port()
         reg = memory.read_port()
         m.d.comb += [
             write.addr.eq(reg_bd), write.data.eq(self.reg_wdata), write.en.eq(write_en),
@@ -144,37 +227,32 @@ class BDTable(wiring.Component):
         ]
         return fetch.data, reg.data
 
-    def _iteration(self, m: Module, slot, reg_bd: Value, reg_word: Value, in_region: Value,
-                   fetched: Value) -> _Iteration:
-        """``iteration_current`` of every BD in flip-flops beside the RAM.
+    def _iteration(self, m: Module, sides: SideTables, reg_bd: Value, fetched: Value,
+                   shown_id: Value) -> _Iteration:
+        """``iteration_current``, in two steps from registers: read (with its wrap) in the
+        cycle after the fetch, advanced modulo ``iteration_wrap`` and written back in
+        the cycle after that, when the fetched BD's words show. A fetch of the same BD
+        in the cycle between reads the advanced value through a bypass.
 
-        A fetch advances it modulo ``iteration_wrap``; keeping it out of the RAM leaves
-        the RAM one writer (the register port), so its register read and write share one
-        port and the fetch has the other, and no RAM output feeds a RAM write in the same
-        cycle. **decision**: a register write of the BD's word in the cycle its
-        write-back lands: the write-back wins (the hardware's own state; a program that
-        rewrites a BD a running channel fetches has a race either way).
+        **decision**: a register write of the BD's word in the cycle its write-back lands:
+        the write-back wins (the hardware's own state; a program that rewrites a BD a
+        running channel fetches has a race either way).
         """
-        count = BD_COUNT[self.kind]
-        values = Array(Signal(slot.width, name=f"iteration{n}") for n in range(count))
-        current = Signal(slot.width)      # the fetched BD's value, from the fetch cycle
-        register = Signal(slot.width)     # the value a register read shows
-        advanced = Signal(slot.width)
-        m.d.comb += advanced.eq(Mux(self.bd.iteration_current + 1 >= self.bd.iteration_wrap,
-                                    0, self.bd.iteration_current + 1))
-        written = self.reg_write & in_region & (reg_word == slot.word)
-        new_value = self.reg_wdata[slot.lsb:slot.msb + 1]
-        writeback = fetched
-        # What a fetch in this cycle reads: this cycle's write-back, else this cycle's
-        # register write, of its BD, else the stored value (all land at the cycle's end).
-        m.d.sync += current.eq(
-            Mux(writeback & (self.bd_id == self.fetch_id), advanced,
-                Mux(written & (reg_bd == self.fetch_id), new_value, values[self.fetch_id])))
-        m.d.sync += register.eq(values[reg_bd])
-        with m.If(written):
-            m.d.sync += values[reg_bd].eq(new_value)
-        with m.If(writeback):
-            m.d.sync += values[self.bd_id].eq(advanced)
+        width = sides.width("iteration_current")
+        current, wrap = Signal(width), Signal(sides.width("iteration_wrap"))  # wrap: raw
+        pending, pending_id = Signal(), Signal.like(shown_id)
+        advanced = Signal(width)
+        m.d.comb += advanced.eq(Mux(current >= wrap, 0, current + 1))
+        bypass = pending & (pending_id == shown_id)
+        m.d.sync += [
+            current.eq(Mux(bypass, advanced, sides.read("iteration_current", shown_id))),
+            wrap.eq(sides.read("iteration_wrap", shown_id)),
+            pending.eq(fetched), pending_id.eq(shown_id),
+        ]
+        with m.If(pending):
+            sides.write(m, "iteration_current", pending_id, advanced)
+        register = Signal(width)
+        m.d.sync += register.eq(sides.read("iteration_current", reg_bd))
         return _Iteration(fetched=current, register=register)
 
     def reg_bd_index(self, value: Value) -> Value:
@@ -187,12 +265,13 @@ def fetch_signature(kind: str) -> wiring.Signature:
 
     The channel's side (``Out``); the table has ``In(fetch_signature(kind))`` per channel.
     ``en`` asks for a fetch of BD ``id``; ``grant`` says it is served in this cycle (else
-    the channel asks again); ``bd`` shows the BD fetched in the previous cycle, whoever
-    fetched it.
+    the channel asks again); ``chain`` shows the chain fields of the BD fetched in the
+    previous cycle and ``bd`` the BD fetched ``BD_FETCH_LATENCY`` cycles before, whoever
+    fetched them.
     """
     return wiring.Signature({
         "en": Out(1), "id": Out(range(BD_COUNT[kind])), "grant": In(1),
-        "bd": In(bd_full_layout(kind)),
+        "chain": In(chain_layout(kind)), "bd": In(bd_full_layout(kind)),
     })
 
 
@@ -245,7 +324,8 @@ class SharedBDTable(wiring.Component):
         m.d.comb += grant.eq(pick & -pick)
         fetch_id = Const(0, range(BD_COUNT[self.kind]))
         for p, port in enumerate(self.fetch):
-            m.d.comb += [port.grant.eq(grant[p]), port.bd.eq(table.bd)]
+            m.d.comb += [port.grant.eq(grant[p]), port.bd.eq(table.bd),
+                         port.chain.eq(table.chain)]
             fetch_id = fetch_id | Mux(grant[p], port.id, 0)
             with m.If(grant[p]):
                 m.d.sync += last.eq(p)

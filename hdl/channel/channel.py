@@ -7,8 +7,8 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
   writes in, tasks out.
 * **Fetch** (:class:`.fetch.FetchStage`): walks the running task (chain, repeat),
   fetches each BD from the BD table (:mod:`aiedma.hdl.bd_table`; its own, or the DMA's
-  shared one through ``fetch``) and holds it; a BD fetched in cycle ``t`` is offered
-  to the engine from ``t + 1``.
+  shared one through ``fetch``) and holds up to ``FETCH_DEPTH`` of them; a BD fetched
+  in cycle ``t`` is offered to the engine from ``t + BD_FETCH_LATENCY``.
 * **Engine** (:mod:`aiedma.hdl.engine`): the address generator, the lock gate and the
   datapath.
 * **In flight** (:class:`.record.InFlightRing`): each BD the engine takes gets a record
@@ -186,4 +186,5 @@ class Channel(wiring.Component):
         m.submodules.table = table = BDTable(self.kind)
         drive_register_port(m, self, table)
         m.d.comb += [table.fetch_en.eq(fetch.fetch.en), table.fetch_id.eq(fetch.fetch.id),
-                     fetch.fetch.bd.eq(table.bd), fetch.fetch.grant.eq(Const(1))]
+                     fetch.fetch.bd.eq(table.bd), fetch.fetch.chain.eq(table.chain),
+                     fetch.fetch.grant.eq(Const(1))]

@@ -1,31 +1,42 @@
-"""The fetch stage: it walks the running task and holds the BD the engine takes next.
+"""The fetch stage: it walks the running task and holds the BDs the engine takes next.
 
-It starts a task from the task queue, fetches each of its loads (chain, repeat) from
-the BD table, and holds the fetched BD (``bd``, with its in-flight ``record``) from the
-cycle after its fetch until the channel takes it (``consumed``). Which BD comes next is
-decided then, from the BD's own ``use_next_bd``/``next_bd`` and the pass count.
+It starts a task from the task queue and fetches each of its loads (chain, repeat) from
+the BD table, one a cycle at most. A fetch in cycle ``t`` shows the BD's chain fields in
+``t + 1`` (from the table's registers), where the walk decides the next load, and the
+BD itself in ``t + BD_FETCH_LATENCY``; the stage holds up to ``FETCH_DEPTH`` BDs,
+fetched and not yet arrived included, and offers them in order (``bd``, with its
+record).
 
-For speed, the address goes to the table before the channel says whether it takes
-the held BD (only one BD can follow it), the pass count's compare is kept in a
-register, and the table registers the words it reads, so no RAM output and no late
-decision share a cycle's path to the next address.
+For speed, whether to fetch is decided from registers alone (what the stage holds at
+the start of the cycle), never from the engine's answer in the same cycle; the next
+load's address comes from the table's chain registers through one multiplexer; the
+offered BD comes from the table's output registers or from the stage's own.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
+from ...model.cycle.contract import BD_FETCH_LATENCY, FETCH_DEPTH
 from ..bd_table import bd_full_layout, fetch_signature
 from ..task_queue import task_layout
 from .record import record_layout
 
 __all__ = ["FetchStage"]
 
+if BD_FETCH_LATENCY != 2:
+    raise AssertionError("the fetch stage tracks a fetch's chain (t + 1) and its BD (t + 2)")
+
 _PADDING = ("d0_zero_before", "d0_zero_after", "d1_zero_before", "d1_zero_after",
             "d2_zero_before", "d2_zero_after")
+
+
+def _held_layout(kind: str) -> data.StructLayout:
+    """A BD the stage holds, with what the walk decided of it."""
+    return data.StructLayout({"bd": bd_full_layout(kind), "ends_task": 1, "token": 1})
 
 
 class FetchStage(wiring.Component):
@@ -49,16 +60,17 @@ class FetchStage(wiring.Component):
     stop : In(1)
         The channel has an error: no new task starts.
     consumed : In(1)
-        The held BD moves on this cycle (the engine takes it, or it completes at length 0).
+        The offered BD moves on this cycle (the engine takes it, or it completes at
+        length 0).
     valid : Out(1)
-        A BD is held.
+        A BD is offered.
     bd : Out(bd_full_layout(kind))
     record : Out(record_layout(kind))
-        The held BD, and its record for the BDs in flight.
+        The offered BD, and its record for the BDs in flight.
     bad : Out(1)
-        The held BD is not valid (``valid_bd`` 0, or padding where refused).
+        The offered BD is not valid (``valid_bd`` 0, or padding where refused).
     waiting : Out(1)
-        The next load of the running task waits for the fetch port.
+        A load of the running task is decided or on its way from the table.
     current_bd : Out(range(BD_COUNT[kind]))
         The BD fetched last.
     """
@@ -75,37 +87,50 @@ class FetchStage(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        bd, task = self.bd, self.task
-        held = Signal(bd_full_layout(self.kind))   # the fetched BD, from the cycle after
-        just = Signal()              # the BD was fetched last cycle: it is on fetch.bd
-        m.d.comb += bd.eq(Mux(just, self.fetch.bd, held))
-        with m.If(just):
-            m.d.sync += held.eq(self.fetch.bd)
-        start_bd = Signal(6)
+        # Fetches of the last two cycles: the chain fields (t + 1), then the BD (t + 2).
+        chained, arriving = Signal(), Signal()
+        held = Signal(range(FETCH_DEPTH + 1))     # BDs in the stage's own registers
+        arrived = Signal(_held_layout(self.kind))
+        m.d.comb += arrived.bd.eq(self.fetch.bd)
+        fetch, pending = self._walk(m, chained, arrived,
+                                    room=held + chained + arriving < FETCH_DEPTH)
+        m.d.sync += [chained.eq(fetch), arriving.eq(chained)]
+        self._hold(m, held, arriving, arrived)
+        m.d.comb += self.waiting.eq(pending | chained | arriving)
+        self._check(m)
+        return m
+
+    def _walk(self, m: Module, chained: Signal, arrived: data.View,
+              room: Value) -> tuple[Signal, Signal]:
+        """The task's walk: which BD to fetch next, and when.
+
+        Returns the fetch signal (a fetch this cycle) and ``pending`` (the running task's
+        next load is decided and waits for room or the fetch port). ``arrived.ends_task``
+        and ``arrived.token`` are set for the BD arriving next cycle.
+        """
+        count = BD_COUNT[self.kind]
+        task, chain = self.task, self.fetch.chain
+        start_bd = Signal(range(count))
         repeat = Signal(8)           # stored minus one, as the queue holds it
         passes = Signal(8)
         token = Signal()
-        more = Signal()              # the held BD is not its task's last load
         passes_left = Signal()       # passes < repeat, kept in a register: no compare late
-        m.d.comb += more.eq(bd.use_next_bd | passes_left)
-        self._check(m)
-        self._record(m, more, token)
-
-        # The next load of the running task is decided when the held BD moves on; it
-        # waits in ``walk`` while the table's fetch port serves other channels.
-        count = BD_COUNT[self.kind]
-        walk, walk_id = self.waiting, Signal(range(count))
-        walking, walking_id = Signal(), Signal(range(count))
-        next_load = Signal(range(count))   # the held BD's next load, if more
-        m.d.comb += next_load.eq(Mux(bd.use_next_bd, bd.next_bd, start_bd))
-        with m.If(self.consumed & more):
-            m.d.comb += [walking.eq(1), walking_id.eq(next_load)]
-            with m.If(~bd.use_next_bd):
-                m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
-        with m.Else():
-            m.d.comb += [walking.eq(walk), walking_id.eq(walk_id)]
+        pending = Signal()
+        pending_id = Signal(range(count))
+        # The chain of the BD fetched last cycle decides its task's next load.
+        more = Signal()
+        next_id = Signal(range(count))
+        m.d.comb += [more.eq(chain.use_next_bd | passes_left),
+                     next_id.eq(Mux(chain.use_next_bd, chain.next_bd, start_bd))]
+        ends, ends_token = Signal(), Signal()
+        m.d.sync += [ends.eq(~more), ends_token.eq(token)]
+        m.d.comb += [arrived.ends_task.eq(ends), arrived.token.eq(ends_token)]
+        walking = Mux(chained, more, pending)
+        walking_id = Mux(chained, next_id, pending_id)
+        with m.If(chained & more & ~chain.use_next_bd):
+            m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
         request, from_queue = Signal(), Signal()
-        with m.If((~self.valid | self.consumed) & ~self.pause):
+        with m.If(room & ~self.pause):
             with m.If(walking):
                 m.d.comb += request.eq(1)
             with m.Elif(task.valid & ~self.stop):
@@ -116,43 +141,56 @@ class FetchStage(wiring.Component):
             m.d.sync += [start_bd.eq(task.payload.start_bd), repeat.eq(task.payload.repeat),
                          token.eq(task.payload.token), passes.eq(0),
                          passes_left.eq(task.payload.repeat != 0)]
-        m.d.sync += [walk.eq(walking & ~fetch), walk_id.eq(walking_id)]
-        with m.If(self.consumed | fetch):
-            m.d.sync += self.valid.eq(fetch)
-        # The fetch address does not wait for ``consumed``, the channel's answer, late in
-        # the cycle: with a BD held, the only fetch that can follow it is of its next
-        # load, or of the next task when it is its task's last (``walk`` is low then);
-        # without, of the waiting load or of the queue's task. Where no fetch happens
-        # the address is read and not used.
         address = Signal(range(count))
-        m.d.comb += address.eq(Mux(self.valid, Mux(more, next_load, task.payload.start_bd),
-                                   Mux(walk, walk_id, task.payload.start_bd)))
+        m.d.comb += address.eq(Mux(walking, walking_id, task.payload.start_bd))
+        m.d.sync += [pending.eq(walking & ~fetch), pending_id.eq(walking_id)]
         m.d.comb += [self.fetch.en.eq(request), self.fetch.id.eq(address)]
         with m.If(fetch):
             m.d.sync += self.current_bd.eq(address)
-        m.d.sync += just.eq(fetch)
-        return m
+        return fetch, pending
 
-    def _check(self, m: Module) -> None:
-        """``bad``: the held BD is not valid, or padded where padding is refused."""
-        bd = self.bd
-        refused = 0
-        if self.refuses_padding:
-            padded = Cat(*(getattr(bd, p) != 0 for p in _PADDING if p in FIELD_INDEX[self.kind]))
-            refused = padded.any()
-        m.d.comb += self.bad.eq(self.valid & (~bd.valid_bd | refused))
+    def _hold(self, m: Module, held: Signal, arriving: Signal, arrived: data.View) -> None:
+        """The BDs the stage holds, in order; the oldest is offered (``bd``, ``record``).
 
-    def _record(self, m: Module, more: Signal, token: Signal) -> None:
-        """The held BD's record; ``rel_enable`` is decided here, once, so the lock
-        requester reads one bit, not a value compared late in the cycle."""
+        A ring of ``FETCH_DEPTH`` registers: the arriving BD is written at ``tail`` in
+        every cycle it arrives (whether or not it is taken as it comes), so the engine's
+        late answer (``consumed``) moves only the two pointers and the count.
+        """
+        layout = _held_layout(self.kind)
+        entries = Array(Signal(layout, name=f"held{k}") for k in range(FETCH_DEPTH))
+        head_at, tail = Signal(range(FETCH_DEPTH)), Signal(range(FETCH_DEPTH))
+        head = Signal(layout)
+        m.d.comb += [head.eq(Mux(held != 0, entries[head_at], arrived)),
+                     self.valid.eq((held != 0) | arriving)]
+        with m.If(arriving):
+            m.d.sync += entries[tail].eq(arrived)
+        leaves = Signal()            # an entry leaves the registers (the head moved on)
+        enters = Signal()            # the arriving BD stays (it was not taken as it came)
+        m.d.comb += [leaves.eq(self.consumed & (held != 0)),
+                     enters.eq(arriving & ~(self.consumed & (held == 0)))]
+        with m.If(leaves):
+            m.d.sync += head_at.eq(Mux(head_at == FETCH_DEPTH - 1, 0, head_at + 1))
+        with m.If(enters):
+            m.d.sync += tail.eq(Mux(tail == FETCH_DEPTH - 1, 0, tail + 1))
+        m.d.sync += held.eq(held - leaves + enters)
         bd, record = self.bd, self.record
         m.d.comb += [
+            bd.eq(head.bd),
             record.acq_enable.eq(bd.lock_acq_enable), record.acq_id.eq(bd.lock_acq_id),
             record.acq_value.eq(bd.lock_acq_value), record.rel_id.eq(bd.lock_rel_id),
             record.rel_enable.eq(bd.lock_rel_value != 0),
             record.rel_value.eq(bd.lock_rel_value), record.packet.eq(bd.enable_packet),
             record.packet_id.eq(bd.packet_id), record.packet_type.eq(bd.packet_type),
             record.tlast_suppress.eq(bd.tlast_suppress),
-            record.length.eq(bd.buffer_length), record.ends_task.eq(~more),
-            record.token.eq(token),
+            record.length.eq(bd.buffer_length), record.ends_task.eq(head.ends_task),
+            record.token.eq(head.token),
         ]
+
+    def _check(self, m: Module) -> None:
+        """``bad``: the offered BD is not valid, or padded where padding is refused."""
+        bd = self.bd
+        refused = 0
+        if self.refuses_padding:
+            padded = Cat(*(getattr(bd, p) != 0 for p in _PADDING if p in FIELD_INDEX[self.kind]))
+            refused = padded.any()
+        m.d.comb += self.bad.eq(self.valid & (~bd.valid_bd | refused))

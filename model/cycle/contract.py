@@ -142,20 +142,24 @@ Channel (``model/system/channel.py``, ``hdl/channel/``)
 A channel is a *fetch* stage, the *engine* (the address generator, a *lock gate* on
 its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
 
-* **Fetch.** A task pushed to an idle channel is in its queue (depth 4); the fetch
-  register holds at most one BD. In a cycle the register is empty, or its BD is
-  accepted by the address generator, the channel asks for the next BD of the running
-  task (else of the next queued task). A DMA's BD table has one fetch port: of the
-  channels asking in a cycle, the first in channel order (MM2S 0.., then S2MM 0..)
-  after the channel served last (round robin; none served yet counts as the last
-  channel served) fetches; the others keep their place (the next BD of a running task
-  stays decided, a queued task stays queued) and ask again the next cycle. A fetch
-  reads the BD from the BD table, checks it, and writes its ``iteration_current`` back
-  (one walk: ``TaskWalk`` in ``model/bd/task.py``). A BD fetched in cycle ``t`` is
-  offered on ``i`` from cycle ``t + BD_FETCH_LATENCY``. So a channel the port serves
-  alone offers the BDs of a chain, of a repeat and of queued tasks back to back, and
-  the address generator's no-bubble rule carries over; channels that ask in the same
-  cycles share the port, one fetch a cycle in all.
+* **Fetch.** A task pushed to an idle channel is in its queue (depth 4). The fetch
+  stage holds up to ``FETCH_DEPTH`` BDs, those fetched and not yet arrived included. In
+  a cycle it holds fewer at the start of the cycle, it asks for the next BD of the
+  running task (else of the next queued task): the question comes from registers, and
+  does not wait for the address generator's answer in that cycle. A DMA's BD table has
+  one fetch port: of the channels asking in a cycle, the first in channel order (MM2S
+  0.., then S2MM 0..) after the channel served last (round robin; none served yet
+  counts as the last channel served) fetches; the others keep their place (the next
+  BD of a running task stays decided, a queued task stays queued) and ask again the
+  next cycle. A fetch reads the BD from the BD table, checks it, and writes its
+  ``iteration_current`` back (one walk: ``TaskWalk`` in ``model/bd/task.py``). A BD
+  fetched in cycle ``t`` is offered on ``i`` from cycle ``t + BD_FETCH_LATENCY``, in
+  fetch order. The next load of a chain is known in the cycle after its BD's fetch
+  (the BD table keeps ``use_next_bd`` / ``next_bd`` in registers beside the words), so
+  a channel the port serves alone fetches one BD a cycle and offers the BDs of a
+  chain, of a repeat and of queued tasks back to back, and the address generator's
+  no-bubble rule carries over; channels that ask in the same cycles share the port,
+  one fetch a cycle in all.
 * **Lock gate.** Between the generator's ``o`` and the datapath's ``beats``: ``first``
   (a register, set after reset and after a beat with ``last`` moves, cleared after
   any other beat moves) marks a BD's first beat. In cycle ``t``::
@@ -208,7 +212,7 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   it is taken once every word of the BDs before has passed. S2MM ignores TLAST.
 * **BDs of length 0** never enter the engine: once no earlier BD of the channel is
   incomplete, the fetch stage acquires the BD's lock and the BD completes in that
-  cycle (stall cause ``load``); the next BD is fetched in the same cycle.
+  cycle (stall cause ``load``), leaving the fetch stage.
 * **Latency**: an idle channel with a task in its queue in cycle ``c``, the fetch
   port and its lock free, moves its first word on its stream in cycle
   ``c + CHANNEL_LATENCY[direction]`` (MM2S: fetch, generator, read; S2MM: fetch,
@@ -237,6 +241,7 @@ __all__ = [
     "CHANNEL_LATENCY",
     "COMPLETION_LATENCY",
     "DATA_BITS",
+    "FETCH_DEPTH",
     "MM2S_BUFFER_DEPTH",
     "MM2S_LATENCY",
     "RELEASE_QUEUE_DEPTH",
@@ -270,10 +275,16 @@ MM2S_BUFFER_DEPTH = 2
 S2MM_WRITE_LATENCY = 1
 """Cycles from a word/address join (cycle ``t``) to its write cycle (``mem_we`` high)."""
 
-BD_FETCH_LATENCY = 1
+BD_FETCH_LATENCY = 2
 """Cycles from a BD fetched from the table (cycle ``t``) to its offer on the address
-generator's ``i`` (cycle ``t + BD_FETCH_LATENCY``): the BD table is a memory with one
-cycle of read latency."""
+generator's ``i`` (cycle ``t + BD_FETCH_LATENCY``): the BD table is a block RAM (one
+cycle of read latency) whose output is registered before any logic reads it."""
+
+FETCH_DEPTH = BD_FETCH_LATENCY + 1
+"""BDs a channel's fetch stage holds, fetched and not yet arrived included. It asks
+for a fetch only while it holds fewer at the start of a cycle (no wait for the address
+generator's answer); ``BD_FETCH_LATENCY + 1`` keeps one fetch a cycle going while the
+generator takes one BD a cycle."""
 
 CHANNEL_LATENCY: dict[str, int] = {
     "mm2s": BD_FETCH_LATENCY + ADDRGEN_LATENCY + MM2S_LATENCY,

@@ -53,7 +53,13 @@ from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task, TaskWalk
-from ..cycle.contract import ADDRESS_BITS, COMPLETION_LATENCY, RELEASE_QUEUE_DEPTH
+from ..cycle.contract import (
+    ADDRESS_BITS,
+    BD_FETCH_LATENCY,
+    COMPLETION_LATENCY,
+    FETCH_DEPTH,
+    RELEASE_QUEUE_DEPTH,
+)
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
 from ..errors import AiedmaError, PacketError, field_error
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
@@ -104,6 +110,8 @@ class _InFlight:
     ends_task: bool            # the task's last load
     header: bool               # a packet header is still to send / receive
     words_left: int            # S2MM: data words still to pass to the engine
+    offered: int = 0           # the first cycle the fetch stage offers it
+    beats: tuple | None = None  # the engine's beat lists of a BD with words
 
 
 class Channel:
@@ -114,7 +122,8 @@ class Channel:
     is the channel contract (docs/cycle.md "Channel"): a BD *fetch* stage walks the
     running task (:class:`~aiedma.model.bd.task.TaskWalk`) and offers each BD to the
     engine (:class:`~aiedma.model.cycle.engine.ChannelEngine`: address generator, lock
-    gate, datapath) the cycle after its fetch; the engine's lock gate asks for a BD's
+    gate, datapath) ``BD_FETCH_LATENCY`` cycles after its fetch, holding up to
+    ``FETCH_DEPTH`` BDs; the engine's lock gate asks for a BD's
     lock when its first beat could move; stream stages put a packet header in front
     of a BD's words (MM2S) or take one off (S2MM).
 
@@ -150,8 +159,7 @@ class Channel:
         self.done: list[TaskDone] = []
         self.engine = ChannelEngine(dma.kind, self._way is READ)
         self._walk: TaskWalk | None = None
-        self._fetched: _InFlight | None = None     # offered to the engine this cycle
-        self._fetched_beats: tuple | None = None
+        self._fetched: deque[_InFlight] = deque()  # the fetch stage's BDs, oldest first
         self._gate: deque[_InFlight] = deque()     # accepted, first beat not yet granted
         self._running: deque[_InFlight] = deque()  # granted, last beat not yet taken
         self._stage: deque[_InFlight] = deque()    # the stream stage's BDs, in order
@@ -184,7 +192,7 @@ class Channel:
 
     def use_engine(self, engine: object) -> Channel:
         """Run the engine's cycles on ``engine`` (see the class text); returns ``self``."""
-        if self._walk is not None or self._fetched is not None or not self._drained() or (
+        if self._walk is not None or self._fetched or not self._drained() or (
                 self._stage or not self.engine.empty):
             raise field_error(ChannelError, "engine", type(engine).__name__,
                               f"channel {self.name} is running a task; swap engines before")
@@ -217,7 +225,7 @@ class Channel:
     @property
     def busy(self) -> bool:
         """A task is queued, or a BD or word is still inside the channel."""
-        return bool(self.queue or self._walk is not None or self._fetched is not None
+        return bool(self.queue or self._walk is not None or self._fetched
                     or self._gate or self._running or self._stage or self._completions
                     or self._releases or not self.engine.empty)
 
@@ -227,7 +235,7 @@ class Channel:
         for queue in (self._running, self._gate):
             if queue:
                 return queue[0].bd_id
-        return None if self._fetched is None else self._fetched.bd_id
+        return self._fetched[0].bd_id if self._fetched else None
 
     def ports(self) -> tuple[Stream, ...]:
         """The connected stream."""
@@ -257,12 +265,12 @@ class Channel:
         if self.stream is None:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
-        self._fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
-                                  bd.buffer_length)
-        self._fetched_beats = None
+        fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
+                            bd.buffer_length, offered=self._cycle + BD_FETCH_LATENCY)
         if bd.buffer_length:
             self._check_address_width(bd, where)
-            self._fetched_beats = (*bd_beat_lists(self.dma.kind, bd), bd_id, bd)
+            fetched.beats = (*bd_beat_lists(self.dma.kind, bd), bd_id, bd)
+        self._fetched.append(fetched)
         if walk.done:
             self._walk = None
         return True
@@ -311,7 +319,9 @@ class Channel:
             self._releasing = self.dma.locks.take_release_port(
                 head.bd.lock_rel_id, cycle, self._where(head.bd_id))
         engine, stream = self.engine, self.stream
-        fetched = self._fetched
+        # The fetch stage asks from what it holds at the start of the cycle.
+        room = len(self._fetched) < FETCH_DEPTH
+        fetched = self._fetched[0] if self._fetched and self._fetched[0].offered <= cycle else None
         offer = fetched if fetched is not None and fetched.bd.buffer_length else None
         moved = False
         header_word = False
@@ -390,24 +400,24 @@ class Channel:
             done = self._running.popleft()
             self._completions.append((cycle + COMPLETION_LATENCY[self.direction],
                                       done))
-        engine.clock(self._fetched_beats if consumed and offer is not None else None)
-        # The fetch stage: refill when empty or when its BD moved on this cycle, if it
-        # gets the DMA's fetch port (decided once every channel has stepped: commit).
-        self._wants_fetch = False
-        if consumed or fetched is None:
-            self._fetched = self._fetched_beats = None
-            if self._walk is not None or self.queue:
-                self._wants_fetch = True
-                self.dma.request_fetch(self)
+        engine.clock(offer.beats if consumed and offer is not None else None)
+        if consumed:
+            self._fetched.popleft()
+        # The fetch stage asks for the DMA's fetch port while it had room at the start
+        # of the cycle (granted once every channel has stepped: commit).
+        self._wants_fetch = room and (self._walk is not None or bool(self.queue))
+        if self._wants_fetch:
+            self.dma.request_fetch(self)
         if moved:
             self.words += 1
             return None
+        # A cycle with fetch requests fetches a BD (the DMA grants one of them), and a
+        # BD on its way from the table arrives whatever else happens.
+        progress = (self._state() != before or self._wants_fetch
+                    or any(f.offered > cycle for f in self._fetched))
         if stall is not None and stall.cause in ("lock", "load"):
-            return Stall(stall.cause, stall.bd, stall.lock,
-                         progress=self._state() != before or stall.progress
-                         or self._wants_fetch, detail=stall.detail)
-        # A cycle with fetch requests fetches a BD: the DMA grants one of them.
-        progress = self._state() != before or self._wants_fetch
+            return Stall(stall.cause, stall.bd, stall.lock, progress=progress or stall.progress,
+                         detail=stall.detail)
         return self._stall_cause(signals, header_due and not header_word, progress)
 
     def _stall_cause(self, signals: EngineCycle, header_due: bool, progress: bool) -> Stall:
@@ -424,12 +434,16 @@ class Channel:
             return Stall("load", self.bd, progress=progress)
         return Stall("idle", progress=progress)
 
+    def _fetch_state(self) -> tuple:
+        """The fetch stage's BDs, each with whether it is still on its way from the table."""
+        return tuple((id(f), f.offered > self._cycle + 1) for f in self._fetched)
+
     def _drained(self) -> bool:
         """Every BD before the fetched one is complete (a BD of length 0 may run)."""
         return not (self._gate or self._running or self._completions)
 
     def _state(self) -> tuple:
-        return (self.engine.state(), id(self._fetched), len(self.queue), len(self._gate),
+        return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._releasing,
                 tuple(r.header for r in self._stage))
@@ -441,7 +455,7 @@ class Channel:
         (an RTL engine steps every cycle, as it must)."""
         if type(self.engine) is not ChannelEngine:
             return None
-        return (self.engine.steady_state(), id(self._fetched), id(self._walk), len(self.queue),
+        return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, tuple(r.header for r in self._stage),
                 self._written_bd)

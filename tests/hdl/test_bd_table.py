@@ -10,6 +10,7 @@ from aiedma.hdl.bd_table import BDTable, SharedBDTable
 from aiedma.model import BufferDescriptor
 from aiedma.model.arch.kinds import DMA_KINDS
 from aiedma.model.bd.fields import BD_COUNT, FIELD_INDEX, FIELDS
+from aiedma.model.cycle.contract import BD_FETCH_LATENCY
 from aiedma.tb.common.stimulus import random_bd
 
 OTHER = {"lock_acq_enable", "lock_acq_id", "lock_acq_value", "lock_rel_id", "lock_rel_value",
@@ -67,21 +68,26 @@ def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
                 await ctx.tick()
                 ctx.set(dut.reg_read, 0)
                 assert ctx.get(dut.reg_rdata) == word, (n, w)
-        # A fetch decodes every field; fetching one BD every cycle sees its write-back.
+        # A fetch decodes every field BD_FETCH_LATENCY cycles later and shows its chain
+        # fields the cycle after; fetching one BD every cycle sees its write-back.
         for n, bd in table.items():
-            for _ in range(3):
-                ctx.set(dut.fetch_id, n)
-                ctx.set(dut.fetch_en, 1)
+            expected = [bd, bd.next_iteration(), bd.next_iteration().next_iteration()]
+            ctx.set(dut.fetch_id, n)
+            for k in range(len(expected) + BD_FETCH_LATENCY - 1):
+                ctx.set(dut.fetch_en, k < len(expected))
                 await ctx.tick()
-                ctx.set(dut.fetch_en, 0)
-                got = {f.name: ctx.get(getattr(dut.bd, f.name)) for f in FIELDS[kind]}
-                assert got == bd.fields(), (n, {k: (v, bd.fields()[k]) for k, v in got.items()
-                                                if v != bd.fields()[k]})
-                assert ctx.get(dut.bd_id) == n
-                bd = bd.next_iteration()
+                if k < len(expected):
+                    assert ctx.get(dut.chain.use_next_bd) == bd.use_next_bd
+                    assert ctx.get(dut.chain.next_bd) == bd.next_bd
+                if k >= BD_FETCH_LATENCY - 1:
+                    want = expected[k - BD_FETCH_LATENCY + 1].fields()
+                    got = {f.name: ctx.get(getattr(dut.bd, f.name)) for f in FIELDS[kind]}
+                    assert got == want, (n, {k: (v, want[k]) for k, v in got.items()
+                                             if v != want[k]})
+                    assert ctx.get(dut.bd_id) == n
             ctx.set(dut.fetch_en, 0)
             await ctx.tick()   # the last write-back lands
-            table[n] = bd
+            table[n] = expected[-1].next_iteration()
         for n, bd in table.items():
             w = FIELD_INDEX[kind]["iteration_current"].slices[0].word
             ctx.set(dut.reg_addr, base + 0x20 * n + 4 * w)
@@ -108,7 +114,8 @@ def test_a_write_outside_the_bd_region_changes_nothing():
         ctx.set(dut.reg_write, 0)
         ctx.set(dut.fetch_id, 15)
         ctx.set(dut.fetch_en, 1)
-        await ctx.tick()
+        for _ in range(BD_FETCH_LATENCY):
+            await ctx.tick()
         assert ctx.get(dut.bd.buffer_length) == 0 and ctx.get(dut.bd.valid_bd) == 0
 
     sim = Simulator(dut)
@@ -119,9 +126,8 @@ def test_a_write_outside_the_bd_region_changes_nothing():
 
 
 def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the_iteration():
-    """The fetch reads asynchronously and registers what it read: it must still show a
-    word written in the same cycle (as a transparent read port would), and an address
-    presented without ``fetch_en`` must not count as a fetch."""
+    """The fetch's read port is transparent: it must show a word written in the same
+    cycle, and an address presented without ``fetch_en`` must not count as a fetch."""
     kind, base = "tile", DMA_KINDS["tile"].bd_register_base
     dut = BDTable(kind)
     old = BufferDescriptor(kind, valid_bd=1, buffer_length=5, iteration_wrap=4)
@@ -139,11 +145,12 @@ def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the
         await ctx.tick()
         ctx.set(dut.reg_write, 0)
         ctx.set(dut.fetch_en, 0)
+        await ctx.tick()
         assert ctx.get(dut.bd.buffer_length) == 9, "the written word, not the old one"
         assert ctx.get(dut.bd.iteration_current) == 0, "reads without fetch_en advanced it"
-        await ctx.tick()
         ctx.set(dut.fetch_en, 1)
-        await ctx.tick()
+        for _ in range(BD_FETCH_LATENCY):
+            await ctx.tick()
         assert ctx.get(dut.bd.iteration_current) == 1
 
     sim = Simulator(dut)
@@ -155,38 +162,45 @@ def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the
 @pytest.mark.parametrize(("ports", "seed"), [(4, 1), (12, 2)])
 def test_the_shared_table_serves_one_fetch_a_cycle_in_round_robin(ports, seed):
     """Random requests on every port: the grant is the first requester after the port
-    served last (the model DMA's rule), and every port sees the granted fetch's BD next
-    cycle, iteration_current advanced by each fetch of the same BD."""
+    served last (the model DMA's rule), and every port sees the granted fetch's chain
+    next cycle and its BD BD_FETCH_LATENCY cycles later, iteration_current advanced by
+    each fetch of the same BD."""
     rng = random.Random(seed)
     kind = "tile"
     dut = SharedBDTable(kind, ports)
-    bds = {n: BufferDescriptor(kind, valid_bd=1, buffer_length=n + 1, iteration_wrap=3)
+    bds = {n: BufferDescriptor(kind, valid_bd=1, buffer_length=n + 1, iteration_wrap=3,
+                               use_next_bd=n % 2, next_bd=3 - n)
            for n in range(4)}
     served = [0] * ports
 
     async def bench(ctx):
         await write_bds(ctx, dut, kind, bds)
-        last, shown = ports - 1, None
+        last, shown = ports - 1, [None] * BD_FETCH_LATENCY
         iterations = dict.fromkeys(bds, 0)
         for cycle in range(200):
             asks = {p: rng.randrange(4) for p in range(ports) if rng.random() < 0.4}
             for p, port in enumerate(dut.fetch):
                 ctx.set(port.en, p in asks)
                 ctx.set(port.id, asks.get(p, 0))
-            if shown is not None:
-                n, iteration = shown
+            if shown[-1] is not None:
+                n, iteration = shown[-1]
                 for port in dut.fetch:
                     assert ctx.get(port.bd.buffer_length) == n + 1, f"cycle {cycle}"
                     assert ctx.get(port.bd.iteration_current) == iteration, f"cycle {cycle}"
+            if shown[0] is not None:
+                n = shown[0][0]
+                for port in dut.fetch:
+                    assert ctx.get(port.chain.next_bd) == 3 - n, f"cycle {cycle}"
             want = min(asks, key=lambda p: (p - last - 1) % ports) if asks else None
             grants = [p for p, port in enumerate(dut.fetch) if ctx.get(port.grant)]
             assert grants == ([] if want is None else [want]), f"cycle {cycle}: {asks}"
-            shown = None
+            fetched = None
             if want is not None:
                 last, served[want] = want, served[want] + 1
                 n = asks[want]
-                shown = (n, iterations[n])
+                fetched = (n, iterations[n])
                 iterations[n] = (iterations[n] + 1) % 3
+            shown = [fetched, *shown[:-1]]
             await ctx.tick()
 
     sim = Simulator(dut)

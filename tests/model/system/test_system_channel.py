@@ -16,10 +16,12 @@ from aiedma.model.cycle.contract import (
     BD_FETCH_LATENCY,
     CHANNEL_LATENCY,
     COMPLETION_LATENCY,
+    FETCH_DEPTH,
     MM2S_LATENCY,
     RELEASE_QUEUE_DEPTH,
 )
 from aiedma.model.errors import TilingError
+from aiedma.model.system import channel as channel_module
 from aiedma.model.system.channel import TASK_QUEUE_DEPTH, ChannelError
 from aiedma.model.system.dma import CHANNELS, DMA
 from aiedma.model.system.locks import LockError, LockWait
@@ -202,10 +204,11 @@ def test_a_zero_length_bd_runs_after_the_bds_before_it_complete():
     moved = [c for c in range(30) if step([ch], c) == [None]]
     assert [b.data for b in stream._items] == [1, 2, 6]
     # BD 0 completes with its last read (a cycle before its last word); BD 1 runs in the
-    # next cycle and BD 2 is fetched then, so its word comes a channel latency later.
+    # next cycle. BD 2 was fetched ahead and waits behind it in the fetch stage, so it is
+    # offered in the cycle after BD 1 leaves: a generator and a read later comes its word.
     bd1 = moved[1] - MM2S_LATENCY + COMPLETION_LATENCY["mm2s"] + 1
     assert moved == [CHANNEL_LATENCY["mm2s"], CHANNEL_LATENCY["mm2s"] + 1,
-                     bd1 + CHANNEL_LATENCY["mm2s"]]
+                     bd1 + 1 + ADDRGEN_LATENCY + MM2S_LATENCY]
 
 
 # --- the BD table's fetch port -----------------------------------------------------------------
@@ -258,6 +261,29 @@ def test_a_channel_alone_fetches_every_cycle():
     dma.mm2s[0].push(Task(0, repeat_count=8))
     moved, _ = run_channels(dma, (0,))
     assert moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(8)]
+
+
+def test_a_chain_of_one_beat_bds_runs_back_to_back():
+    dma = tile_dma(kind="memtile")
+    for n in range(6):
+        dma.write_bd(n, bd("memtile", base_address=OWN + n, buffer_length=1,
+                           use_next_bd=int(n < 5), next_bd=n + 1))
+    dma.mm2s[0].push(Task(0))
+    moved, _ = run_channels(dma, (0,))
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(6)]
+
+
+@pytest.mark.parametrize("depth", [FETCH_DEPTH - 1, FETCH_DEPTH])
+def test_the_fetch_stage_needs_its_depth_to_fetch_every_cycle(monkeypatch, depth):
+    """The stage asks from what it holds at the start of a cycle; one BD fewer and a run
+    of one-beat BDs has bubbles."""
+    monkeypatch.setattr(channel_module, "FETCH_DEPTH", depth)
+    dma = tile_dma(kind="memtile")
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=1))
+    dma.mm2s[0].push(Task(0, repeat_count=8))
+    moved, _ = run_channels(dma, (0,))
+    back_to_back = moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(8)]
+    assert back_to_back == (depth == FETCH_DEPTH)
 
 
 # --- locks ------------------------------------------------------------------------------------

@@ -138,6 +138,29 @@ def test_a_channel_owing_the_most_releases_holds_its_next_bd():
     assert len(seen["words"]) == count and seen["granted"] == count, seen
 
 
+def test_a_chain_of_one_beat_bds_streams_one_word_a_cycle():
+    """The fetch stage fetches a BD a cycle (chain fields from registers, three BDs held):
+    a chain of one-beat BDs, run twice, leaves with no bubble."""
+    count = 6
+    table = {i: BufferDescriptor("memtile", base_address=OWN + i, buffer_length=1,
+                                 use_next_bd=int(i + 1 < count), next_bd=i + 1, valid_bd=1)
+             for i in range(count)}
+    words = []
+
+    async def bench(ctx, dut, write, read):
+        for address, word in bd_writes("memtile", table):
+            await write(address, word)
+        await write(start_queue_address("memtile", "mm2s", 0), Task(0, 2).encode())
+        ctx.set(dut.mm2s[0].o.ready, 1)
+        for cycle in range(40):
+            if ctx.get(dut.mm2s[0].o.valid):
+                words.append(cycle)
+            await ctx.tick()
+
+    simulate("memtile", bench)
+    assert len(words) == 2 * count and words == list(range(words[0], words[0] + 2 * count))
+
+
 # The memory tile on Amaranth; on Verilator the core tile, whose block builds in a fifth
 # of the memory tile's time (make sim runs memory-tile programs on Verilator).
 @pytest.mark.parametrize(("kind", "second", "simulator"),
