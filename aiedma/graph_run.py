@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .mlir_commands import EXIT_HANG, print_hang
+from .mlir_commands import EXIT_HANG, load_input, print_hang
 from .model import format_runs
 from .model.adf import read_header_file
 from .model.adf.graph import read_graph_text
@@ -61,15 +61,8 @@ def kernel_function(item: str) -> tuple[str, Callable]:
 
 def _inputs(items: list[str], volumes: dict[str, int], iterations: int) -> dict:
     data = {name: np.arange(volume * iterations) for name, volume in volumes.items()}
-    for item in items:
-        name, _, path = item.partition("=")
-        if name not in volumes:
-            raise GraphError(f"--input={item}: the graph has no input {name!r} (it has "
-                             f"{', '.join(volumes) or 'none'})")
-        try:
-            data[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise GraphError(f"--input={item}: not a NumPy .npy file ({error})") from None
+    data.update(load_input(item, list(volumes), GraphError, "the graph has no input")
+                for item in items)
     return data
 
 
@@ -97,8 +90,7 @@ def run(args: argparse.Namespace, text: str) -> int:
     try:
         result = built.graph.run(args.iterations, inputs, args.max_cycles, rtl=rtl)
     except DeadlockError as hang:
-        waiting = [agent for agent in hang.waits]
-        print_hang(path.name, hang, waiting)
+        print_hang(path.name, hang, list(hang.waits))
         print(hang.report.text())
         return EXIT_HANG
     where = f"RTL on {args.rtl}, every cycle compared with the model" if args.rtl \

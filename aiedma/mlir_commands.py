@@ -39,9 +39,8 @@ from .model.mlir.run import MlirRun, run_design
 from .model.mlir.write import lowered_taps, lowered_to_mlir
 
 __all__ = ["MAX_SHOWN_WORDS", "access_pattern", "bd", "bd_pattern", "is_mlir", "load",
-           "lowered_taps_text", "lowered_text", "pattern_access", "pattern_indices",
-           "print_hang",
-           "refuse_options", "run", "walk", "walk_pattern"]
+           "load_input", "lowered_taps_text", "lowered_text", "pattern_access",
+           "pattern_indices", "print_hang", "refuse_options", "run", "walk", "walk_pattern"]
 
 MAX_SHOWN_WORDS = 1 << 22
 """Most words of one chain ``walk`` computes (a larger one is named, not walked)."""
@@ -262,17 +261,30 @@ def print_hang(head: str, hang, unfinished: list[str],
         print(f"  {agent}: {stall}{lock_name(stall)}")
 
 
+def load_input(item: str, names: list[str], error: type[Exception],
+               lacks: str) -> tuple[str, np.ndarray]:
+    """``--input NAME=FILE.npy``: the name and the array, for ``aiedma run`` of a design
+    or of a graph header.
+
+    Raises
+    ------
+    error
+        Naming the option: a NAME not among ``names`` (``lacks`` says whose, as "the
+        graph has no input"), or a file that is not a NumPy ``.npy`` file.
+    """
+    name, _, path = item.partition("=")
+    if name not in names:
+        raise error(f"--input={item}: {lacks} {name!r} (it has {', '.join(names) or 'none'})")
+    try:
+        return name, np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as problem:
+        raise error(f"--input={item}: not a NumPy .npy file ({problem})") from None
+
+
 def _input(design: MlirDesign, item: str) -> tuple[str, np.ndarray]:
     """``--input NAME=FILE.npy``: the words of host buffer NAME."""
-    name, _, path = item.partition("=")
-    names = [h.name for h in design.host]
-    if name not in names:
-        raise MlirError(f"--input={item}: the runtime sequence has no argument {name!r} "
-                        f"(it has {', '.join(names) or 'none'})")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise MlirError(f"--input={item}: not a NumPy .npy file ({error})") from None
+    name, data = load_input(item, [h.name for h in design.host], MlirError,
+                            "the runtime sequence has no argument")
     host = next(h for h in design.host if h.name == name)
     if data.dtype.kind not in "iu" or data.dtype.itemsize * 8 != host.bits:
         raise MlirError(f"--input={item}: {data.dtype} data; {name} holds {host.element}")

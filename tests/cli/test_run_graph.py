@@ -142,3 +142,28 @@ def test_a_kernel_in_no_connect_is_left_out_with_a_warning(capsys, tmp_path):
     assert "unused.h: kernel(s) k5 in no connect<>(...): left out of the graph" in err
     assert outputs(out) == {"out3": format_runs(expected_outputs()[0]),
                             "out4": format_runs(expected_outputs()[1])}
+
+
+def test_an_input_file_feeds_its_plio(capsys, tmp_path):
+    path = tmp_path / "in1.npy"
+    np.save(path, np.arange(100, 136))
+    status, out, err = main(capsys, "run", TUTORIAL, "--input", f"in1={path}")
+    assert status == 0, err
+    # in1 feeds k1, whose 36 elements now start at 100; in2 stays a ramp
+    buffer = np.zeros(60, dtype=np.int64)
+    w1, w2 = TILINGS["k1 write"].indices(), TILINGS["k2 write"].indices()
+    buffer[w1] = np.arange(100, 100 + w1.size)
+    buffer[w2] = np.arange(w2.size)
+    assert outputs(out)["out4"] == format_runs(buffer[TILINGS["k4 read"].indices()])
+    assert outputs(out)["out4"] != format_runs(expected_outputs()[1]), "the file was used"
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("nope=x.npy", "--input=nope=x.npy: the graph has no input 'nope' (it has in1, in2)"),
+    ("in1=missing.npy", "--input=in1=missing.npy: not a NumPy .npy file"),
+])
+def test_bad_input_options_are_one_line(capsys, option, message):
+    status, out, err = main(capsys, "run", TUTORIAL, "--input", option)
+    errors = [line for line in err.splitlines() if "warning:" not in line]
+    assert status == 2 and out == "" and len(errors) == 1, err
+    assert message in errors[0] and "Traceback" not in err
