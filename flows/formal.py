@@ -29,14 +29,17 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from ..tb.formal.addrgen import AddrgenFormal
+from ..tb.formal.channel import ChannelLockFormal
 from ..tb.formal.mm2s import MM2SFormal
 from ..tb.formal.reference import AddrgenReferenceFormal, Bounds, write_counterexample
 from ..tb.formal.s2mm import S2MMFormal
 
-__all__ = ["KINDS", "FormalResult", "FormalTask", "main", "run_harness", "run_task", "tasks"]
+__all__ = ["BLOCKS", "KINDS", "FormalResult", "FormalTask", "main", "run_harness", "run_task",
+           "tasks"]
 
 BUILD = Path("build/formal")
 KINDS = ("tile", "memtile", "shim")
+BLOCKS = ("addrgen", "mm2s", "s2mm", "channel")
 
 INDUCTION_DEPTH = 20
 """k of the k-induction proofs (stream rules, datapaths): they close well below it."""
@@ -51,6 +54,10 @@ STALL_DEPTH = 10
 Solver time grows about threefold per cycle there (every stall pattern is a path);
 10 keeps ``make formal`` near ten minutes on two cores.
 """
+
+CHANNEL_DEPTH = 30
+"""BMC depth of the channel's no-bubble proof: the first beat at cycle 5, then 25 beats,
+at least six BD boundaries (BDs of 2 to 4 beats); about 20 s a kind."""
 
 REFERENCE_BOUNDS = Bounds(length=5)
 """BDs of the reference proofs: wraps and paddings up to 3, lengths up to 5, steps up to 8."""
@@ -178,6 +185,10 @@ def tasks(kinds=KINDS, *, depth: int = INDUCTION_DEPTH, reference_depth: int = R
                          ports(S2MMFormal))
         yield FormalTask("s2mm", kind, "covers (write, zero beat)", "cover", depth,
                          ports(S2MMFormal))
+        yield FormalTask("channel", kind, "no bubble at BD boundaries, locks free", "bmc",
+                         CHANNEL_DEPTH, ports(ChannelLockFormal))
+        yield FormalTask("channel", kind, "covers (three BD boundaries)", "cover",
+                         CHANNEL_DEPTH, ports(ChannelLockFormal))
 
 
 def table(rows: list[FormalResult]) -> str:
@@ -201,14 +212,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="BMC depth of the reference proofs with o.ready free "
                              "(equivalence, bounds)")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    parser.add_argument("--blocks", nargs="+", choices=BLOCKS, default=list(BLOCKS),
+                        help="the blocks whose tasks run (default: every block)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="tasks run at once (default: every core)")
     args = parser.parse_args(argv)
     for name in ("depth", "reference_depth", "stall_depth", "jobs"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')}={getattr(args, name)}: must be at least 1")
-    todo = list(tasks(args.kinds, depth=args.depth, reference_depth=args.reference_depth,
-                      stall_depth=args.stall_depth))
+    todo = [t for t in tasks(args.kinds, depth=args.depth,
+                             reference_depth=args.reference_depth, stall_depth=args.stall_depth)
+            if t.block in args.blocks]
     start = time.perf_counter()
     with ThreadPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(run_task, todo))

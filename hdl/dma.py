@@ -136,10 +136,12 @@ class DMA(wiring.Component):
         m.d.comb += [
             out_acq.request.eq(acquire.request & ~acq_own), out_acq.lock_id.eq(acquire.lock_id),
             out_acq.value.eq(acquire.value),
-            acquire.grant.eq(Mux(acq_own, unit_acq.grant, out_acq.grant)),
+            # A grant shows the cycle after the request it answers, by then the channel
+            # may ask for another lock: take it from whichever unit gave it.
+            acquire.grant.eq(unit_acq.grant | out_acq.grant),
             out_rel.request.eq(release.request & ~rel_own), out_rel.lock_id.eq(release.lock_id),
             out_rel.value.eq(release.value),
-            release.grant.eq(Mux(rel_own, unit_rel.grant, out_rel.grant)),
+            release.grant.eq(unit_rel.grant | out_rel.grant),
         ]
 
     def _own(self, lock_id: Signal) -> Value:

@@ -1,10 +1,11 @@
 """The lock gate: a BD's first beat waits, between the address generator and the datapath,
-until the BD's lock is granted.
+until the BD holds its lock.
 
 The rules are the contract's (:mod:`aiedma.model.cycle.contract`, "Channel"): ``first``
-marks a BD's first beat; the gate raises ``lock_request`` only in a cycle the datapath
-could take that beat, so a grant always moves it, and every other beat passes
-untouched. With ``lock_grant`` held high (its reset value) the gate is a wire.
+marks a BD's first beat; ``lock_request`` says that beat could move now (the datapath
+could take it), and it moves in a cycle ``lock_grant`` (the BD holds its lock) is high;
+every other beat passes untouched. With ``lock_grant`` held high (its reset value) the
+gate is a wire.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class LockGate(wiring.Component):
     lock_request : Out(1)
         A BD's first beat is shown and the datapath is ready for it.
     lock_grant : In(1, init=1)
-        The lock unit's answer in the same cycle.
+        The BD at the gate holds its lock (the channel's lock requester, from
+        registers).
     """
 
     def __init__(self, kind: str) -> None:

@@ -6,15 +6,21 @@ docs/cycle.md "Channel", Locks):
 
 * an acquire with a negative value ``v`` waits for the lock to be ``>= -v`` and adds
   ``v``; with a value ``v >= 0`` it waits for the lock to be ``== v`` and leaves it;
-* **one acquire a cycle**: acquires are answered in the same cycle (``grant`` is
-  combinational) from the lock values at the start of the cycle; of the ports whose
-  acquire holds, the lowest-numbered is granted and the others wait;
+* **requests and grants are registers**: a channel asks from registers, the unit
+  decides in that cycle and its ``grant`` is a register, high for one cycle in the
+  cycle after the decision (``LOCK_GRANT_LATENCY`` in ``model/cycle/contract.py``). In
+  that cycle an acquire port's request, still up, is not looked at (the channel drops
+  it at the end of the cycle), and a release port asks with the release behind the
+  granted one. So nothing another channel decides in a cycle reaches a channel in
+  that cycle, and no grant waits on a channel's logic;
+* **one acquire a cycle**: the unit decides from the lock values at the start of the
+  cycle; of the ports whose acquire holds, the lowest-numbered is granted and the
+  others wait; the lock takes its new value at the end of the cycle;
 * **one release a cycle**: of the release ports asking, the lowest-numbered is granted
   and its release is applied at the end of the cycle, after that cycle's acquire (it
   sees its lock as the acquire left it); a result outside ``0 .. LOCK_VALUE_MAX`` is
   not applied and sets the sticky ``error`` flag (the model raises there), never
-  wraps. The channels ask from their release queues (registers), so no release
-  request waits on a decision of the same cycle;
+  wraps;
 * a write on the register port (``set``) puts a value, at the end of the cycle,
   after acquires and releases.
 
@@ -103,14 +109,16 @@ class LockUnit(wiring.Component):
         values = Array(Signal(_STATE_BITS, name=f"lock{i}") for i in range(self.count))
         m.d.comb += self.read_value.eq(values[self.read_id])
 
-        # Acquires: every port tests its lock; the first that holds is granted.
+        # Acquires: every port tests its lock; the first that holds is granted. A port
+        # whose grant shows now is not looked at (its request drops at this edge).
         holds, after = [], []
         for k, port in enumerate(self.acquire):
             seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
             hold = Signal(name=f"acq{k}_holds")
             m.d.comb += [seen.eq(values[port.lock_id]),
-                         hold.eq(port.request & Mux(port.value < 0, seen >= -port.value,
-                                                    seen == port.value))]
+                         hold.eq(port.request & ~port.grant
+                                 & Mux(port.value < 0, seen >= -port.value,
+                                       seen == port.value))]
             holds.append(hold)
             # An acquire-equal leaves the lock as it is.
             after.append(Mux(port.value < 0, seen + port.value, seen)[:_STATE_BITS])
@@ -121,18 +129,19 @@ class LockUnit(wiring.Component):
                      acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
                      acq_after.eq(_select(granted, after))]
         for port, grant in zip(self.acquire, granted, strict=True):
-            m.d.comb += port.grant.eq(grant)
+            m.d.sync += port.grant.eq(grant)
 
         # Releases: the first port asking is granted; it sees its lock as the acquire
         # left it.
-        chosen = _first([p.request for p in self.release])
+        asking = [p.request for p in self.release]
+        chosen = _first(asking)
         rel_any, rel_id = Signal(), Signal(range(self.count))
         rel_value = Signal(signed(LOCK_VALUE_BITS))
-        m.d.comb += [rel_any.eq(Cat(*(p.request for p in self.release)).any()),
+        m.d.comb += [rel_any.eq(Cat(*asking).any()),
                      rel_id.eq(_select(chosen, [p.lock_id for p in self.release])),
                      rel_value.eq(_select(chosen, [p.value for p in self.release]))]
         for port, grant in zip(self.release, chosen, strict=True):
-            m.d.comb += port.grant.eq(grant)
+            m.d.sync += port.grant.eq(grant)
         before = Signal(_STATE_BITS)
         m.d.comb += before.eq(Mux(acq_any & (acq_id == rel_id), acq_after, values[rel_id]))
         tried = Signal(signed(_STATE_BITS + 2))

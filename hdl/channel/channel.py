@@ -13,9 +13,9 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
   datapath.
 * **In flight** (:class:`.record.InFlightRing`): each BD the engine takes gets a record
   (its lock, release, packet, TLAST and task-end fields) until its words have passed.
-* **Lock requests** (:class:`.lock_requests.LockRequester`): the gate's request on the
-  acquire port; a BD that releases passes only while the channel owes fewer than
-  ``RELEASE_QUEUE_DEPTH`` releases.
+* **Lock requests** (:class:`.lock_requests.LockRequester`): the next BD's acquire,
+  asked ahead from registers while the BD before it ends; a BD that releases asks only
+  while the channel owes fewer than ``RELEASE_QUEUE_DEPTH`` releases.
 * **Completion** (:class:`.completion.Completion`): MM2S in the cycle its last beat
   passes the gate, S2MM one cycle later (its last write); at a task's end ``token``
   pulses if the task asked for one.
@@ -23,8 +23,8 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
   the head on the release port from the next cycle.
 * **Packet stage** (:mod:`.packet_stage`): MM2S headers and TLAST, S2MM header checks.
 * **BDs of length 0** never enter the engine: when every BD before has completed, the
-  lock requester acquires its lock and it completes in the same cycle (its release
-  queued as any other).
+  lock requester asks for its lock and it completes in the cycle it holds it (its
+  release queued as any other).
 
 What differs between MM2S and S2MM is chosen once, in :data:`.direction.DIRECTION_PARTS`.
 A BD with ``valid_bd = 0``, an S2MM BD with padding, or a received header with bad
@@ -152,7 +152,10 @@ class Channel(wiring.Component):
             ring.gate_advance.eq(locks.gate_advance), ring.run_advance.eq(last_beat),
             ring.stage_advance.eq(packets.advance),
             locks.engine_request.eq(engine.lock_request), engine.lock_grant.eq(locks.engine_grant),
-            locks.gate_head.eq(ring.gate_head), locks.zero_record.eq(fetch.record),
+            locks.beat_moved.eq(engine.beat_valid & engine.beat_ready),
+            locks.gate_head.eq(ring.gate_head), locks.gate_valid.eq(ring.gate_valid),
+            locks.gate_next.eq(ring.gate_next), locks.next_valid.eq(ring.next_valid),
+            locks.zero_record.eq(fetch.record),
             locks.zero_ready.eq(go & empty & ring.engine_empty & ~completion.pending),
             locks.released.eq(releases.applied),
             completion.last_beat.eq(last_beat), completion.run_head.eq(ring.run_head),

@@ -1,11 +1,17 @@
-"""The channel's lock requests: the lock gate's acquire, and the releases it owes.
+"""The channel's lock requests: each BD's acquire, asked ahead from registers, and the
+releases it owes.
 
-The engine's lock gate asks (``engine_request``) when the first beat of the BD at the
-ring's gate head could move; a BD of length 0 asks from the fetch stage
-(``zero_ready``), which runs it only when the engine is empty, so the two never ask
-together. A BD without an acquire is granted at once. A BD that releases a lock
-passes only while the channel owes fewer than ``RELEASE_QUEUE_DEPTH`` releases, so
-its release will find room in the release queue.
+The rules are the contract's (``model/cycle/contract.py`` "Channel", Lock gate): one BD
+at a time holds its lock or asks for it; the request leaves from registers and the
+lock unit's grant comes back from its registers (``LOCK_GRANT_LATENCY``), so no path
+runs from another channel or from the lock unit's decision into this channel's logic
+in one cycle. The next BD at the gate asks once the BD ahead of it has at most
+``LOCK_ASK_AHEAD`` beats left to pass after the cycle, so a free lock is held by the
+cycle after that BD's last beat. A BD without an acquire holds at once (from the next
+cycle); a BD that releases asks only while the channel owes fewer than
+``RELEASE_QUEUE_DEPTH`` releases, so its release will find room in the release queue.
+A BD of length 0 asks from the fetch stage (``zero_ready``) when the engine is empty
+and completes in the cycle it holds its lock.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import FIELD_INDEX
-from ...model.cycle.contract import RELEASE_QUEUE_DEPTH
+from ...model.cycle.contract import LOCK_ASK_AHEAD, RELEASE_QUEUE_DEPTH
 from ..lock_unit import lock_port_signature
 from .record import record_layout
 
@@ -23,37 +29,48 @@ __all__ = ["LockRequester"]
 
 
 class LockRequester(wiring.Component):
-    """Asks the acquire port for the BD at the gate; counts the releases owed.
+    """Asks the acquire port for the next BD at the gate; counts the releases owed.
 
     Parameters
     ----------
     kind : {"tile", "memtile", "shim"}
+    ask_ahead : int, optional
+        Beats of the BD ahead left when the next BD asks: the contract's
+        ``LOCK_ASK_AHEAD`` (another value only for the proofs' mutants).
 
     Attributes
     ----------
     engine_request : In(1)
+        The gate shows a BD's first beat and the datapath could take it.
     engine_grant : Out(1)
-        The engine's lock gate.
-    gate_head : In(record_layout(kind))
-        The record of the BD at the gate (when ``engine_request``).
+        The BD at the gate holds its lock: its first beat passes.
+    beat_moved : In(1)
+        A beat passed the gate this cycle (the first one included).
+    gate_head, gate_valid : In
+        The record of the next BD at the gate, taken by the engine before this cycle.
+    gate_next, next_valid : In
+        The record of the BD behind it.
     zero_ready : In(1)
     zero_record : In(record_layout(kind))
         A BD of length 0 may run now; its record.
     zero_done : Out(1)
-        It passed: it completes this cycle.
+        It holds its lock: it completes this cycle.
     gate_advance : Out(1)
         The gate's BD passed: the ring's gate head moves on.
     acquire : Out(lock_port_signature(lock_ids))
-        To the lock unit (``lock_id`` as the BD names it).
+        To the lock unit (``lock_id`` as the BD names it); ``request``, ``lock_id`` and
+        ``value`` are registers, ``grant`` the unit's register.
     released : In(1)
-        One of the channel's releases was applied this cycle.
+        One of the channel's releases left its queue this cycle.
     """
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, kind: str, ask_ahead: int = LOCK_ASK_AHEAD) -> None:
+        self.kind, self.ask_ahead = kind, ask_ahead
         layout = record_layout(kind)
         super().__init__({
-            "engine_request": In(1), "engine_grant": Out(1), "gate_head": In(layout),
+            "engine_request": In(1), "engine_grant": Out(1), "beat_moved": In(1),
+            "gate_head": In(layout), "gate_valid": In(1),
+            "gate_next": In(layout), "next_valid": In(1),
             "zero_ready": In(1), "zero_record": In(layout), "zero_done": Out(1),
             "gate_advance": Out(1),
             "acquire": Out(lock_port_signature(FIELD_INDEX[kind]["lock_acq_id"].maximum + 1)),
@@ -62,22 +79,49 @@ class LockRequester(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        request = self.engine_request
-        asking = Signal(record_layout(self.kind))   # the record of the BD that asks
-        m.d.comb += asking.eq(Mux(request, self.gate_head.as_value(),
-                                  self.zero_record.as_value()))
-        releases = asking.rel_enable
+        layout = record_layout(self.kind)
+        held = Signal()                       # the next BD's lock is held
+        have = Signal()                       # held, or its grant shows now
+        m.d.comb += have.eq(held | self.acquire.grant)
+        passed = self.engine_request & have   # the gate's BD passes
+        m.d.comb += [self.engine_grant.eq(have), self.gate_advance.eq(passed),
+                     self.zero_done.eq(self.zero_ready & have)]
+        used = passed | self.zero_done
+        user = Signal(layout)
+        m.d.comb += user.eq(Mux(passed, self.gate_head.as_value(), self.zero_record.as_value()))
+
+        # Beats the BD ahead at the gate has left after this cycle.
+        left = Signal(layout.members["length"])
+        left_after = Signal.like(left)
+        m.d.comb += left_after.eq(Mux(passed, self.gate_head.length - 1,
+                                      left - self.beat_moved))
+        m.d.sync += left.eq(left_after)
+
         owed = Signal(range(RELEASE_QUEUE_DEPTH + 1))
-        room = ~releases | (owed < RELEASE_QUEUE_DEPTH)
-        m.d.comb += [
-            self.acquire.request.eq((request | self.zero_ready) & asking.acq_enable & room),
-            self.acquire.lock_id.eq(asking.acq_id),
-            self.acquire.value.eq(asking.acq_value),
+        owed_after = Signal.like(owed)
+        m.d.comb += owed_after.eq(owed + (used & user.rel_enable) - self.released)
+        m.d.sync += owed.eq(owed_after)
+
+        # The next BD asks when nothing is held or asked after this edge.
+        asking = self.acquire.request & ~self.acquire.grant
+        candidate = Signal(layout)
+        exists = Signal()
+        with m.If(passed):
+            m.d.comb += [candidate.eq(self.gate_next), exists.eq(self.next_valid)]
+        with m.Elif(self.gate_valid):
+            m.d.comb += [candidate.eq(self.gate_head), exists.eq(1)]
+        with m.Else():
+            m.d.comb += [candidate.eq(self.zero_record),
+                         exists.eq(self.zero_ready & ~self.zero_done)]
+        room = ~candidate.rel_enable | (owed_after < RELEASE_QUEUE_DEPTH)
+        ask = Signal()
+        m.d.comb += ask.eq(~(have & ~used) & ~asking & exists & room
+                           & (left_after <= self.ask_ahead))
+        m.d.sync += [
+            held.eq((have & ~used) | (ask & ~candidate.acq_enable)),
+            self.acquire.request.eq(asking | (ask & candidate.acq_enable)),
         ]
-        granted = (~asking.acq_enable | self.acquire.grant) & room
-        m.d.comb += [self.engine_grant.eq(request & granted),
-                     self.gate_advance.eq(request & granted),
-                     self.zero_done.eq(self.zero_ready & granted)]
-        passed = ((request & granted) | self.zero_done) & releases
-        m.d.sync += owed.eq(owed + passed - self.released)
+        with m.If(ask):
+            m.d.sync += [self.acquire.lock_id.eq(candidate.acq_id),
+                         self.acquire.value.eq(candidate.acq_value)]
         return m

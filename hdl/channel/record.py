@@ -59,6 +59,11 @@ class InFlightRing(wiring.Component):
         A head's part is done with its BD.
     gate_head, run_head, stage_head : Out(record_layout(kind))
         The record at each head.
+    gate_valid : Out(1)
+        The gate head holds a BD.
+    gate_next : Out(record_layout(kind))
+    next_valid : Out(1)
+        The record behind the gate head, and whether it holds a BD.
     stage_valid : Out(1)
         The stage head holds a BD.
     stage_granted : Out(1)
@@ -75,6 +80,7 @@ class InFlightRing(wiring.Component):
             "push": In(1), "record": In(layout),
             "gate_advance": In(1), "run_advance": In(1), "stage_advance": In(1),
             "gate_head": Out(layout), "run_head": Out(layout), "stage_head": Out(layout),
+            "gate_valid": Out(1), "gate_next": Out(layout), "next_valid": Out(1),
             "stage_valid": Out(1), "stage_granted": Out(1), "engine_empty": Out(1),
             "busy": Out(1),
         })
@@ -86,6 +92,7 @@ class InFlightRing(wiring.Component):
         bits = (RECORDS - 1).bit_length()
         wr, gate_p, run_p, stage_p = (Signal(bits, name=n) for n in
                                       ("wr", "gate_p", "run_p", "stage_p"))
+        behind = (gate_p + 1)[:bits]
         with m.If(self.push):
             m.d.sync += [ring[wr].eq(self.record), wr.eq(wr + 1)]
         for advance, pointer in ((self.gate_advance, gate_p), (self.run_advance, run_p),
@@ -95,6 +102,8 @@ class InFlightRing(wiring.Component):
         m.d.comb += [
             self.gate_head.eq(ring[gate_p]), self.run_head.eq(ring[run_p]),
             self.stage_head.eq(ring[stage_p]),
+            self.gate_valid.eq(gate_p != wr), self.gate_next.eq(ring[behind]),
+            self.next_valid.eq((gate_p != wr) & (behind != wr)),
             self.stage_valid.eq(stage_p != wr), self.stage_granted.eq(gate_p != stage_p),
             self.engine_empty.eq((gate_p == wr) & (run_p == wr)),
             self.busy.eq((wr != stage_p) | (wr != run_p)),

@@ -2,15 +2,16 @@
 
 A completed BD's release joins the queue; the head asks on the release port from
 registers, so the lock unit's choice among channels waits on nothing decided in the
-same cycle. The lock unit applies a release at the end of the cycle it grants it.
-The lock requester keeps the queue from overflowing (it counts the releases owed).
+same cycle. The lock unit applies a release at the end of the cycle it chooses it; its
+grant (a register) shows in the next cycle, when the head leaves the queue and the
+release behind it asks in its place, so a channel can release every cycle. The lock
+requester keeps the queue from overflowing (it counts the releases owed).
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module
+from amaranth.hdl import Array, Module, Signal
 from amaranth.lib import wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import FIELD_INDEX
@@ -18,6 +19,10 @@ from ...model.cycle.contract import RELEASE_QUEUE_DEPTH
 from ..lock_unit import LOCK_VALUE_BITS, lock_port_signature
 
 __all__ = ["ReleaseQueue"]
+
+_SLOTS = 1 << RELEASE_QUEUE_DEPTH.bit_length()
+"""Entries of the ring: a power of two above the depth, so the pointers wrap by
+themselves and ``wr - rd`` is the count."""
 
 
 class ReleaseQueue(wiring.Component):
@@ -35,7 +40,7 @@ class ReleaseQueue(wiring.Component):
     release : Out(lock_port_signature(lock_ids))
         To the lock unit.
     applied : Out(1)
-        The head's release is granted this cycle.
+        The head's release was applied: it leaves the queue this cycle.
     pending : Out(1)
         A release is queued.
     """
@@ -51,18 +56,22 @@ class ReleaseQueue(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        id_bits = self.id_bits
-        m.submodules.fifo = fifo = SyncFIFO(width=id_bits + LOCK_VALUE_BITS,
-                                            depth=RELEASE_QUEUE_DEPTH)
-        head = fifo.r_data
+        bits = _SLOTS.bit_length() - 1
+        ids = Array(Signal(self.id_bits, name=f"id{k}") for k in range(_SLOTS))
+        values = Array(Signal(LOCK_VALUE_BITS, name=f"value{k}") for k in range(_SLOTS))
+        wr, rd = Signal(bits), Signal(bits)
+        granted = self.release.grant
+        asking = Signal(bits)       # the entry that asks: the one behind a granted head
+        m.d.comb += asking.eq(rd + granted)
+        with m.If(self.push):
+            m.d.sync += [ids[wr].eq(self.lock_id), values[wr].eq(self.value), wr.eq(wr + 1)]
+        with m.If(granted):
+            m.d.sync += rd.eq(rd + 1)
         m.d.comb += [
-            fifo.w_en.eq(self.push),
-            fifo.w_data.eq(Cat(self.lock_id, self.value)),
-            self.release.request.eq(fifo.r_rdy),
-            self.release.lock_id.eq(head[:id_bits]),
-            self.release.value.eq(head[id_bits:]),
-            fifo.r_en.eq(self.release.grant),
-            self.applied.eq(self.release.request & self.release.grant),
-            self.pending.eq(fifo.r_rdy),
+            self.release.request.eq(asking != wr),
+            self.release.lock_id.eq(ids[asking]),
+            self.release.value.eq(values[asking]),
+            self.applied.eq(granted),
+            self.pending.eq(rd != wr),
         ]
         return m

@@ -170,16 +170,32 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
       o.ready      = d_ready and passes        # the generator's o.ready
       beats.valid  = o.valid and passes
 
-  ``lock_grant`` is the lock unit's answer to ``lock_request`` in the same cycle:
-  high when the BD has no acquire or its acquire succeeds against the lock values
-  at the start of the cycle and no channel before it in channel order (MM2S 0..,
-  then S2MM 0..) acquires one of the tile's locks in that cycle: **one acquire a
-  cycle per tile**, so every port decides in parallel (docs/decisions.md, RTL); and,
-  when the BD releases, its channel owes fewer than ``RELEASE_QUEUE_DEPTH`` releases
-  (below; a BD refused for that does not ask for its acquire).
-  **decision**: a BD's lock is acquired when its first beat can move, not at fetch:
-  BDs are fetched and prepared ahead (no bubble), but a channel never holds the lock
-  of a BD that waits for anything but its lock.
+  ``lock_grant`` is high while the channel *holds* the lock of the BD at the gate
+  (registers of the channel and of the lock unit, never a decision of the cycle).
+* **Lock requests.** At most one BD of a channel holds its lock or asks for it. At
+  the end of cycle ``t``, when after the edge no BD would hold or ask, the next BD at
+  the gate (one the engine took before ``t``; else a BD of length 0 that may run)
+  *asks* if the BD ahead of it at the gate has at most ``LOCK_ASK_AHEAD`` beats left
+  to pass after ``t`` and, when it releases, its channel will owe fewer than
+  ``RELEASE_QUEUE_DEPTH`` releases after ``t`` (below). A BD without an acquire holds
+  from ``t + 1`` at once; a BD with one sets the channel's request register (lock ID
+  and value), shown from ``t + 1``. In each cycle the tile's lock unit decides on the
+  request registers from the lock values at the start of the cycle: of the channels
+  whose acquire holds, the first in channel order (MM2S 0.., then S2MM 0..) is granted
+  (**one acquire a cycle per tile**), its lock takes its new value at the end of the
+  cycle, and its grant register shows in the next cycle; a channel's request is not
+  looked at in the cycle its grant shows, and drops at its end. A BD holds from the
+  cycle its grant shows until its first beat passes the gate (a length-0 BD: until
+  it completes). So a BD that asks in ``t`` with its lock free passes from
+  ``t + LOCK_GRANT_LATENCY``: after a BD of two beats or more, the next BD's first
+  beat follows its last beat with no bubble; after a one-beat BD it comes a cycle
+  late (the request starts in that BD's own cycle); a lock released by another
+  channel at the end of ``t`` is used from ``t + 2``.
+  **decision**: requests and grants are registers, so no path runs from one channel,
+  or from the lock unit's decision, into another channel's logic in one cycle
+  (docs/decisions.md); asking ahead keeps the no-bubble rule. A channel holds the
+  lock of a BD only while the BD waits for the engine's own pipeline and at most
+  ``LOCK_ASK_AHEAD`` beats of the BD ahead, never for a fetch or another lock.
 * **Completion and release.** A BD is complete when its last memory access is done:
   MM2S in the cycle its last beat enters the datapath (the read port samples memory
   at that edge), S2MM ``S2MM_WRITE_LATENCY`` cycles after its last join (its last
@@ -192,18 +208,22 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   of ``t``) ask for their tile's release port; the first in channel order has it
   and its queue's head is applied at the end of ``t``, after ``t``'s acquire, so
   other channels see it from ``t + 1`` (two-phase cycles,
-  ``model/system/scheduler.py``). **One release a cycle per tile**. A channel owes a
-  release from its BD's gate grant (or a length-0 BD's acquire) until the release
-  is applied, and owes at most ``RELEASE_QUEUE_DEPTH``.
-* **No deadlock from the overlap.** Between its first beat passing and its
-  completion a BD holds its lock; the next BD's lock may be acquired in that window
-  only after the last beat passed, and from then the completion is a fixed number
-  of cycles away (0 or ``S2MM_WRITE_LATENCY``) and waits for nothing, and the
-  release then waits only for the release port, which serves a queued release
-  every cycle. So while a
-  channel waits on anything outside it (a lock, stream room, a word), it holds
-  exactly the locks the untimed order (acquire, move the words, release, next BD)
-  holds at the same point, and the timing adds no wait-for edge.
+  ``model/system/scheduler.py``). **One release a cycle per tile**. The port's grant
+  is a register: it shows in ``t + 1``, when the head leaves the queue and the release
+  behind it asks in its place, so a channel can release every cycle. A channel owes a
+  release from its BD's first beat passing the gate (or a length-0 BD's completion)
+  until the head leaves the queue, and owes at most ``RELEASE_QUEUE_DEPTH``.
+* **Deadlock.** Between its first beat passing and its completion a BD holds its
+  lock. The next BD's lock may be taken in that window only once the BD has at most
+  ``LOCK_ASK_AHEAD`` beats left to pass; after its last beat the completion is a
+  fixed number of cycles away (0 or ``S2MM_WRITE_LATENCY``) and waits for nothing,
+  and the release then waits only for the release port. So while a channel waits on
+  anything outside it, it holds the locks the untimed order (acquire, move the words,
+  release, next BD) holds at that point, plus, for at most ``LOCK_ASK_AHEAD`` beats
+  of a BD, the lock of the BD after it: the one wait-for edge the timing adds is
+  from that lock to the stream those beats wait on (MM2S: room, S2MM: a word). The
+  hardware has the same edge: its MM2S takes the next BD's lock once the current
+  BD's reads are issued, with its words still in the channel's FIFO.
 * **Stream stage.** MM2S: a BD with ``enable_packet`` sends its header word in the
   first cycle, after its lock is granted, in which the stream has room (the
   datapath's ``o.ready`` is low in that cycle); TLAST is the datapath's ``last``
@@ -211,8 +231,8 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   ``enable_packet`` is its header, checked and dropped (``i.valid`` is low for it);
   it is taken once every word of the BDs before has passed. S2MM ignores TLAST.
 * **BDs of length 0** never enter the engine: once no earlier BD of the channel is
-  incomplete, the fetch stage acquires the BD's lock and the BD completes in that
-  cycle (stall cause ``load``), leaving the fetch stage.
+  incomplete, the BD asks for its lock (above) and completes in the first cycle it
+  holds it (stall cause ``load``), leaving the fetch stage.
 * **Latency**: an idle channel with a task in its queue in cycle ``c``, the fetch
   port and its lock free, moves its first word on its stream in cycle
   ``c + CHANNEL_LATENCY[direction]`` (MM2S: fetch, generator, read; S2MM: fetch,
@@ -242,6 +262,8 @@ __all__ = [
     "COMPLETION_LATENCY",
     "DATA_BITS",
     "FETCH_DEPTH",
+    "LOCK_ASK_AHEAD",
+    "LOCK_GRANT_LATENCY",
     "MM2S_BUFFER_DEPTH",
     "MM2S_LATENCY",
     "RELEASE_QUEUE_DEPTH",
@@ -296,6 +318,17 @@ channel's stream, when its lock is free and the stream is ready."""
 COMPLETION_LATENCY: dict[str, int] = {"mm2s": 0, "s2mm": S2MM_WRITE_LATENCY}
 """Cycles from a BD's last beat entering the datapath to the cycle at whose end the BD
 completes (its task ends, its lock release joins the channel's release queue)."""
+
+LOCK_GRANT_LATENCY = 2
+"""Cycles from a channel's decision to ask for a BD's lock (cycle ``t``) to the first
+cycle the BD may pass the lock gate (``t + LOCK_GRANT_LATENCY``): the request is a
+register of the channel (shown in ``t + 1``), the lock unit decides on it in ``t + 1``
+and its grant is a register of the lock unit (shown in ``t + 2``)."""
+
+LOCK_ASK_AHEAD = LOCK_GRANT_LATENCY - 1
+"""A BD asks for its lock once the BD ahead of it at the gate has at most this many
+beats left to pass after the cycle, so a free lock is held by the cycle after that
+BD's last beat: no bubble at the boundary of BDs of two beats or more."""
 
 RELEASE_QUEUE_DEPTH = 3
 """Lock releases a channel may owe: BDs past the lock gate (or length-0 BDs past the

@@ -12,15 +12,15 @@ memory) drive it through one protocol per cycle::
 
     engine.drive(bd, o_ready=..., i_valid=..., i_data=..., mem_data=...)
     if engine.lock_request():              # a BD's first beat waits at the gate
-        engine.grant(lock acquired?)
+        engine.grant(its lock held?)
     signals = engine.sample()              # every port of this cycle
     engine.clock()                         # the rising edge
 
 Everything :meth:`sample` returns is settled for the cycle; :meth:`clock` applies the
 updates of the edge. The lock gate sits between the address generator's ``o`` and
-the datapath's ``beats``: a BD's first beat passes only in a cycle its lock is
-granted, and the request is raised only when the datapath can take the beat in that
-cycle, so a granted lock always moves the first beat.
+the datapath's ``beats``: a BD's first beat passes in a cycle the datapath can take it
+and the channel holds the BD's lock (the channel asks for the lock ahead, from
+registers: docs/cycle.md "Channel"); ``lock_request`` says the beat could move now.
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ class EngineCycle:
     zero, last : bool
         The beat shown.
     lock_request, lock_grant : bool
-        The gate asks for the lock of a BD's first beat; the grant lets it pass.
+        A BD's first beat could pass the gate now; its lock is held, so it passes.
     stream_valid, stream_ready : bool
         The data stream: ``o`` on MM2S, ``i`` on S2MM.
     data : int
@@ -308,7 +308,7 @@ class ChannelEngine:
         return self.slots.run is not None and self.first and self._datapath_ready()
 
     def grant(self, granted: bool) -> None:
-        """The lock unit's answer to :meth:`lock_request` in this cycle."""
+        """Whether the BD at the gate holds its lock in this cycle (its first beat passes)."""
         self._grant = granted
 
     def _gate(self) -> tuple[bool, bool]:

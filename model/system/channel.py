@@ -16,10 +16,13 @@ load), moving at most one word per cycle:
 
 Decisions (docs/bd.md is silent on timing and on these points):
 
-* **decision**: a BD load, its lock acquire and its first word (or header) share a
-  cycle, so chained BDs, repeats and queued tasks follow with no bubble (the
-  architecture's "one word per cycle, no bubble at a BD boundary"). A BD of
-  ``buffer_length`` 0 costs one cycle (stall cause ``load``), as in the RTL contract.
+* **decision**: BDs are fetched ahead and each BD asks for its lock ahead, from the
+  channel's request register, while the BD before it ends (``LOCK_ASK_AHEAD``); the
+  lock unit's grant is a register (``LOCK_GRANT_LATENCY``). So chained BDs, repeats
+  and queued tasks follow with no bubble when their locks are free (the
+  architecture's "one word per cycle, no bubble at a BD boundary"), one-beat BDs with
+  an acquire excepted (a cycle each). A BD of ``buffer_length`` 0 completes in the
+  cycle it holds its lock (stall cause ``load``), as in the RTL contract.
 * **decision**: the DMA's BD table has one fetch port: channels asking for a BD in
   the same cycle are served one a cycle, in round robin over the channel order
   (:meth:`.dma.DMA.fetch_granted`; docs/cycle.md "Channel").
@@ -27,8 +30,9 @@ Decisions (docs/bd.md is silent on timing and on these points):
   release joins its channel's release queue when the BD completes; the queue's head is
   applied at the end of a cycle its channel gets the tile's release port (the first
   asking, in the order the scheduler steps channels: a DMA's in channel order), so
-  another channel sees it the cycle after. A BD that releases passes the lock gate only
-  while its channel owes fewer than ``RELEASE_QUEUE_DEPTH`` releases
+  another channel sees it the cycle after, and leaves the queue at the end of the next
+  cycle (the port's grant register). A BD that releases asks for its lock only while
+  its channel will owe fewer than ``RELEASE_QUEUE_DEPTH`` releases
   (docs/cycle.md "Channel", Locks).
 * **decision**: the task queue holds tasks not yet started; the running task has
   left it. A fifth pending task is an overflow error.
@@ -58,6 +62,7 @@ from ..cycle.contract import (
     BD_FETCH_LATENCY,
     COMPLETION_LATENCY,
     FETCH_DEPTH,
+    LOCK_ASK_AHEAD,
     RELEASE_QUEUE_DEPTH,
 )
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
@@ -112,6 +117,7 @@ class _InFlight:
     words_left: int            # S2MM: data words still to pass to the engine
     offered: int = 0           # the first cycle the fetch stage offers it
     beats: tuple | None = None  # the engine's beat lists of a BD with words
+    accepted: int = 0          # the cycle the engine took it (it may ask from the next)
 
 
 class Channel:
@@ -123,9 +129,10 @@ class Channel:
     running task (:class:`~aiedma.model.bd.task.TaskWalk`) and offers each BD to the
     engine (:class:`~aiedma.model.cycle.engine.ChannelEngine`: address generator, lock
     gate, datapath) ``BD_FETCH_LATENCY`` cycles after its fetch, holding up to
-    ``FETCH_DEPTH`` BDs; the engine's lock gate asks for a BD's
-    lock when its first beat could move; stream stages put a packet header in front
-    of a BD's words (MM2S) or take one off (S2MM).
+    ``FETCH_DEPTH`` BDs; the next BD at the engine's lock gate asks for its lock from
+    the channel's request register while the BD ahead ends, and passes once it holds
+    it; stream stages put a packet header in front of a BD's words (MM2S) or take one
+    off (S2MM).
 
     Parameters
     ----------
@@ -167,6 +174,13 @@ class Channel:
         self._releases: deque[_InFlight] = deque()  # completed, release not yet applied
         self._owed = 0              # BDs past the gate whose release is not applied
         self._releasing = False     # the queue's head is applied at this cycle's end
+        self._released = False     # the lock unit's release grant register: pop the head
+        self._ask: _InFlight | None = None  # the acquire request register: the BD asking
+        self._answer = False        # the lock unit's grant register: _ask's lock is taken
+        self._granted = False       # the lock unit grants _ask in this cycle (seen next)
+        self._held: _InFlight | None = None  # its lock held, its first beat not yet passed
+        self._left = 0              # beats the BD ahead at the gate has still to pass
+        self._refused: Stall | None = None  # why the lock unit refused _ask this cycle
         self._mem_data = 0          # the read port's word, read in the previous cycle
         self._written_bd = -1       # the BD of the word the datapath writes this cycle
         self._wants_fetch = False   # asked for the DMA's fetch port this cycle
@@ -284,21 +298,62 @@ class Channel:
                               f"past the {bits}-bit address space of a {self.dma.kind} DMA (the "
                               f"address generator would wrap it); {where}")
 
-    def _acquire(self, bd: _InFlight) -> Stall | None:
-        """Let ``bd`` pass the gate now: None if it may (its lock acquired, or it has
-        none, and room for its release), else the Stall."""
-        releases = bool(bd.bd.lock_rel_value)
-        if releases and self._owed >= RELEASE_QUEUE_DEPTH:
+    def _decide_lock(self) -> None:
+        """The lock unit's decision on the request register, from the lock values at the
+        start of the cycle (one acquire a cycle per tile: channels step in channel
+        order); the channel sees a grant in the next cycle."""
+        self._granted, self._refused = False, None
+        ask = self._ask
+        if ask is None or self._answer:
+            return          # no request, or its grant shows now (the unit ignores it)
+        bd, locks = ask.bd, self.dma.locks
+        if locks.try_acquire(bd.lock_acq_id, bd.lock_acq_value, self._where(ask.bd_id),
+                             self._cycle):
+            self._granted = True
+        else:
+            self._refused = Stall("lock", ask.bd_id,
+                                  locks.wait(bd.lock_acq_id, bd.lock_acq_value))
+
+    def _owed_after(self) -> int:
+        """Releases owed at the end of the cycle (a release whose grant shows now is
+        popped then)."""
+        return self._owed - self._released
+
+    def _next_lock(self, holder: _InFlight | None, used: bool,
+                   zero: _InFlight | None) -> None:
+        """The edge: the hold, request and grant registers for the next cycle.
+
+        ``holder`` held its lock in this cycle and ``used`` it (passed the gate or, a BD
+        of length 0, completed). With nothing held or asked after the edge, the next BD
+        at the gate (taken by the engine before this cycle), else ``zero``, asks, once
+        the BD ahead has at most ``LOCK_ASK_AHEAD`` beats left and its release has room.
+        """
+        answered = self._answer
+        if answered:
+            self._ask = None
+        self._answer = self._granted
+        self._held = None if used else holder
+        if self._held is not None or self._ask is not None:
+            return
+        gate = self._gate
+        candidate = gate[0] if gate and gate[0].accepted < self._cycle else zero
+        if candidate is None or self._left > LOCK_ASK_AHEAD:
+            return
+        if candidate.bd.lock_rel_value and self._owed_after() >= RELEASE_QUEUE_DEPTH:
+            return
+        if candidate.bd.lock_acq_enable:
+            self._ask = candidate
+        else:
+            self._held = candidate
+
+    def _lock_stall(self, bd: _InFlight) -> Stall:
+        """Why ``bd`` waits for its lock in this cycle."""
+        if self._refused is not None and self._ask is bd:
+            return self._refused
+        if self._held is None and self._ask is None and bd.bd.lock_rel_value:
             return Stall("lock", bd.bd_id,
                          detail=f"its channel owes {self._owed} lock releases")
-        if bd.bd.lock_acq_enable:
-            locks, where = self.dma.locks, self._where(bd.bd_id)
-            if not locks.try_acquire(bd.bd.lock_acq_id, bd.bd.lock_acq_value, where,
-                                     self._cycle):
-                return Stall("lock", bd.bd_id,
-                             locks.wait(bd.bd.lock_acq_id, bd.bd.lock_acq_value))
-        self._owed += releases
-        return None
+        return Stall("lock", bd.bd_id, detail="its lock grant is on its way")
 
     # -- one cycle --
 
@@ -313,9 +368,11 @@ class Channel:
         """
         self._cycle = cycle
         before = self._state()
-        # The release queue's head asks for its tile's release port (applied at commit).
-        if self._releases:
-            head = self._releases[0]
+        # The release queue's head asks for its tile's release port (applied at commit);
+        # in the cycle the grant of the last one shows, the one behind it asks.
+        self._decide_lock()
+        if len(self._releases) > self._released:
+            head = self._releases[self._released]
             self._releasing = self.dma.locks.take_release_port(
                 head.bd.lock_rel_id, cycle, self._where(head.bd_id))
         engine, stream = self.engine, self.stream
@@ -326,6 +383,7 @@ class Channel:
         moved = False
         header_word = False
         stall: Stall | None = None
+        lock_wait: _InFlight | None = None   # waits at the gate for its lock
         # The stream stage decides what the engine's stream side sees.
         head = self._stage[0] if self._stage else None
         if self.is_mm2s:
@@ -350,24 +408,36 @@ class Channel:
             i_valid = (stream is not None and not header_due and stream.can_pop())
             engine.drive(offer and offer.bd, i_valid=i_valid,
                          i_data=stream.peek().data if i_valid else 0)
-        # The lock gate.
-        if engine.lock_request():
-            waiting = self._gate[0]
-            stall = self._acquire(waiting)
-            engine.grant(stall is None)
+        # The lock gate: the first beat of the BD at the gate passes once its lock is held.
+        holder = self._ask if self._answer else self._held
+        waiting = engine.lock_request()
+        if waiting:
+            engine.grant(holder is not None and holder is self._gate[0])
         signals = engine.sample()
-        if signals.lock_grant:
-            self._running.append(self._gate.popleft())
-        # A BD of length 0 never enters the engine: it takes its lock once everything
-        # before it is done, and releases it in the same cycle.
+        used = signals.lock_grant
+        if used:
+            passed = self._gate.popleft()
+            self._running.append(passed)
+            self._owed += bool(passed.bd.lock_rel_value)
+            self._left = len(passed.beats[0])
+        elif waiting:
+            lock_wait = self._gate[0]
+        if signals.beat_valid and signals.beat_ready:
+            self._left -= 1
+        # A BD of length 0 never enters the engine: it asks for its lock once everything
+        # before it is done, and completes in the cycle it holds it.
         consumed = signals.bd_valid and signals.bd_ready
+        zero = None
         if fetched is not None and not fetched.bd.buffer_length and self._drained():
-            stall = self._acquire(fetched)
-            if stall is None:
+            if holder is fetched:
                 self._completions.append((cycle, fetched))
-                consumed = True
+                self._owed += bool(fetched.bd.lock_rel_value)
+                consumed = used = True
                 stall = Stall("load", fetched.bd_id, progress=True)
+            else:
+                zero = lock_wait = fetched
         if signals.bd_valid and signals.bd_ready:
+            fetched.accepted = cycle
             self._gate.append(fetched)
             self._stage.append(fetched)
         # The datapath's memory port and stream side.
@@ -403,6 +473,9 @@ class Channel:
         engine.clock(offer.beats if consumed and offer is not None else None)
         if consumed:
             self._fetched.popleft()
+        self._next_lock(holder, used, zero)
+        if lock_wait is not None:
+            stall = self._lock_stall(lock_wait)
         # The fetch stage asks for the DMA's fetch port while it had room at the start
         # of the cycle (granted once every channel has stepped: commit).
         self._wants_fetch = room and (self._walk is not None or bool(self.queue))
@@ -411,9 +484,10 @@ class Channel:
         if moved:
             self.words += 1
             return None
-        # A cycle with fetch requests fetches a BD (the DMA grants one of them), and a
-        # BD on its way from the table arrives whatever else happens.
-        progress = (self._state() != before or self._wants_fetch
+        # A cycle with fetch requests fetches a BD (the DMA grants one of them), a BD on
+        # its way from the table arrives and a granted release leaves its queue whatever
+        # else happens.
+        progress = (self._state() != before or self._wants_fetch or self._released
                     or any(f.offered > cycle for f in self._fetched))
         if stall is not None and stall.cause in ("lock", "load"):
             return Stall(stall.cause, stall.bd, stall.lock, progress=progress or stall.progress,
@@ -445,8 +519,12 @@ class Channel:
     def _state(self) -> tuple:
         return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
-                len(self._releases), self._owed, self._releasing,
+                len(self._releases), self._owed, self._releasing, self._lock_state(),
                 tuple(r.header for r in self._stage))
+
+    def _lock_state(self) -> tuple:
+        """The lock registers: request, grants, hold, release grant."""
+        return (id(self._ask), self._answer, self._granted, id(self._held), self._released)
 
     # -- the fast path (:class:`.scheduler.Steady`) --
 
@@ -457,8 +535,8 @@ class Channel:
             return None
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
-                len(self._releases), self._owed, tuple(r.header for r in self._stage),
-                self._written_bd)
+                len(self._releases), self._owed, self._lock_state(),
+                tuple(r.header for r in self._stage), self._written_bd)
 
     def horizon(self, last: int, moved: bool) -> int:
         """Cycles until a lock release is due or, streaming, until the BD's last beat."""
@@ -473,8 +551,9 @@ class Channel:
         run = engine.slots.run
         if run is None or engine.first:
             return 0
-        # The BD's last beat completes it (lock release, stage, TLAST): stop before it.
-        n = min(n, len(run[0]) - engine.slots.position - 1)
+        # The BD's last beat completes it (lock release, stage, TLAST): stop before it,
+        # and before the next BD asks for its lock (LOCK_ASK_AHEAD beats earlier).
+        n = min(n, len(run[0]) - engine.slots.position - 1 - LOCK_ASK_AHEAD)
         if self.is_mm2s:
             datapath = engine.datapath
             if (datapath.flight is None or datapath.flight[1]
@@ -524,6 +603,7 @@ class Channel:
             if values.size:
                 self._mem_data = int(values[-1])
             engine.slots.position += cycles
+            self._left -= cycles
             self.words += cycles
             self._cycle += cycles
 
@@ -551,6 +631,7 @@ class Channel:
             engine.datapath.write = (int(addresses[-1]), beats[-1].data)
             self._stage[0].words_left -= cycles
             engine.slots.position += cycles
+            self._left -= cycles
             self.words += cycles
             self._cycle += cycles
 
@@ -564,10 +645,13 @@ class Channel:
             self._wants_fetch = False
             if self.dma.fetch_granted(self):
                 self._fetch()
-        if self._releasing:
-            self._releasing = False
-            head = self._releases.popleft()
+        if self._released:     # the grant shows: the head leaves the queue
+            self._released = False
+            self._releases.popleft()
             self._owed -= 1
+        if self._releasing:    # the lock unit applies the head at this edge
+            self._releasing, self._released = False, True
+            head = self._releases[0]   # the one that asked: the head after the pop
             self.dma.locks.release(head.bd.lock_rel_id, head.bd.lock_rel_value,
                                    self._where(head.bd_id))
         while self._completions and self._completions[0][0] <= self._cycle:

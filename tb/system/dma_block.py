@@ -169,6 +169,10 @@ class RtlDmaAgent:
         self._releases: list[tuple[int, int]] = []
         self._neighbours = 2 * DMA_KINDS[dma.kind].channels if len(
             DMA_KINDS[dma.kind].windows) > 1 else 0
+        # The neighbours' lock units' grant registers: decided in one cycle, shown in
+        # the next (the contract's LOCK_GRANT_LATENCY, as the DMA's own unit).
+        self._acquire_shown = [False] * self._neighbours
+        self._release_shown = [False] * self._neighbours
 
     @staticmethod
     def _name(channel: Any) -> str:
@@ -198,12 +202,13 @@ class RtlDmaAgent:
                 beat = stream.peek() if valid else Beat(0, False)
                 port.set_beat(f"{path}.i.payload", beat.data, beat.last)
         for k in range(self._neighbours):
-            grant = False
-            if port.get(f"neighbour_acquire.{k}.request"):
-                grant = dma.locks.try_acquire(port.get(f"neighbour_acquire.{k}.lock_id"),
-                                              port.get(f"neighbour_acquire.{k}.value"),
-                                              self.name, cycle)
-            port.set(f"neighbour_acquire.{k}.grant", grant)
+            shown = self._acquire_shown[k]
+            port.set(f"neighbour_acquire.{k}.grant", shown)
+            self._acquire_shown[k] = bool(
+                not shown and port.get(f"neighbour_acquire.{k}.request")
+                and dma.locks.try_acquire(port.get(f"neighbour_acquire.{k}.lock_id"),
+                                          port.get(f"neighbour_acquire.{k}.value"),
+                                          self.name, cycle))
         moved = 0
         for channel in self.channels:
             path, stream, name = self._path(channel), channel.stream, self._name(channel)
@@ -223,13 +228,15 @@ class RtlDmaAgent:
             if port.get(f"{path}.token"):
                 self.tokens[name].append(cycle)
         for k in range(self._neighbours):
+            shown = self._release_shown[k]
+            port.set(f"neighbour_release.{k}.grant", shown)
             grant = False
             if port.get(f"neighbour_release.{k}.request"):
                 lock_id = port.get(f"neighbour_release.{k}.lock_id")
                 grant = dma.locks.take_release_port(lock_id, cycle, self.name)
                 if grant:
                     self._releases.append((lock_id, port.get(f"neighbour_release.{k}.value")))
-            port.set(f"neighbour_release.{k}.grant", grant)
+            self._release_shown[k] = grant
         if port.get("error"):
             raise AssertionError(f"{self.name}: the RTL DMA flagged an error in cycle {cycle}")
         if moved:

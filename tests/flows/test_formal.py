@@ -20,8 +20,10 @@ from repo import REPO
 from aiedma.flows.formal import FormalTask, run_harness, run_task
 from aiedma.hdl.mm2s import MM2SDatapath
 from aiedma.hdl.s2mm import S2MMDatapath
+from aiedma.model.cycle.contract import LOCK_ASK_AHEAD
 from aiedma.tb.common.scoreboard import Mismatch
 from aiedma.tb.formal.addrgen import AddrgenFormal
+from aiedma.tb.formal.channel import ChannelLockFormal
 from aiedma.tb.formal.mm2s import MM2SFormal
 from aiedma.tb.formal.reference import AddrgenReferenceFormal, Bounds, replay_counterexample
 from aiedma.tb.formal.s2mm import S2MMFormal
@@ -98,6 +100,23 @@ def test_s2mm_properties_prove() -> None:
 def test_mutant_writing_one_ahead_is_caught() -> None:
     top = S2MMFormal("tile", dut=WritesOneAhead("tile"))
     status, _, work = run_harness(top, "s2mm_tile_mutant", "prove", DEPTH, BUILD)
+    assert status == "FAIL"
+    assert list(work.glob("engine_0/*.vcd")), "the counterexample VCD is missing"
+
+
+CHANNEL_DEPTH = 14   # make formal: flows.formal.CHANNEL_DEPTH
+
+
+def test_channel_has_no_bubble_at_bd_boundaries_with_its_locks_free() -> None:
+    top = ChannelLockFormal("tile")
+    status, _, work = run_harness(top, "channel_tile_bmc", "bmc", CHANNEL_DEPTH, BUILD)
+    assert status == "PASS", f"see {work}"
+
+
+def test_channel_asking_its_lock_a_beat_late_is_caught() -> None:
+    """A lock requester asking one beat later than LOCK_ASK_AHEAD leaves a bubble."""
+    top = ChannelLockFormal("tile", ask_ahead=LOCK_ASK_AHEAD - 1)
+    status, _, work = run_harness(top, "channel_tile_mutant", "bmc", CHANNEL_DEPTH, BUILD)
     assert status == "FAIL"
     assert list(work.glob("engine_0/*.vcd")), "the counterexample VCD is missing"
 

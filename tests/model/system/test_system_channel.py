@@ -17,6 +17,8 @@ from aiedma.model.cycle.contract import (
     CHANNEL_LATENCY,
     COMPLETION_LATENCY,
     FETCH_DEPTH,
+    LOCK_ASK_AHEAD,
+    LOCK_GRANT_LATENCY,
     MM2S_LATENCY,
     RELEASE_QUEUE_DEPTH,
 )
@@ -203,10 +205,12 @@ def test_a_zero_length_bd_runs_after_the_bds_before_it_complete():
     ch.push(Task(0))
     moved = [c for c in range(30) if step([ch], c) == [None]]
     assert [b.data for b in stream._items] == [1, 2, 6]
-    # BD 0 completes with its last read (a cycle before its last word); BD 1 runs in the
-    # next cycle. BD 2 was fetched ahead and waits behind it in the fetch stage, so it is
-    # offered in the cycle after BD 1 leaves: a generator and a read later comes its word.
-    bd1 = moved[1] - MM2S_LATENCY + COMPLETION_LATENCY["mm2s"] + 1
+    # BD 0 completes with its last read (a cycle before its last word); BD 1 may run in
+    # the next cycle, holds its lock (it has no acquire) at the end of that one and
+    # completes in the cycle after. BD 2 was fetched ahead and waits behind it in the
+    # fetch stage, so it is offered in the cycle after BD 1 leaves: a generator and a read
+    # later comes its word.
+    bd1 = moved[1] - MM2S_LATENCY + COMPLETION_LATENCY["mm2s"] + 2
     assert moved == [CHANNEL_LATENCY["mm2s"], CHANNEL_LATENCY["mm2s"] + 1,
                      bd1 + 1 + ADDRGEN_LATENCY + MM2S_LATENCY]
 
@@ -289,6 +293,56 @@ def test_the_fetch_stage_needs_its_depth_to_fetch_every_cycle(monkeypatch, depth
 # --- locks ------------------------------------------------------------------------------------
 
 
+def locked_chain(length: int, count: int = 4, kind: str = "memtile") -> DMA:
+    """``count`` chained BDs of ``length`` beats, each acquiring a free lock and releasing
+    another, queued on MM2S 0."""
+    dma = tile_dma(kind=kind)
+    for n in range(count):
+        dma.write_bd(n, bd(kind, base_address=OWN + 8 * n, buffer_length=length,
+                           lock_acq_enable=1, lock_acq_id=64 + n, lock_acq_value=-1,
+                           lock_rel_id=64 + 8 + n, lock_rel_value=1,
+                           use_next_bd=int(n < count - 1), next_bd=n + 1))
+        dma.locks.route(64 + n)[0].set(n, 1)
+    dma.mm2s[0].push(Task(0))
+    return dma
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 5])
+def test_a_free_lock_costs_no_bubble_after_a_bd_of_two_beats_or_more(length):
+    """The next BD asks for its lock when the BD ahead has LOCK_ASK_AHEAD beats left: its
+    grant is there for the cycle after the last beat. After a one-beat BD the request
+    starts in the BD's own cycle and the grant comes a cycle late."""
+    moved, _ = run_channels(locked_chain(length), (0,))
+    first = CHANNEL_LATENCY["mm2s"]
+    gap = max(0, LOCK_GRANT_LATENCY - length)   # bubbles after each BD
+    assert moved[0] == [first + n * (length + gap) + k for n in range(4) for k in range(length)]
+
+
+def test_one_beat_bds_that_release_run_back_to_back():
+    """The release port's grant shows a cycle after the release is applied; the release
+    behind it asks in that cycle, so a channel releases every cycle and its one-beat BDs
+    never wait for room in the release queue."""
+    dma = tile_dma(kind="memtile")
+    for n in range(12):
+        dma.write_bd(n, bd("memtile", base_address=OWN + n, buffer_length=1,
+                           lock_rel_id=64 + n % 4, lock_rel_value=1,
+                           use_next_bd=int(n < 11), next_bd=n + 1))
+    dma.mm2s[0].push(Task(0))
+    moved, _ = run_channels(dma, (0,))
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(12)]
+    assert [dma.locks.route(64 + k)[0][k] for k in range(4)] == [3, 3, 3, 3]
+
+
+@pytest.mark.parametrize("ahead", [LOCK_ASK_AHEAD - 1, LOCK_ASK_AHEAD])
+def test_the_next_bd_must_ask_its_lock_ahead_by_one_beat(monkeypatch, ahead):
+    """Asking one beat later than LOCK_ASK_AHEAD leaves a bubble at every BD boundary."""
+    monkeypatch.setattr(channel_module, "LOCK_ASK_AHEAD", ahead)
+    moved, _ = run_channels(locked_chain(4), (0,))
+    back_to_back = moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(16)]
+    assert back_to_back == (ahead == LOCK_ASK_AHEAD)
+
+
+
 def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last():
     dma = tile_dma()
     dma.write_bd(0, bd(buffer_length=3, lock_acq_enable=1, lock_acq_id=4, lock_acq_value=-1,
@@ -297,7 +351,8 @@ def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last(
     stream = Stream("out", depth=8)
     ch = dma.mm2s[0].connect(stream)
     ch.push(Task(0))
-    # The BD is fetched and prepared without its lock; its first beat asks for it.
+    # The BD is fetched without its lock and asks for it from the cycle after the engine
+    # took it; its first beat waits at the gate for the grant.
     gate = BD_FETCH_LATENCY + ADDRGEN_LATENCY
     assert all(s.cause == "load" for c in range(gate) for s in step([ch], c))
     (stall,) = step([ch], gate)
@@ -305,17 +360,27 @@ def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last(
     assert str(stall) == f"BD 0: waits on lock 4 ({locks.name} lock 4) = 0, wants >= 1"
     assert step([ch], gate + 1) == [Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1))]
     locks.set(4, 1)
-    (stall,) = step([ch], gate + 2)  # granted: the first beat enters the datapath
-    assert stall.cause == "load" and stall.progress and locks[4] == 0 and len(stream) == 0
-    assert step([ch], gate + 3) == [None] and len(stream) == 1
-    # The last beat enters the datapath in gate + 4: the BD completes at its end, its
+    # The lock unit decides on the request in the next cycle and its grant shows
+    # LOCK_GRANT_LATENCY - 1 cycles later: then the first beat enters the datapath.
+    opened = gate + 2
+    (stall,) = step([ch], opened)
+    assert stall.cause == "lock" and locks[4] == 0, "taken, the grant on its way"
+    passes = opened + LOCK_GRANT_LATENCY - 1
+    assert all(step([ch], c)[0].cause == "lock" for c in range(opened + 1, passes))
+    (stall,) = step([ch], passes)
+    assert stall.cause == "load" and stall.progress and len(stream) == 0
+    assert step([ch], passes + 1) == [None] and len(stream) == 1
+    # The last beat enters the datapath in passes + 2: the BD completes at its end, its
     # release joins the channel's queue and is applied at the end of the next cycle.
-    assert ch.step(gate + 4) is None and locks[5] == 0
+    assert ch.step(passes + 2) is None and locks[5] == 0
     ch.commit()
     assert locks[5] == 0 and ch.busy, "the release waits in the queue for a cycle"
-    assert ch.step(gate + 5) is None and locks[5] == 0
+    assert ch.step(passes + 3) is None and locks[5] == 0
     ch.commit()
-    assert locks[5] == 2 and not ch.busy
+    assert locks[5] == 2 and ch.busy, "its grant shows in the next cycle"
+    ch.step(passes + 4)
+    ch.commit()
+    assert not ch.busy
 
 
 @pytest.mark.parametrize("lock_ids", [(3, 3), (3, 4)], ids=["one lock", "two locks"])
@@ -405,8 +470,10 @@ def test_acquire_equal_waits_for_the_value_and_keeps_it():
     assert all(step([ch], c)[0].lock is None for c in range(gate)), "not before the first beat"
     assert step([ch], gate)[0].lock.wanted == "== 2"
     locks.set(1, 2)
-    assert step([ch], gate + 1)[0].cause == "load" and locks[1] == 2
-    assert step([ch], gate + 2) == [None]
+    passes = gate + LOCK_GRANT_LATENCY
+    assert all(step([ch], c)[0].cause == "lock" for c in range(gate + 1, passes))
+    assert step([ch], passes)[0].cause == "load" and locks[1] == 2
+    assert step([ch], passes + 1) == [None]
 
 
 def test_a_release_overflow_names_the_channel_and_bd():

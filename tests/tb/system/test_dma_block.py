@@ -113,7 +113,8 @@ def test_a_channel_owing_the_most_releases_holds_its_next_bd():
     # MM2S 0 runs one-word BDs, each releasing the west neighbour's lock 2, so the
     # release leaves on the block's neighbour port; that port is not granted for the
     # first `held` cycles: RELEASE_QUEUE_DEPTH BDs pass, the next waits at the gate,
-    # and every BD goes once the releases are granted
+    # and every BD goes once the releases are granted. The neighbour's unit grants a
+    # request from a register, shown the cycle after it decides.
     count, held = RELEASE_QUEUE_DEPTH + 2, 40
     table = {i: BufferDescriptor("memtile", base_address=OWN + i, buffer_length=1,
                                  lock_rel_id=2, lock_rel_value=1, use_next_bd=int(i + 1 < count),
@@ -126,11 +127,13 @@ def test_a_channel_owing_the_most_releases_holds_its_next_bd():
         await write(start_queue_address("memtile", "mm2s", 0), Task(0).encode())
         ctx.set(dut.mm2s[0].o.ready, 1)
         port = dut.neighbour_release[0]
+        shown = False
         for cycle in range(held + 20):
-            ctx.set(port.grant, cycle >= held)
+            ctx.set(port.grant, shown)
+            seen["granted"] += shown
             if ctx.get(dut.mm2s[0].o.valid):
                 seen["words"].append(cycle)
-            seen["granted"] += ctx.get(port.request) and cycle >= held
+            shown = bool(ctx.get(port.request)) and cycle >= held
             await ctx.tick()
 
     simulate("memtile", bench)
