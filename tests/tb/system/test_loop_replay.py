@@ -1,0 +1,95 @@
+"""RTL channel engines by replay of the model's run: the recording follows the fast path's
+jumps exactly, a difference is found at its cycle, and a planted RTL bug is reported by
+the replay at the same cycle as by the lockstep run."""
+
+import numpy as np
+import pytest
+from hdl_mutants import BubblyGate
+from test_loop import chain_system
+
+from aiedma.flows.graph_examples import copy_graph, pipeline_graph
+from aiedma.hdl import engine as hdl_engine
+from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
+from aiedma.model.system.scheduler import SystemRun
+from aiedma.tb.system.engine_record import COLUMNS, EngineRecorder
+from aiedma.tb.system.loop import LoopMismatch, rtl_runner, run_with_rtl
+from aiedma.tb.system.loop_replay import replay_trace, run_replayed
+from aiedma.tb.system.loop_verilator import VerilatedTop, VerilatorEngine, engine_top
+
+
+def recorded(graph, words, exact, iterations=2):
+    """Every memory-tile engine's trace of a model-only run, and the jumps it took."""
+    found = {}
+
+    def runner(agents, channels, max_cycles):
+        recorders = [EngineRecorder(channel) for channel in channels]
+        run = SystemRun(agents, max_cycles, exact=exact)
+        while run.busy:
+            run.advance()
+        found.update({c.name: r.finish(run.cycles) for c, r in zip(channels, recorders,
+                                                                   strict=True)})
+        found["jumps"] = run.jumps
+        return run.report()
+
+    graph.run(iterations, {"in": np.arange(iterations * words)}, rtl=runner)
+    return found
+
+
+@pytest.mark.parametrize(("graph", "words"), [(lambda: copy_graph((16, 8), 2), 128),
+                                              (lambda: pipeline_graph(2, 64), 64)])
+def test_a_recording_on_the_fast_path_is_the_recording_of_every_cycle(graph, words):
+    fast, exact = recorded(graph(), words, exact=False), recorded(graph(), words, exact=True)
+    assert fast.pop("jumps") > 0 and exact.pop("jumps") == 0, "the fast path jumped"
+    assert fast.keys() == exact.keys() and fast
+    for name, trace in exact.items():
+        for column in COLUMNS:
+            if column not in ("run",):   # indices of the same beats, numbered per run
+                assert np.array_equal(fast[name].columns[column], trace.columns[column]), \
+                    (name, column)
+
+
+def test_a_difference_in_the_recording_is_found_at_its_cycle():
+    traces = recorded(copy_graph((16, 8), 2), 128, exact=False)
+    traces.pop("jumps")
+    name, trace = next((n, t) for n, t in traces.items() if n.endswith("mm2s0"))
+    assert replay_trace(VerilatedTop(engine_top("memtile", True)), trace, "memtile",
+                        True) is None
+    cycle = int(np.flatnonzero(trace.columns["beat_valid"])[20])
+    trace.columns["address"][cycle] += 1
+    found = replay_trace(VerilatedTop(engine_top("memtile", True)), trace, "memtile", True)
+    assert found is not None and found[0] == cycle
+    address = int(trace.columns["address"][cycle])
+    assert found[1] == {"address": (address - 1, address)}
+
+
+def test_the_graph_runner_replays_on_verilator_and_steps_on_request():
+    assert rtl_runner("verilator").replays and not rtl_runner("verilator", lockstep=True).replays
+    assert not rtl_runner("amaranth").replays
+
+
+def bubbly_top(monkeypatch):
+    """The memory-tile MM2S engine with a bubble after every BD (exported under its own name)."""
+    def make():
+        monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
+        return hdl_engine.MM2SEngine("memtile")
+
+    return VerilatedTop("aiedma_mm2s_channel_memtile_bubbly", make)
+
+
+def test_a_planted_rtl_bug_is_found_by_the_replay_at_the_lockstep_cycle(monkeypatch):
+    channel, sink = chain_system()
+    with pytest.raises(LoopMismatch) as stepped:
+        run_with_rtl([channel, sink], [channel],
+                     lambda kind, mm2s: VerilatorEngine(kind, mm2s, bubbly_top(monkeypatch)),
+                     seed=7)
+    channel, sink = chain_system()
+    with pytest.raises(LoopMismatch) as replayed:
+        run_replayed([channel, sink], [channel], seed=7,
+                     top=lambda kind, mm2s: bubbly_top(monkeypatch))
+    lockstep, replay = stepped.value, replayed.value
+    assert lockstep.cycle == replay.cycle == BD_FETCH_LATENCY + ADDRGEN_LATENCY + 3
+    assert lockstep.channel == replay.channel == "memtile(0,1).mm2s0"
+    assert lockstep.differences == {"lock_request": (False, True)}
+    assert replay.differences["lock_request"] == (False, True)
+    # The same place named: BD, beat, counters and seed.
+    assert str(replay).split(": ", 1)[1].endswith(str(lockstep).split("; ", 1)[1])
