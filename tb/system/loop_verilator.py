@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -29,7 +30,13 @@ from ...hdl.layouts import bd_layout, bd_to_payload
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.cycle.engine import EngineCycle
 from ...model.system.scheduler import SystemRun
-from ..common.tools import ToolMissing, lint_flags, verilator_cxx_flavour, verilator_env
+from ..common.tools import (
+    ToolMissing,
+    lint_flags,
+    rtl_source_key,
+    verilator_cxx_flavour,
+    verilator_env,
+)
 
 __all__ = ["BUILD", "VerilatedTop", "VerilatorEngine", "engine_cycle", "engine_top",
            "run_verilator", "verilog_ports"]
@@ -127,7 +134,7 @@ int64_t aiedma_replay(void* p, int64_t cycles, int clk,
 _VERILOG: dict[str, str] = {}  # a Verilog export takes about a second: once per top
 
 
-def top_verilog(top: str, make: Any = None) -> str:
+def top_verilog(top: str, make: Any = None, cache: bool = True) -> str:
     """The Verilog of top ``top``, exported once per process and shared by every user.
 
     Parameters
@@ -136,9 +143,23 @@ def top_verilog(top: str, make: Any = None) -> str:
         The top's name (a key of :data:`aiedma.hdl.export.TOPS` unless ``make`` is given).
     make : callable, optional
         Builds the component (default: ``TOPS[top]``); only the first call for a name builds.
+    cache : bool
+        Keep the export in ``build/loop/verilog/``, keyed on the sources of the RTL and
+        the model (:func:`~aiedma.tb.common.tools.rtl_source_key`), for later processes:
+        a whole memory-tile DMA takes tens of seconds to export. Off for RTL made
+        from elsewhere (the tests' mutants), whose sources the key does not cover.
     """
     if top not in _VERILOG:
-        _VERILOG[top] = export_verilog(top, (make or TOPS[top])())
+        saved = BUILD / "verilog" / f"{top}-{rtl_source_key()[:16]}.v"
+        if cache and saved.exists():
+            _VERILOG[top] = saved.read_text()
+        else:
+            _VERILOG[top] = export_verilog(top, (make or TOPS[top])())
+            if cache:   # whole or not at all: processes may read it at once
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                part = saved.with_suffix(f".{os.getpid()}.part")
+                part.write_text(_VERILOG[top])
+                os.replace(part, saved)
     return _VERILOG[top]
 
 
@@ -151,14 +172,23 @@ class VerilatedTop:
         A name of :data:`aiedma.hdl.export.TOPS`, or any module name with ``make``.
     make : callable, optional
         Builds the component (default: ``TOPS[top]``); one export per name.
+    cache : bool
+        Keep the export for later processes (:func:`top_verilog`).
     """
 
     _libraries: ClassVar[dict[str, ctypes.CDLL]] = {}
-    def __init__(self, top: str, make: Any = None) -> None:
-        verilog = top_verilog(top, make)
-        self.ports = {name: (index, width) for index, (_, name, width)
-                      in enumerate(verilog_ports(verilog, top))}
-        self._lib = self._library(top, verilog)
+    # Per top name, its ports and library: a whole DMA's Verilog takes a while to scan
+    # and hash, and a regression makes a fresh top per program (its Verilog, too, is
+    # one per name and process: top_verilog).
+    _tops: ClassVar[dict[str, tuple[dict[str, tuple[int, int]], ctypes.CDLL]]] = {}
+
+    def __init__(self, top: str, make: Any = None, cache: bool = True) -> None:
+        if top not in self._tops:
+            verilog = top_verilog(top, make, cache)
+            self._tops[top] = ({name: (index, width) for index, (_, name, width)
+                                in enumerate(verilog_ports(verilog, top))},
+                               self._library(top, verilog))
+        self.ports, self._lib = self._tops[top]
         self._model = ctypes.c_void_p(self._lib.aiedma_new())
         self._buffer = (ctypes.c_uint32 * 16)()
         self._dirty = True
