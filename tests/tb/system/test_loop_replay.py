@@ -19,11 +19,12 @@ from aiedma.tb.system.engine_record import COLUMNS, EngineRecorder
 from aiedma.tb.system.loop import LoopMismatch, rtl_runner, run_with_rtl
 from aiedma.tb.system.loop_replay import replay_trace, run_replayed
 from aiedma.tb.system.loop_verilator import VerilatedTop, VerilatorEngine, engine_top
+from aiedma.tb.system.random_programs import random_graph
 
 OWN = MEMORY_TILE_WINDOWS["own"]
 
 
-def recorded(graph, words, exact, iterations=2):
+def recorded(graph, words, exact, iterations=2, output_ready=None, inputs=None):
     """Every memory-tile engine's trace of a model-only run, and the jumps it took."""
     found = {}
 
@@ -37,14 +38,26 @@ def recorded(graph, words, exact, iterations=2):
         found["jumps"] = run.jumps
         return run.report()
 
-    graph.run(iterations, {"in": np.arange(iterations * words)}, rtl=runner)
+    graph.run(iterations, inputs or {"in": np.arange(iterations * words)}, rtl=runner,
+              output_ready=output_ready)
     return found
 
 
-@pytest.mark.parametrize(("graph", "words"), [(lambda: copy_graph((16, 8), 2), 128),
-                                              (lambda: pipeline_graph(2, 64), 64)])
-def test_a_recording_on_the_fast_path_is_the_recording_of_every_cycle(graph, words):
-    fast, exact = recorded(graph(), words, exact=False), recorded(graph(), words, exact=True)
+def drawn(seed):
+    """A random graph (padding, backpressure, ping-pong) as :func:`recorded` takes it."""
+    g = random_graph(seed)
+    return lambda: g.graph, {"iterations": g.iterations, "inputs": g.inputs,
+                             "output_ready": g.output_ready}
+
+
+@pytest.mark.parametrize(("graph", "run"), [
+    (lambda: copy_graph((16, 8), 2), {"words": 128}),
+    (lambda: pipeline_graph(2, 64), {"words": 64}),
+    drawn(38), drawn(47),   # padded reads under backpressure, jumping over 70 cycles
+])
+def test_a_recording_on_the_fast_path_is_the_recording_of_every_cycle(graph, run):
+    run = {"words": 0, **run}
+    fast, exact = recorded(graph(), exact=False, **run), recorded(graph(), exact=True, **run)
     assert fast.pop("jumps") > 0 and exact.pop("jumps") == 0, "the fast path jumped"
     assert fast.keys() == exact.keys() and fast
     for name, trace in exact.items():
