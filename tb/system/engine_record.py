@@ -108,7 +108,7 @@ class EngineRecorder:
         self._runs: list[tuple] = []
         self._run_index: dict[int, int] = {}
         self._rows: list[tuple] = []
-        self._blocks: list[dict[str, np.ndarray]] = []
+        self._blocks: list[tuple[int, dict[str, Any]]] = []   # (cycles, columns) in order
         self.cycles = 0                  # cycles recorded: the next one expected
         self._jump: _Jump | None = None
         self._last: tuple | None = None  # the last stepped cycle's row
@@ -206,19 +206,21 @@ class EngineRecorder:
             raise RecordingError(
                 f"{self.channel.name}: cycles {self.cycles}..{cycle - 1} passed without a "
                 "stepped cycle or a jump this recording follows")
-        block = {name: np.full(gap, value, dtype=np.int64)
-                 for name, value in zip(COLUMNS, self._last, strict=True)}
+        # A column the jump does not change holds the last stepped cycle's value: kept
+        # as that one value, spread over the jump's cycles only when the trace is built.
+        block: dict[str, Any] = dict(zip(COLUMNS, self._last, strict=True))
         if jump.block is not None:
             block.update(jump.block)
         self._flush()
-        self._blocks.append(block)
+        self._blocks.append((gap, block))
         self.cycles = cycle
         self._jump = None
 
     def _flush(self) -> None:
         if self._rows:
             rows = np.asarray(self._rows, dtype=np.int64)
-            self._blocks.append({name: rows[:, k] for k, name in enumerate(COLUMNS)})
+            self._blocks.append((len(self._rows),
+                                 {name: rows[:, k] for k, name in enumerate(COLUMNS)}))
             self._rows = []
 
     def _beats(self, cycles: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -293,6 +295,12 @@ class EngineRecorder:
         if cycles > self.cycles and self._jump is not None:
             self._catch_up(cycles)
         self._flush()
-        columns = {name: np.concatenate([b[name] for b in self._blocks]) if self._blocks
-                   else np.zeros(0, dtype=np.int64) for name in COLUMNS}
+        total = sum(length for length, _ in self._blocks)
+        columns = {}
+        for name in COLUMNS:
+            column, start = np.empty(total, dtype=np.int64), 0
+            for length, block in self._blocks:
+                column[start:start + length] = block[name]   # an array, or one value
+                start += length
+            columns[name] = column
         return EngineTrace(columns, self._bds, self._runs)
