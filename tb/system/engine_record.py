@@ -136,12 +136,12 @@ class EngineRecorder:
             table.append(item)
         return index[key]
 
-    def _drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False,
-               i_valid: bool = False, i_data: int = 0, mem_data: int = 0) -> None:
-        self._inputs = [self._index(self._bds, self._bd_index, bd), o_ready, mem_data,
-                        i_valid, i_data, False]
-        self._original["drive"](bd, o_ready=o_ready, i_valid=i_valid, i_data=i_data,
-                                mem_data=mem_data)
+    def _drive(self, bd: BufferDescriptor | None, **inputs: Any) -> None:
+        # Inputs passed on as given: an input the engine gains later still reaches it.
+        self._inputs = [self._index(self._bds, self._bd_index, bd), inputs.get("o_ready", False),
+                        inputs.get("mem_data", 0), inputs.get("i_valid", False),
+                        inputs.get("i_data", 0), False]
+        self._original["drive"](bd, **inputs)
 
     def _grant(self, granted: bool) -> None:
         self._inputs[5] = granted
