@@ -1,13 +1,26 @@
-"""Simulated cycles per second of a graph run: the model alone, and with RTL channels.
+"""Simulated cycles per second of graph runs and whole DMAs with RTL checked every cycle.
 
-``python -m aiedma.flows.loop_bench [--iterations N]`` runs the tiling tutorial's graph
-(two buffers, ``N`` iterations) four ways in one process, one after the other: the
-system model alone stepping every cycle (the baseline, as the RTL runs step), the
-model on the scheduler's fast path, every memory-tile channel as RTL on Amaranth's
-simulator, and on Verilator (built before the clock starts: a build is not a run).
-It prints one row per way: cycles, wall seconds, simulated cycles per second and the
-ratio to the model stepping every cycle. The runs must report the same cycles (they are checked on
-every cycle); the figures are printed, never asserted.
+``python -m aiedma.flows.loop_bench [--iterations N] [--copy-iterations N] [--programs N]
+[--lockstep-programs N] [--only tutorial,copy,dma]`` prints three tables, each way
+measured one after the other in one process, every build made (and every top exported)
+before the clock starts: a build is not a run.
+
+* ``tutorial``: the tiling tutorial's graph (two buffers, ``N`` iterations): the model
+  alone stepping every cycle (the baseline), on the fast path, every memory-tile
+  channel's engine as RTL on Amaranth (lockstep), on Verilator in lockstep, and on
+  Verilator by replay of the model's run (:mod:`aiedma.tb.system.loop_replay`).
+* ``copy``: the ping-pong copy graph (``copy_graph((256, 64), 2)``, 4 iterations,
+  81,967 cycles): the model alone on the fast path, the replay (with the model's run and
+  recording, and the replay, timed apart), and the lockstep run on Verilator, the
+  baseline. Rates are compared cycles (system cycles, every RTL channel compared in
+  each) over the wall time of ``Graph.run`` end to end, graph building included.
+* ``dma``: random task programs on each kind's whole RTL DMA on Verilator
+  (``python -m aiedma.tb dma-programs``): by replay (``--programs``, the model's run and
+  the replays timed apart) and in lockstep (``--lockstep-programs``, fewer: it is slow;
+  the ratio is per program).
+
+Every run is checked on every cycle; a mismatch stops the bench. The figures are
+printed, never asserted.
 """
 
 from __future__ import annotations
@@ -15,28 +28,38 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+
+import numpy as np
 
 from ..tb.common.simulators import IN_PROCESS
 from ..tb.common.tools import ToolMissing
+from ..tb.system import dma_check
 from ..tb.system.loop import rtl_runner
-from .graph_examples import run_tutorial
+from ..tb.system.loop_replay import run_replayed
+from ..tb.system.random_programs import PROGRAM_PLACES, random_program
+from .graph_examples import copy_graph, run_tutorial
 
-__all__ = ["loop_rates", "main"]
+__all__ = ["copy_rates", "dma_rates", "loop_rates", "main"]
+
+COPY_SHAPE = (256, 64)
+COPY_ITERATIONS = 4
 
 
 def loop_rates(iterations: int = 12, num_buffers: int = 2) -> list[dict]:
     """One row per way of running the tutorial graph.
 
-    The baseline (first row) is the model alone stepping every cycle, as the RTL runs
-    do; the model on the scheduler's fast path follows.
+    The baseline (first row) is the model alone stepping every cycle, as the lockstep
+    RTL runs do; the model on the scheduler's fast path follows.
     """
     rows = []
     ways = [("model", None, True), ("model-fast", None, False),
-            *((sim, rtl_runner(sim), True) for sim in IN_PROCESS)]
+            *((sim, rtl_runner(sim, lockstep=True), True) for sim in IN_PROCESS),
+            ("verilator-replay", rtl_runner("verilator"), False)]
     for way, rtl, exact in ways:
         try:
-            if way == "verilator":
-                run_tutorial(num_buffers, 1, rtl=rtl)   # build the library outside the clock
+            if rtl is not None:
+                run_tutorial(num_buffers, 1, rtl=rtl)   # build and export outside the clock
             start = time.perf_counter()
             result = run_tutorial(num_buffers, iterations, rtl=rtl, exact=exact)
             seconds = time.perf_counter() - start
@@ -46,24 +69,121 @@ def loop_rates(iterations: int = 12, num_buffers: int = 2) -> list[dict]:
         cycles = result.report.cycles
         rows.append({"way": way, "cycles": cycles, "seconds": seconds,
                      "cycles_per_s": cycles / seconds})
-    base = rows[0]["cycles_per_s"]
+    _ratios(rows, rows[0])
+    return rows
+
+
+def _ratios(rows: list[dict], base: dict) -> None:
     for row in rows:
         if "cycles_per_s" in row:
-            row["ratio"] = row["cycles_per_s"] / base
+            row["ratio"] = row["cycles_per_s"] / base["cycles_per_s"]
+
+
+def _timed_copy(rtl: Callable | None, iterations: int) -> tuple[int, float]:
+    data = np.arange(iterations * int(np.prod(COPY_SHAPE)), dtype=np.int32)
+    start = time.perf_counter()
+    result = copy_graph(COPY_SHAPE, 2).run(iterations, {"in": data}, rtl=rtl)
+    return result.report.cycles, time.perf_counter() - start
+
+
+def copy_rates(iterations: int = COPY_ITERATIONS) -> list[dict]:
+    """The ping-pong copy graph: model alone, replay on Verilator, lockstep on Verilator.
+
+    The baseline (ratio 1) is the lockstep run. The replay row also has ``model_s``
+    (the model's run with its recording) and ``replay_s`` (the replays).
+    """
+    timing: dict = {}
+
+    def replay(agents, channels, max_cycles):
+        return run_replayed(agents, channels, max_cycles, timing=timing)
+
+    _timed_copy(replay, 1)   # builds and exports outside the clock
+    rows = []
+    for way, rtl in (("model-fast", None), ("verilator-replay", replay),
+                     ("verilator-lockstep", rtl_runner("verilator", lockstep=True))):
+        timing.clear()
+        cycles, seconds = _timed_copy(rtl, iterations)
+        rows.append({"way": way, "cycles": cycles, "seconds": seconds,
+                     "cycles_per_s": cycles / seconds, **timing})
+    _ratios(rows, rows[-1])
+    return rows
+
+
+def _programs(kind: str, count: int, lockstep: bool) -> dict:
+    """``count`` random programs of ``kind`` checked on the whole RTL DMA, timed; with the
+    replay, the model's runs and the replays timed apart."""
+    spent = {"model_s": 0.0, "replay_s": 0.0}
+    run_system, replay_dma = dma_check.run_system, dma_check.replay_dma
+
+    def timed(name: str, call: Callable) -> Callable:
+        def wrapped(*args, **kwargs):
+            began = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - began
+        return wrapped
+
+    dma_check.run_system = timed("model_s", run_system)
+    dma_check.replay_dma = timed("replay_s", replay_dma)
+    try:
+        start, cycles = time.perf_counter(), 0
+        for seed in range(1, count + 1):
+            cycles += dma_check.check_program_channels(random_program(seed, kind), "verilator",
+                                                       reuse=True, lockstep=lockstep).cycles
+        seconds = time.perf_counter() - start
+    finally:
+        dma_check.run_system, dma_check.replay_dma = run_system, replay_dma
+    row = {"kind": kind, "way": "lockstep" if lockstep else "replay", "programs": count,
+           "cycles": cycles, "seconds": seconds, "per_program_s": seconds / count}
+    return row if lockstep else {**row, **spent}
+
+
+def dma_rates(programs: int = 1000, lockstep_programs: int = 100) -> list[dict]:
+    """Random task programs on each kind's whole RTL DMA on Verilator, replay and lockstep.
+
+    Each row has ``ratio``: the lockstep run's time per program over the replay's.
+    """
+    rows = []
+    for kind in PROGRAM_PLACES:
+        dma_check.check_program_channels(random_program(1, kind), "verilator")   # build
+        replayed = _programs(kind, programs, lockstep=False)
+        stepped = _programs(kind, lockstep_programs, lockstep=True)
+        replayed["ratio"] = stepped["per_program_s"] / replayed["per_program_s"]
+        rows += [replayed, stepped]
     return rows
 
 
 def describe(rows: list[dict]) -> list[str]:
-    """The rows as text lines."""
-    lines = [f"{'graph run':<22}{'cycles':>8}{'seconds':>10}{'cycles/s':>12}{'ratio':>9}"]
+    """The tutorial or copy rows as text lines."""
+    names = {"model": "model, every cycle", "model-fast": "model, fast path",
+             "verilator-replay": "RTL on verilator, replay",
+             "verilator-lockstep": "RTL on verilator, lockstep",
+             "verilator": "RTL on verilator, lockstep", "amaranth": "RTL on amaranth, lockstep"}
+    lines = [f"{'graph run':<28}{'cycles':>8}{'seconds':>10}{'cycles/s':>12}{'ratio':>9}"]
     for row in rows:
-        name = {"model": "model, every cycle", "model-fast": "model, fast path"}.get(
-            row["way"], f"RTL on {row['way']}")
+        name = names.get(row["way"], row["way"])
         if "skipped" in row:
-            lines.append(f"{name:<22}skipped: {row['skipped']}")
+            lines.append(f"{name:<28}skipped: {row['skipped']}")
             continue
-        lines.append(f"{name:<22}{row['cycles']:>8}{row['seconds']:>10.2f}"
-                     f"{row['cycles_per_s']:>12,.0f}{row['ratio']:>9.3f}")
+        line = (f"{name:<28}{row['cycles']:>8}{row['seconds']:>10.3f}"
+                f"{row['cycles_per_s']:>12,.0f}{row['ratio']:>9.3f}")
+        if "model_s" in row:
+            line += (f"   (model run and recording {row['model_s']:.3f} s, replays "
+                     f"{row['replay_s']:.3f} s, {row['compared']:,} engine cycles)")
+        lines.append(line)
+    return lines
+
+
+def describe_dma(rows: list[dict]) -> list[str]:
+    """The whole-DMA rows as text lines."""
+    lines = [f"{'kind':<9}{'way':<10}{'programs':>9}{'cycles':>9}{'seconds':>9}"
+             f"{'ms/program':>11}{'model s':>9}{'replay s':>9}{'ratio':>8}"]
+    for r in rows:
+        extra = (f"{r['model_s']:>9.2f}{r['replay_s']:>9.2f}{r['ratio']:>8.1f}"
+                 if r["way"] == "replay" else "")
+        lines.append(f"{r['kind']:<9}{r['way']:<10}{r['programs']:>9}{r['cycles']:>9}"
+                     f"{r['seconds']:>9.2f}{1000 * r['per_program_s']:>11.2f}{extra}")
     return lines
 
 
@@ -71,9 +191,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aiedma.flows.loop_bench",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=12)
+    parser.add_argument("--copy-iterations", type=int, default=COPY_ITERATIONS)
+    parser.add_argument("--programs", type=int, default=1000)
+    parser.add_argument("--lockstep-programs", type=int, default=100)
+    parser.add_argument("--only", default="tutorial,copy,dma")
     args = parser.parse_args(argv)
-    print(f"tiling tutorial graph, 2 buffers, {args.iterations} iterations:")
-    print("\n".join(describe(loop_rates(args.iterations))))
+    only = {name.strip() for name in args.only.split(",")}
+    if "tutorial" in only:
+        print(f"tiling tutorial graph, 2 buffers, {args.iterations} iterations:")
+        print("\n".join(describe(loop_rates(args.iterations))), flush=True)
+    if "copy" in only:
+        print(f"ping-pong copy graph {COPY_SHAPE}, 2 buffers, {args.copy_iterations} "
+              "iterations, every memory-tile channel's engine as RTL (ratio to lockstep):")
+        print("\n".join(describe(copy_rates(args.copy_iterations))), flush=True)
+    if "dma" in only:
+        print("random task programs on the whole RTL DMA, Verilator (ratio: lockstep time "
+              "per program over the replay's):")
+        print("\n".join(describe_dma(dma_rates(args.programs, args.lockstep_programs))))
     return 0
 
 

@@ -532,7 +532,9 @@ class Graph:
         exact : bool
             Step every cycle. By default the scheduler jumps stretches in which every
             agent repeats its last cycle (:mod:`.scheduler`, the fast path), with the
-            same outputs and report; with ``rtl`` every cycle is stepped anyway.
+            same outputs and report. With ``rtl`` the runner decides: a runner that steps
+            the RTL beside the model steps every cycle, one that replays the model's
+            recorded run into the RTL records it on the fast path.
 
         Raises
         ------

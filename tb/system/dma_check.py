@@ -22,7 +22,8 @@ from ...model.system.registers import apply_writes, program_writes
 from ...model.system.scheduler import Stall, SystemReport, run_system
 from ...model.system.stream import Stream, StreamSink, StreamSource
 from ..common.simulators import check_simulator
-from .dma_block import run_rtl_dma
+from .dma_block import RtlDmaAgent, run_rtl_dma
+from .dma_replay import DmaRecorder, replay_dma, replayable
 from .loop import RUNS_ON
 from .random_programs import program_dma
 
@@ -52,7 +53,7 @@ def _timed(agent: Any) -> list[int]:
 
 
 def check_program_channels(program: Any, simulator: str = "amaranth", *,
-                           reuse: bool = False) -> SystemReport:
+                           reuse: bool = False, lockstep: bool = False) -> SystemReport:
     """Run a :class:`~aiedma.tb.system.random_programs.RandomProgram` with model channels, then with
     the whole RTL DMA (:mod:`.dma_block`: shared BD table, lock unit, every channel) in
     their place; raise ``AssertionError`` on any difference.
@@ -60,7 +61,16 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
     Compared: the cycles each sink takes each word in and the words, the cycle count,
     the words moved, the target memory, the token cycles of each channel and the locks.
     ``reuse`` keeps the block's Amaranth simulator between programs (:func:`run_rtl_dma`).
+
+    On Verilator the model's run is recorded and replayed into the block
+    (:mod:`.dma_replay`: every word, memory access and token compared in its cycle,
+    the locks read back at the end), unless ``lockstep`` asks for the loop run, or a
+    BD names a neighbour's lock (the replay does not answer the neighbour ports).
     """
+    if simulator == "verilator" and not lockstep:
+        agents, channels, dma, sinks = program.build()
+        if replayable(dma):
+            return _check_replayed(program.seed, agents, channels, dma)
     agents, channels, dma, sinks = program.build()
     model_times = [_timed(sink) for sink in sinks]
     report = run_system(agents, exact=True)   # every cycle stepped: _timed sees each word
@@ -101,6 +111,23 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
         elif not (memory.dump(offset, 64) == want).all():
             raise AssertionError(f"{seed}: the target memory differs")
     return rtl_report
+
+
+def _own_locks(dma: Any) -> list[int]:
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    return [dma.locks.route(own + k)[0][k] for k in range(DMA_KINDS[dma.kind].locks)]
+
+
+def _check_replayed(seed: Any, agents: list, channels: list, dma: Any) -> SystemReport:
+    """:func:`check_program_channels` by replay of the model's run (:mod:`.dma_replay`)."""
+    block = RtlDmaAgent(dma, channels, "verilator")   # its register writes: the start state
+    recorder = DmaRecorder(channels)
+    try:
+        report = run_system(agents, exact=True)
+    finally:
+        recorded = recorder.finish()
+    replay_dma(block, channels, recorded, _own_locks(dma), f"seed={seed}")
+    return report
 
 
 @dataclass
@@ -172,7 +199,9 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     ready : dict of str to sequence of bool
         Per MM2S channel: whether its output takes a word each cycle (backpressure).
     simulator : {"amaranth", "verilator", None}
-        Where the whole RTL DMA runs; None runs the model alone.
+        Where the whole RTL DMA runs; None runs the model alone. On Verilator the
+        model's run is replayed into the block (:mod:`.dma_replay`) unless a BD names
+        a neighbour's lock.
 
     Returns
     -------
@@ -192,11 +221,16 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     inputs, ready = dict(inputs or {}), dict(ready or {})
     dma, store, offset, agents, channels, sinks, times = _dma_system(kind, writes, memory,
                                                                     inputs, ready)
+    replayed = simulator == "verilator" and bool(channels) and replayable(dma)
+    if replayed:   # the block's register writes are the DMA's state before the run
+        block, recorder = RtlDmaAgent(dma, channels, "verilator"), DmaRecorder(channels)
     report = run_system(agents, exact=True)   # every cycle stepped: the word times are recorded
     model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
     model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
                     for c in channels}
-    if simulator is None:
+    if replayed:
+        replay_dma(block, channels, recorder.finish(), model.locks, "run_dma")
+    if simulator is None or replayed:
         model.tokens = model_tokens
         return model
     dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,

@@ -36,10 +36,10 @@ from ...hdl.engine import MM2SEngine, S2MMEngine
 from ...hdl.layouts import bd_layout, bd_to_payload
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.cycle.engine import ChannelEngine, EngineCycle
-from ...model.cycle.timing import beat_counters
 from ...model.system.scheduler import Agent, SystemReport, SystemRun
-from ..common.scoreboard import Mismatch
 from ..common.simulators import IN_PROCESS, check_simulator
+from .loop_mismatch import LoopMismatch, loop_mismatch
+from .loop_replay import run_replayed
 from .loop_verilator import VerilatorEngine, run_verilator
 
 __all__ = ["RUNS_ON", "AmaranthEngine", "CheckedEngine", "LoopMismatch", "LoopRunner",
@@ -47,23 +47,6 @@ __all__ = ["RUNS_ON", "AmaranthEngine", "CheckedEngine", "LoopMismatch", "LoopRu
 
 RUNS_ON = IN_PROCESS
 """Simulators an RTL channel can run on inside the system model."""
-
-
-class LoopMismatch(Mismatch):
-    """An RTL channel and its model engine differ in some cycle.
-
-    Attributes
-    ----------
-    cycle : int
-    channel : str
-    differences : dict of str to tuple
-        Per differing signal, ``(RTL, model)``.
-    """
-
-    def __init__(self, message: str, cycle: int, channel: str,
-                 differences: dict[str, tuple]) -> None:
-        super().__init__(message)
-        self.cycle, self.channel, self.differences = cycle, channel, differences
 
 
 class AmaranthEngine:
@@ -193,20 +176,9 @@ class CheckedEngine:
         self.cycle += 1
 
     def _mismatch(self, differences: dict[str, tuple]) -> None:
-        run, position = self.model.slots.run, self.model.slots.position
-        where = ""
-        if run is not None:
-            bd_id, bd = run[2], run[3]
-            where = (f"; BD {bd_id} beat {position} of {bd.buffer_length}, counters "
-                     f"{beat_counters(bd, position)}")
-        elif self.channel.bd is not None:
-            where = f"; BD {self.channel.bd}"
-        what = ", ".join(f"{name} RTL {rtl} model {model}"
-                         for name, (rtl, model) in differences.items())
-        replay = f"; replay with seed={self.seed}" if self.seed is not None else ""
-        raise LoopMismatch(f"{self.channel.name} ({self.rtl.__class__.__name__}), cycle "
-                           f"{self.cycle}: {what}{where}{replay}", self.cycle,
-                           self.channel.name, differences)
+        slots = self.model.slots
+        raise loop_mismatch(self.channel.name, self.rtl.__class__.__name__, self.cycle,
+                            differences, slots.run, slots.position, self.channel.bd, self.seed)
 
 
 def _engine(simulator: Any, kind: str, mm2s: bool) -> Any:
@@ -269,41 +241,66 @@ class LoopRunner:
     """Channels as RTL on one simulator inside the system model: a
     :class:`~aiedma.model.system.graph.RtlRunner` for ``Graph.run(rtl=...)``.
 
+    On Verilator the model's run is recorded and replayed into the Verilated engines
+    (:mod:`.loop_replay`, the same checks at bulk speed); ``lockstep`` runs the RTL
+    beside the model cycle by cycle instead (:func:`run_with_rtl`), the reference
+    the replay's argument rests on. Amaranth always runs in lockstep.
+
     Attributes
     ----------
     simulator : {"amaranth", "verilator"}
     seed : int, optional
         Named in a mismatch report.
+    lockstep : bool
+        Step the RTL with the model on every cycle, even on Verilator.
     """
 
     simulator: str
     seed: int | None = None
+    lockstep: bool = False
 
     def __post_init__(self) -> None:
         check_simulator(self.simulator, RUNS_ON, "rtl_runner")
 
+    @property
+    def replays(self) -> bool:
+        """Whether a run is recorded and replayed rather than stepped in lockstep."""
+        return self.simulator == "verilator" and not self.lockstep
+
     def __call__(self, agents: Sequence[Agent], channels: Sequence[Any],
                  max_cycles: int) -> SystemReport:
+        if self.replays:
+            return run_replayed(agents, channels, max_cycles, self.seed)
         return run_with_rtl(agents, channels, self.simulator, max_cycles, self.seed)
 
 
-def rtl_runner(simulator: str = "amaranth", seed: int | None = None) -> LoopRunner:
+def rtl_runner(simulator: str = "amaranth", seed: int | None = None,
+               lockstep: bool = False) -> LoopRunner:
     """The runner ``Graph.run(rtl=...)`` takes: every memory-tile channel as RTL on
     ``simulator``, compared with the model on every port of every cycle.
 
     >>> rtl_runner("verilator")
-    LoopRunner(simulator='verilator', seed=None)
+    LoopRunner(simulator='verilator', seed=None, lockstep=False)
     >>> rtl_runner("icarus")
     Traceback (most recent call last):
     ...
     aiedma.tb.common.simulators.UnsupportedSimulator: simulator='icarus': rtl_runner runs on ...
+
+    Parameters
+    ----------
+    simulator : {"amaranth", "verilator"}
+    seed : int, optional
+        Named in a mismatch report.
+    lockstep : bool
+        On Verilator, step the RTL beside the model every cycle rather than replay the
+        model's recorded run (:class:`LoopRunner`).
 
     Raises
     ------
     UnsupportedSimulator
         For a simulator outside :data:`RUNS_ON`.
     """
-    return LoopRunner(simulator, seed)
+    return LoopRunner(simulator, seed, lockstep)
 
 
 def _run_amaranth(run: SystemRun, engines: Sequence[AmaranthEngine]) -> None:

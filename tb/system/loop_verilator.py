@@ -15,21 +15,31 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import hashlib
+import os
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
+
+import numpy as np
 
 from ...hdl.export import TOPS, export_verilog
 from ...hdl.layouts import bd_layout, bd_to_payload
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.cycle.engine import EngineCycle
 from ...model.system.scheduler import SystemRun
-from ..common.tools import ToolMissing, lint_flags, verilator_cxx_flavour, verilator_env
+from ..common.tools import (
+    ToolMissing,
+    lint_flags,
+    rtl_source_key,
+    verilator_cxx_flavour,
+    verilator_env,
+)
 
-__all__ = ["BUILD", "VerilatedTop", "VerilatorEngine", "run_verilator", "verilog_ports"]
+__all__ = ["BUILD", "VerilatedTop", "VerilatorEngine", "engine_cycle", "engine_top",
+           "run_verilator", "verilog_ports"]
 
 BUILD = Path("build/loop")
 """Where the Verilated libraries are built (never inside the package)."""
@@ -79,16 +89,52 @@ def _wrapper(ports: list[tuple[str, str, int]]) -> str:
         "void aiedma_get(void* p, int port, uint32_t* v) {",
         "  Vtop* t = static_cast<Vtop*>(p);",
         "  switch (port) {", *gets, "  }", "}",
+        _REPLAY,
         "}",
         "double sc_time_stamp() { return 0; }",
         "",
     ])
 
 
+# A recorded run replayed in one C loop (:meth:`VerilatedTop.replay`): per cycle, drive
+# every recorded input, settle, compare every output under its care mask, clock. No
+# Python runs per cycle, so a replay runs at the Verilated model's own speed.
+_REPLAY = """\
+int64_t aiedma_replay(void* p, int64_t cycles, int clk,
+    int n_in, const int* in_port, const int* in_at, int in_stride, const uint32_t* in,
+    int n_out, const int* out_port, const int* out_at, const int* out_words, int out_stride,
+    const uint32_t* want, const uint32_t* care, uint32_t* got) {
+  Vtop* t = static_cast<Vtop*>(p);
+  const uint32_t one = 1, zero = 0;
+  for (int64_t c = 0; c < cycles; ++c) {
+    const uint32_t* row = in + c * in_stride;
+    // The clock falls with the new inputs: one evaluation settles both (no negedge logic).
+    aiedma_set(p, clk, &zero);
+    for (int i = 0; i < n_in; ++i) aiedma_set(p, in_port[i], row + in_at[i]);
+    t->eval();
+    const uint32_t* w = want + c * out_stride;
+    const uint32_t* m = care + c * out_stride;
+    uint32_t bad = 0;
+    for (int o = 0; o < n_out; ++o) {
+      uint32_t* g = got + out_at[o];
+      aiedma_get(p, out_port[o], g);
+      for (int k = 0; k < out_words[o]; ++k)
+        bad |= (g[k] ^ w[out_at[o] + k]) & m[out_at[o] + k];
+    }
+    if (bad) return c;
+    aiedma_set(p, clk, &one);
+    t->eval();
+  }
+  aiedma_set(p, clk, &zero);
+  t->eval();
+  return -1;
+}"""
+
+
 _VERILOG: dict[str, str] = {}  # a Verilog export takes about a second: once per top
 
 
-def top_verilog(top: str, make: Any = None) -> str:
+def top_verilog(top: str, make: Any = None, cache: bool = True) -> str:
     """The Verilog of top ``top``, exported once per process and shared by every user.
 
     Parameters
@@ -97,9 +143,23 @@ def top_verilog(top: str, make: Any = None) -> str:
         The top's name (a key of :data:`aiedma.hdl.export.TOPS` unless ``make`` is given).
     make : callable, optional
         Builds the component (default: ``TOPS[top]``); only the first call for a name builds.
+    cache : bool
+        Keep the export in ``build/loop/verilog/``, keyed on the sources of the RTL and
+        the model (:func:`~aiedma.tb.common.tools.rtl_source_key`), for later processes:
+        a whole memory-tile DMA takes tens of seconds to export. Off for RTL made
+        from elsewhere (the tests' mutants), whose sources the key does not cover.
     """
     if top not in _VERILOG:
-        _VERILOG[top] = export_verilog(top, (make or TOPS[top])())
+        saved = BUILD / "verilog" / f"{top}-{rtl_source_key()[:16]}.v"
+        if cache and saved.exists():
+            _VERILOG[top] = saved.read_text()
+        else:
+            _VERILOG[top] = export_verilog(top, (make or TOPS[top])())
+            if cache:   # whole or not at all: processes may read it at once
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                part = saved.with_suffix(f".{os.getpid()}.part")
+                part.write_text(_VERILOG[top])
+                os.replace(part, saved)
     return _VERILOG[top]
 
 
@@ -112,17 +172,27 @@ class VerilatedTop:
         A name of :data:`aiedma.hdl.export.TOPS`, or any module name with ``make``.
     make : callable, optional
         Builds the component (default: ``TOPS[top]``); one export per name.
+    cache : bool
+        Keep the export for later processes (:func:`top_verilog`).
     """
 
     _libraries: ClassVar[dict[str, ctypes.CDLL]] = {}
-    def __init__(self, top: str, make: Any = None) -> None:
-        verilog = top_verilog(top, make)
-        self.ports = {name: (index, width) for index, (_, name, width)
-                      in enumerate(verilog_ports(verilog, top))}
-        self._lib = self._library(top, verilog)
+    # Per top name, its ports and library: a whole DMA's Verilog takes a while to scan
+    # and hash, and a regression makes a fresh top per program (its Verilog, too, is
+    # one per name and process: top_verilog).
+    _tops: ClassVar[dict[str, tuple[dict[str, tuple[int, int]], ctypes.CDLL]]] = {}
+
+    def __init__(self, top: str, make: Any = None, cache: bool = True) -> None:
+        if top not in self._tops:
+            verilog = top_verilog(top, make, cache)
+            self._tops[top] = ({name: (index, width) for index, (_, name, width)
+                                in enumerate(verilog_ports(verilog, top))},
+                               self._library(top, verilog))
+        self.ports, self._lib = self._tops[top]
         self._model = ctypes.c_void_p(self._lib.aiedma_new())
         self._buffer = (ctypes.c_uint32 * 16)()
         self._dirty = True
+        self.library = self._lib   # tops of one library share its Verilator runtime
         self.set("clk", 0)
         self.set("rst", 1)
         self.edge()
@@ -158,6 +228,12 @@ class VerilatedTop:
             for name in ("aiedma_set", "aiedma_get"):
                 getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_int,
                                                ctypes.POINTER(ctypes.c_uint32)]
+            ints, words = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
+            lib.aiedma_replay.restype = ctypes.c_int64
+            lib.aiedma_replay.argtypes = [
+                ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
+                ctypes.c_int, ints, ints, ctypes.c_int, words,
+                ctypes.c_int, ints, ints, ints, ctypes.c_int, words, words, words]
             cls._libraries[key] = lib
         return cls._libraries[key]
 
@@ -211,6 +287,105 @@ class VerilatedTop:
             self.set("clk", level)
             self.get("clk")
 
+    def replay(self, inputs: dict[str, np.ndarray], want: dict[str, np.ndarray],
+               care: dict[str, np.ndarray]) -> tuple[int | None, dict[str, int]]:
+        """Drive recorded inputs cycle by cycle and compare outputs, in one C loop.
+
+        Each cycle: every port of ``inputs`` takes its row, the model settles, every
+        port of ``want`` is compared under ``care`` (bits where ``care`` is 0 are not
+        compared), then a rising clock edge. Ports left out are not driven (they keep
+        their value) or not compared.
+
+        Parameters
+        ----------
+        inputs, want, care : dict of str to numpy.ndarray
+            Per port, one row of ``ceil(width / 32)`` uint32 words per cycle (least
+            significant first), all of the same number of cycles.
+
+        Returns
+        -------
+        cycle : int or None
+            The first cycle (counted from this call) with a difference, or None.
+        got : dict of str to int
+            At that cycle, every compared output as the RTL gave it (empty if None).
+        """
+        ins, in_ports, in_at = _packed(self.ports, inputs)
+        wants, out_ports, out_at = _packed(self.ports, want)
+        cares, _, _ = _packed(self.ports, care)
+        cycles = ins.shape[0]
+        if not (wants.shape[0] == cares.shape[0] == cycles):
+            raise ValueError(f"replay: {cycles} input rows, {wants.shape[0]} expected rows, "
+                             f"{cares.shape[0]} care rows: one of each per cycle")
+        out_words = np.asarray([(self.ports[n][1] + 31) // 32 for n in want], dtype=np.intc)
+        got = np.zeros(max(wants.shape[1], 1), dtype=np.uint32)
+        ints, words = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
+        first = self._lib.aiedma_replay(
+            self._model, cycles, self.ports["clk"][0],
+            len(in_ports), in_ports.ctypes.data_as(ints), in_at.ctypes.data_as(ints),
+            ins.shape[1], ins.ctypes.data_as(words),
+            len(out_ports), out_ports.ctypes.data_as(ints), out_at.ctypes.data_as(ints),
+            out_words.ctypes.data_as(ints), wants.shape[1], wants.ctypes.data_as(words),
+            cares.ctypes.data_as(words), got.ctypes.data_as(words))
+        self._dirty = True
+        if first < 0:
+            return None, {}
+        values = {}
+        for (name, at), n in zip(zip(want, out_at, strict=True), out_words, strict=True):
+            values[name] = sum(int(got[at + k]) << (32 * k) for k in range(n))
+        return int(first), values
+
+
+def _packed(ports: dict[str, tuple[int, int]], columns: dict[str, np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-port word columns side by side: ``(rows, port indices, first word of each)``."""
+    at, blocks = [], []
+    offset = 0
+    for name, block in columns.items():
+        block = np.asarray(block, dtype=np.uint32)
+        block = block.reshape(block.shape[0], -1)
+        if block.shape[1] != (ports[name][1] + 31) // 32:
+            raise ValueError(f"replay: port {name} is {ports[name][1]} bits, "
+                             f"its rows have {block.shape[1]} words")
+        at.append(offset)
+        offset += block.shape[1]
+        blocks.append(block)
+    rows = (np.ascontiguousarray(np.concatenate(blocks, axis=1)) if blocks
+            else np.zeros((0, 0), dtype=np.uint32))
+    indices = np.asarray([ports[name][0] for name in columns], dtype=np.intc)
+    return rows, indices, np.asarray(at, dtype=np.intc)
+
+
+def engine_top(kind: str, mm2s: bool) -> str:
+    """The exported top of a channel engine (``hdl.engine``) of ``kind``."""
+    return f"aiedma_{'mm2s' if mm2s else 's2mm'}_channel_{kind}"
+
+
+def engine_cycle(get: Callable[[str], int], mm2s: bool) -> EngineCycle:
+    """Every port of an engine top in one cycle, read by name with ``get``, as the
+    model engine states them (payloads 0 where their valid or enable is low)."""
+    beat_valid = bool(get("beat_valid"))
+    request = bool(get("lock_request"))
+    common = {
+        "bd_valid": bool(get("bd__valid")), "bd_ready": bool(get("bd__ready")),
+        "beat_valid": beat_valid, "beat_ready": bool(get("beat_ready")),
+        "address": get("beat_address") if beat_valid else 0,
+        "zero": bool(get("beat_zero")) and beat_valid,
+        "last": bool(get("beat_last")) and beat_valid,
+        "lock_request": request, "lock_grant": request and bool(get("lock_grant")),
+    }
+    if mm2s:
+        valid, read = bool(get("o__valid")), bool(get("mem_en"))
+        payload = get("o__payload")
+        return EngineCycle(**common, stream_valid=valid, stream_ready=bool(get("o__ready")),
+                           data=payload & 0xFFFF_FFFF if valid else 0,
+                           stream_last=bool(payload >> 32) and valid,
+                           mem_read=read, mem_addr=get("mem_addr") if read else 0)
+    valid, write = bool(get("i__valid")), bool(get("mem_we"))
+    return EngineCycle(**common, stream_valid=valid, stream_ready=bool(get("i__ready")),
+                       data=get("i__payload") & 0xFFFF_FFFF if valid else 0,
+                       mem_write=write, mem_addr=get("mem_addr") if write else 0,
+                       mem_data=get("mem_data") if write else 0)
+
 
 class VerilatorEngine:
     """A channel engine's RTL, Verilated and loaded in process (engine protocol).
@@ -219,11 +394,14 @@ class VerilatorEngine:
     ----------
     kind : {"tile", "memtile", "shim"}
     mm2s : bool
+    top : VerilatedTop, optional
+        The Verilated top to run (default: :func:`engine_top` of ``kind``; the tests
+        hand in a deliberately wrong one).
     """
 
-    def __init__(self, kind: str, mm2s: bool) -> None:
+    def __init__(self, kind: str, mm2s: bool, top: VerilatedTop | None = None) -> None:
         self.kind, self.mm2s = kind, mm2s
-        self.top = VerilatedTop(f"aiedma_{'mm2s' if mm2s else 's2mm'}_channel_{kind}")
+        self.top = top or VerilatedTop(engine_top(kind, mm2s))
         self._layout = bd_layout(kind)
         self._payloads: dict[int, int] = {}
 
@@ -254,29 +432,7 @@ class VerilatorEngine:
         self.top.set("lock_grant", granted)
 
     def sample(self) -> EngineCycle:
-        get = self.top.get
-        beat_valid = bool(get("beat_valid"))
-        request = bool(get("lock_request"))
-        common = {
-            "bd_valid": bool(get("bd__valid")), "bd_ready": bool(get("bd__ready")),
-            "beat_valid": beat_valid, "beat_ready": bool(get("beat_ready")),
-            "address": get("beat_address") if beat_valid else 0,
-            "zero": bool(get("beat_zero")) and beat_valid,
-            "last": bool(get("beat_last")) and beat_valid,
-            "lock_request": request, "lock_grant": request and bool(get("lock_grant")),
-        }
-        if self.mm2s:
-            valid, read = bool(get("o__valid")), bool(get("mem_en"))
-            payload = get("o__payload")
-            return EngineCycle(**common, stream_valid=valid, stream_ready=bool(get("o__ready")),
-                               data=payload & 0xFFFF_FFFF if valid else 0,
-                               stream_last=bool(payload >> 32) and valid,
-                               mem_read=read, mem_addr=get("mem_addr") if read else 0)
-        valid, write = bool(get("i__valid")), bool(get("mem_we"))
-        return EngineCycle(**common, stream_valid=valid, stream_ready=bool(get("i__ready")),
-                           data=get("i__payload") & 0xFFFF_FFFF if valid else 0,
-                           mem_write=write, mem_addr=get("mem_addr") if write else 0,
-                           mem_data=get("mem_data") if write else 0)
+        return engine_cycle(self.top.get, self.mm2s)
 
     def clock(self) -> None:
         self.top.edge()

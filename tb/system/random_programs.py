@@ -33,7 +33,7 @@ from ...model.system.graph import Graph, GraphResult
 from ...model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
 from ...model.system.scheduler import SystemReport, run_system
 from ...model.system.stream import Stream, StreamSink
-from .loop import rtl_runner, run_with_rtl
+from .loop import rtl_runner
 
 __all__ = ["PROGRAM_PLACES", "TARGET", "ProgramPlace", "RandomGraph", "RandomProgram",
            "check_graph", "check_program", "random_graph", "random_program"]
@@ -255,10 +255,11 @@ class RandomProgram:
 
     def run(self, rtl: str | None = None) -> tuple[SystemReport, list[list[int]], np.ndarray]:
         """``(report, words of each sink, the target region)`` of one run, the model's
-        alone or with every channel as ``rtl``'s RTL."""
+        alone or with every channel as ``rtl``'s RTL (:func:`~.loop.rtl_runner`: on
+        Verilator by replay of the model's run)."""
         agents, channels, dma, sinks = self.build()
         report = (run_system(agents) if rtl is None
-                  else run_with_rtl(agents, channels, rtl, seed=self.seed))
+                  else rtl_runner(rtl, self.seed)(agents, channels, 10_000_000))
         target = dma.memory.resolve(self.place.target)
         return report, [sink.data for sink in sinks], target[0].dump(target[1], 64)
 

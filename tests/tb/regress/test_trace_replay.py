@@ -17,7 +17,7 @@ def recorded():
     memory tile's block takes five times as long to build; make sim replays its programs)."""
     with recording() as record:
         for seed in (1, 2, 3):
-            check_program_channels(random_program(seed, "tile"), "verilator")
+            check_program_channels(random_program(seed, "tile"), "verilator", lockstep=True)
     return record.by_top()
 
 

@@ -1,0 +1,249 @@
+"""RTL channel engines inside the system model at bulk speed: the model's run, replayed.
+
+The model is the reference on every cycle, so in a run where the RTL agrees, the
+inputs an RTL engine sees on each cycle are the ones the model engine saw: the BD
+its channel offers, the stream side, the memory word and the lock grant, all
+answers of the system to what the engine showed before. :func:`run_replayed` runs
+the system with the model engines only (on the scheduler's fast path), recording
+each memory-tile engine's inputs and ports on every cycle (:mod:`.engine_record`);
+then each recorded engine is replayed into its Verilated top in one C loop
+(:meth:`~aiedma.tb.system.loop_verilator.VerilatedTop.replay`), every port compared
+on every cycle.
+
+Why this is the closed loop: if the RTL shows the model's ports up to cycle ``t``,
+the system would have answered it at ``t + 1`` exactly as it answered the model, so
+the recorded inputs of ``t + 1`` are the ones the RTL would get; a replay with no
+difference is the lockstep run (:mod:`.loop`), cycle for cycle. At the first
+difference the lockstep run would have stopped too, in the same cycle, and the
+replay reports it as lockstep does (:class:`~.loop_mismatch.LoopMismatch`: cycle,
+channel, BD, beat, counters, seed). If the model run itself stops (a deadlock, a
+bad BD), what was recorded up to there is replayed first: an RTL difference before
+it is reported in its place, as lockstep would have.
+
+The replay is generic over the engine's ports: what the model drives goes onto the
+top's input ports by name, what the RTL drives is compared by name under a care
+mask (a payload only while its valid or enable is high, as the model states it).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ...hdl.layouts import bd_layout, bd_to_payload
+from ...model.system.scheduler import Agent, SystemReport, SystemRun
+from .engine_record import EngineRecorder, EngineTrace
+from .loop_mismatch import LoopMismatch, loop_mismatch
+from .loop_verilator import VerilatedTop, engine_cycle, engine_top
+
+__all__ = ["SIMULATOR", "engine_ports", "replay_trace", "run_replayed"]
+
+SIMULATOR = "Verilator replay"
+"""How a replayed engine is named in a mismatch report."""
+
+# Outputs compared on every cycle, and payloads compared while their valid is high:
+# (port, column, column that must be set for the port to be compared, or None).
+_COMMON = (("bd__ready", "bd_ready", None), ("beat_valid", "beat_valid", None),
+           ("beat_ready", "beat_ready", None), ("lock_request", "lock_request", None),
+           ("beat_address", "address", "beat_valid"), ("beat_zero", "zero", "beat_valid"),
+           ("beat_last", "last", "beat_valid"))
+_MM2S = (("o__valid", "stream_valid", None), ("o__payload", "payload", "stream_valid"),
+         ("mem_en", "mem_read", None), ("mem_addr", "mem_addr", "mem_read"))
+_S2MM = (("i__ready", "stream_ready", None), ("mem_we", "mem_write", None),
+         ("mem_addr", "mem_addr", "mem_write"), ("mem_data", "mem_data", "mem_write"))
+
+
+def _words(column: np.ndarray, width: int) -> np.ndarray:
+    """An int64 column of a port at most 64 bits wide as uint32 words, least significant first."""
+    column = np.asarray(column, dtype=np.int64).astype(np.uint64)
+    count = (width + 31) // 32
+    out = np.empty((column.size, count), dtype=np.uint32)
+    for k in range(count):
+        out[:, k] = (column >> np.uint64(32 * k)) & np.uint64(0xFFFF_FFFF)
+    return out
+
+
+def _mask(width: int) -> np.ndarray:
+    return _words(np.asarray([(1 << width) - 1 if width < 64 else -1]), width)[0]
+
+
+def _payloads(kind: str, trace: EngineTrace, width: int) -> np.ndarray:
+    """The ``bd__payload`` words of every cycle (zeros where no BD is offered)."""
+    count = (width + 31) // 32
+    layout = bd_layout(kind)
+    table = np.zeros((len(trace.bds) + 1, count), dtype=np.uint32)   # row -1: no BD
+    for k, bd in enumerate(trace.bds):
+        value = layout.const(bd_to_payload(bd)).as_value().value
+        table[k] = [(value >> (32 * w)) & 0xFFFF_FFFF for w in range(count)]
+    return table[trace.columns["bd"]]
+
+
+def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tuple[int, int]]
+                 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A recorded engine as the rows :meth:`VerilatedTop.replay` takes.
+
+    Parameters
+    ----------
+    trace : EngineTrace
+    kind : {"tile", "memtile", "shim"}
+    mm2s : bool
+    ports : dict of str to (int, int)
+        The top's ports: index and width by name (:attr:`VerilatedTop.ports`).
+
+    Returns
+    -------
+    inputs, want, care : dict of str to numpy.ndarray
+        Per port, uint32 words per cycle: the inputs the model engine saw, the outputs
+        it showed, and which output bits to compare.
+    """
+    c = trace.columns
+    width = {name: ports[name][1] for name in ports}
+    inputs = {"bd__valid": _words(c["bd"] >= 0, 1),
+              "bd__payload": _payloads(kind, trace, width["bd__payload"]),
+              "lock_grant": _words(c["grant"], 1)}
+    if mm2s:
+        inputs["o__ready"] = _words(c["o_ready"], 1)
+        inputs["mem_data"] = _words(c["mem_data_in"] & 0xFFFF_FFFF, width["mem_data"])
+    else:
+        inputs["i__valid"] = _words(c["i_valid"], 1)
+        inputs["i__payload"] = _words(c["i_data"] & 0xFFFF_FFFF, width["i__payload"])
+    columns = dict(c, payload=(c["data"] & 0xFFFF_FFFF) | (c["stream_last"] << 32))
+    want, care = {}, {}
+    for port, column, valid in _COMMON + (_MM2S if mm2s else _S2MM):
+        bits = width[port]
+        want[port] = _words(columns[column], bits)
+        full = np.broadcast_to(_mask(bits), want[port].shape)
+        care[port] = full if valid is None else full * (columns[valid] != 0)[:, None].astype(
+            np.uint32)
+    return inputs, want, care
+
+
+def _row(columns: dict[str, np.ndarray], cycle: int, ports: dict[str, tuple[int, int]]
+         ) -> dict[str, int]:
+    """One cycle's port values, as ints, from per-port word rows."""
+    row = {}
+    for name, words in columns.items():
+        value = sum(int(w) << (32 * k) for k, w in enumerate(np.asarray(words[cycle]).ravel()))
+        row[name] = value & ((1 << ports[name][1]) - 1)
+    return row
+
+
+def replay_trace(top: VerilatedTop, trace: EngineTrace, kind: str, mm2s: bool
+                 ) -> tuple[int, dict[str, tuple]] | None:
+    """Replay a recorded engine into ``top`` (fresh from reset); the first difference.
+
+    Returns
+    -------
+    tuple or None
+        ``(cycle, differences)`` with ``differences`` per signal ``(RTL, model)`` as
+        :class:`~aiedma.model.cycle.engine.EngineCycle` names them, or None when every
+        cycle agrees.
+    """
+    inputs, want, care = engine_ports(trace, kind, mm2s, top.ports)
+    cycle, got = top.replay(inputs, want, care)
+    if cycle is None:
+        return None
+    shown = {**_row(inputs, cycle, top.ports), **got}
+    differences = engine_cycle(shown.__getitem__, mm2s).differences(trace.signals(cycle))
+    if not differences:   # a port the model states no signal for: name the port itself
+        expected = _row(want, cycle, top.ports)
+        differences = {port: (got[port], expected[port]) for port in got
+                       if got[port] != expected[port]}
+    return cycle, differences
+
+
+def _default_top(kind: str, mm2s: bool) -> VerilatedTop:
+    return VerilatedTop(engine_top(kind, mm2s))
+
+
+def _replay_all(channels: Sequence[Any], traces: Sequence[EngineTrace],
+                top: Callable[[str, bool], VerilatedTop] | None) -> list:
+    """:func:`replay_trace` of every channel; tops of different libraries on threads of
+    their own (a replay is one C call, which lets the others run), those of one library
+    one after another (they share its Verilator runtime)."""
+    tops = [(top or _default_top)(ch.dma.kind, ch.is_mm2s) for ch in channels]
+    groups: dict[int, list[int]] = {}
+    for k, t in enumerate(tops):
+        groups.setdefault(id(t.library), []).append(k)
+    found: list = [None] * len(tops)
+
+    def replay(indices: list[int]) -> None:
+        for k in indices:
+            found[k] = replay_trace(tops[k], traces[k], channels[k].dma.kind,
+                                    channels[k].is_mm2s)
+
+    with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 1) or 1) as pool:
+        for done in [pool.submit(replay, indices) for indices in groups.values()]:
+            done.result()
+    return found
+
+
+def run_replayed(agents: Sequence[Agent], channels: Sequence[Any], max_cycles: int = 10_000_000,
+                 seed: int | None = None, top: Callable[[str, bool], VerilatedTop] | None = None,
+                 timing: dict | None = None) -> SystemReport:
+    """Run the system on the model, then replay every channel's engine on Verilator.
+
+    Parameters
+    ----------
+    agents : sequence of Agent
+        Every agent of the system (the channels among them), in stepping order.
+    channels : sequence of Channel
+        The channels whose engine is checked as RTL (they must be idle).
+    max_cycles : int
+    seed : int, optional
+        Named in a mismatch report.
+    top : callable, optional
+        ``(kind, mm2s) -> VerilatedTop`` (default: the exported engine top; the tests
+        hand in deliberately wrong RTL).
+    timing : dict, optional
+        Filled with ``model_s`` (the run and its recording), ``replay_s`` (the
+        replays, their rows included) and ``compared`` (engine cycles compared).
+
+    Returns
+    -------
+    SystemReport
+        The model's report (the RTL's too: every cycle of it agreed).
+
+    Raises
+    ------
+    LoopMismatch
+        At the first cycle an RTL port differs from the model engine's (the earliest
+        over all channels; in a tie, the channel stepped first).
+    DeadlockError, AiedmaError
+        As :func:`~aiedma.model.system.scheduler.run_system`, when the RTL agreed up to
+        there.
+    """
+    began = time.perf_counter()
+    recorders = [EngineRecorder(channel) for channel in channels]
+    run = SystemRun(agents, max_cycles, exact=False)
+    failure: BaseException | None = None
+    try:
+        while run.busy:
+            run.advance()
+    except Exception as error:   # replayed first: an RTL difference before it comes first
+        failure = error
+    traces = [recorder.finish(run.cycles) for recorder in recorders]
+    recorded = time.perf_counter()
+    first: LoopMismatch | None = None
+    for channel, trace, found in zip(channels, traces, _replay_all(channels, traces, top),
+                                     strict=True):
+        if found is not None and (first is None or found[0] < first.cycle):
+            cycle, differences = found
+            run_index, position, bd = (int(trace.columns[n][cycle])
+                                       for n in ("run", "position", "channel_bd"))
+            first = loop_mismatch(channel.name, SIMULATOR, cycle, differences,
+                                  trace.runs[run_index] if run_index >= 0 else None, position,
+                                  None if bd < 0 else bd, seed)
+    if timing is not None:
+        timing.update(model_s=recorded - began, replay_s=time.perf_counter() - recorded,
+                      compared=sum(t.cycles for t in traces))
+    if first is not None:
+        raise first from failure
+    if failure is not None:
+        raise failure
+    return run.report()

@@ -1,0 +1,128 @@
+"""RTL channel engines by replay of the model's run: the recording follows the fast path's
+jumps exactly, a difference is found at its cycle, and a planted RTL bug is reported by
+the replay at the same cycle as by the lockstep run."""
+
+import numpy as np
+import pytest
+from hdl_mutants import BubblyGate
+from test_loop import chain_system
+
+from aiedma.flows.graph_examples import copy_graph, pipeline_graph
+from aiedma.hdl import engine as hdl_engine
+from aiedma.model import BufferDescriptor, Task
+from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
+from aiedma.model.system.dma import DMA
+from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
+from aiedma.model.system.scheduler import DeadlockError, SystemRun
+from aiedma.model.system.stream import Stream, StreamSource
+from aiedma.tb.system.engine_record import COLUMNS, EngineRecorder
+from aiedma.tb.system.loop import LoopMismatch, rtl_runner, run_with_rtl
+from aiedma.tb.system.loop_replay import replay_trace, run_replayed
+from aiedma.tb.system.loop_verilator import VerilatedTop, VerilatorEngine, engine_top
+from aiedma.tb.system.random_programs import random_graph
+
+OWN = MEMORY_TILE_WINDOWS["own"]
+
+
+def recorded(graph, words, exact, iterations=2, output_ready=None, inputs=None):
+    """Every memory-tile engine's trace of a model-only run, and the jumps it took."""
+    found = {}
+
+    def runner(agents, channels, max_cycles):
+        recorders = [EngineRecorder(channel) for channel in channels]
+        run = SystemRun(agents, max_cycles, exact=exact)
+        while run.busy:
+            run.advance()
+        found.update({c.name: r.finish(run.cycles) for c, r in zip(channels, recorders,
+                                                                   strict=True)})
+        found["jumps"] = run.jumps
+        return run.report()
+
+    graph.run(iterations, inputs or {"in": np.arange(iterations * words)}, rtl=runner,
+              output_ready=output_ready)
+    return found
+
+
+def drawn(seed):
+    """A random graph (padding, backpressure, ping-pong) as :func:`recorded` takes it."""
+    g = random_graph(seed)
+    return lambda: g.graph, {"iterations": g.iterations, "inputs": g.inputs,
+                             "output_ready": g.output_ready}
+
+
+@pytest.mark.parametrize(("graph", "run"), [
+    (lambda: copy_graph((16, 8), 2), {"words": 128}),
+    (lambda: pipeline_graph(2, 64), {"words": 64}),
+    drawn(38), drawn(47),   # padded reads under backpressure, jumping over 70 cycles
+])
+def test_a_recording_on_the_fast_path_is_the_recording_of_every_cycle(graph, run):
+    run = {"words": 0, **run}
+    fast, exact = recorded(graph(), exact=False, **run), recorded(graph(), exact=True, **run)
+    assert fast.pop("jumps") > 0 and exact.pop("jumps") == 0, "the fast path jumped"
+    assert fast.keys() == exact.keys() and fast
+    for name, trace in exact.items():
+        for column in COLUMNS:
+            if column not in ("run",):   # indices of the same beats, numbered per run
+                assert np.array_equal(fast[name].columns[column], trace.columns[column]), \
+                    (name, column)
+
+
+def test_a_difference_in_the_recording_is_found_at_its_cycle():
+    traces = recorded(copy_graph((16, 8), 2), 128, exact=False)
+    traces.pop("jumps")
+    trace = next(t for n, t in traces.items() if n.endswith("mm2s0"))
+    assert replay_trace(VerilatedTop(engine_top("memtile", True)), trace, "memtile",
+                        True) is None
+    cycle = int(np.flatnonzero(trace.columns["beat_valid"])[20])
+    trace.columns["address"][cycle] += 1
+    found = replay_trace(VerilatedTop(engine_top("memtile", True)), trace, "memtile", True)
+    assert found is not None and found[0] == cycle
+    address = int(trace.columns["address"][cycle])
+    assert found[1] == {"address": (address - 1, address)}
+
+
+def test_the_graph_runner_replays_on_verilator_and_steps_on_request():
+    assert rtl_runner("verilator").replays and not rtl_runner("verilator", lockstep=True).replays
+    assert not rtl_runner("amaranth").replays
+
+
+def bubbly_top(monkeypatch):
+    """The memory-tile MM2S engine with a bubble after every BD (exported under its own name)."""
+    def make():
+        monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
+        return hdl_engine.MM2SEngine("memtile")
+
+    return VerilatedTop("aiedma_mm2s_channel_memtile_bubbly", make, cache=False)
+
+
+def test_a_planted_rtl_bug_is_found_by_the_replay_at_the_lockstep_cycle(monkeypatch):
+    channel, sink = chain_system()
+    with pytest.raises(LoopMismatch) as stepped:
+        run_with_rtl([channel, sink], [channel],
+                     lambda kind, mm2s: VerilatorEngine(kind, mm2s, bubbly_top(monkeypatch)),
+                     seed=7)
+    channel, sink = chain_system()
+    with pytest.raises(LoopMismatch) as replayed:
+        run_replayed([channel, sink], [channel], seed=7,
+                     top=lambda kind, mm2s: bubbly_top(monkeypatch))
+    lockstep, replay = stepped.value, replayed.value
+    assert lockstep.cycle == replay.cycle == BD_FETCH_LATENCY + ADDRGEN_LATENCY + 3
+    assert lockstep.channel == replay.channel == "memtile(0,1).mm2s0"
+    assert lockstep.differences == {"lock_request": (False, True)}
+    assert replay.differences["lock_request"] == (False, True)
+    # The same place named: BD, beat, counters and seed.
+    assert str(replay).split(": ", 1)[1].endswith(str(lockstep).split("; ", 1)[1])
+
+
+def test_a_deadlock_is_reported_by_the_replay_once_the_rtl_agreed_up_to_it():
+    dma = DMA("memtile", 0, 1)
+    dma.write_bd(0, BufferDescriptor("memtile", base_address=OWN, buffer_length=4, valid_bd=1,
+                                     lock_acq_enable=1, lock_acq_id=65, lock_acq_value=-1))
+    inbound = Stream("in")
+    channel = dma.s2mm[0].connect(inbound)
+    channel.push(Task(0))
+    timing = {}
+    with pytest.raises(DeadlockError, match=r"memtile\(0,1\)\.s2mm0: BD 0: waits on lock 65"):
+        run_replayed([StreamSource("source", inbound, range(4)), channel], [channel],
+                     timing=timing)
+    assert timing["compared"] > 0, "the cycles before the deadlock were replayed"
