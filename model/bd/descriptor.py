@@ -36,6 +36,7 @@ import numpy as np
 
 from ..arch.kinds import DMA_KINDS, check_kind
 from ..errors import BDError, Hex, field_error
+from ..tiling.doubling import fill_affine
 from .fields import (
     ADDRESS_DIMENSIONS,
     BD_COUNT,
@@ -50,7 +51,8 @@ from .fields import (
 )
 
 __all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "DecodedImage", "check_chain",
-           "decode_image", "padded_digits", "padded_radices", "stream_addresses"]
+           "decode_image", "padded_digits", "padded_radices", "stream_addresses",
+           "write_padding"]
 
 _WORD_MASK = 0xFFFF_FFFF
 
@@ -530,8 +532,8 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     is affine in the digits: ``start + sum((digit_k - before_k) * step_k)``. Digit
     ``d`` of dimension ``k`` is then digit 0 plus ``d * step_k``, so each dimension's
     first unit is built from the one below by doubling: words ``n S_k .. 2n S_k`` are
-    words ``0 .. n S_k`` plus ``n * step_k``. Every NumPy call is a contiguous add
-    (a broadcast add of rows and offsets runs at less than half that rate), about
+    words ``0 .. n S_k`` plus ``n * step_k`` (:func:`~aiedma.model.tiling.doubling.fill_affine`,
+    shared with the tiling walk). Every NumPy call is a contiguous add, about
     ``log2`` of each radix of them, and a unit is never built past ``length``: a
     memory-tile period can hold about 10**9 words while a BD is at most 2**17 long.
 
@@ -549,19 +551,36 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     open_dim = len(radices)
     skip = before[open_dim] if open_dim < len(wraps) else 0
     first = start - sum(before[k] * steps[k] for k in range(open_dim)) - skip * steps[open_dim]
-    out[0] = first
-    built = 1   # words 0 .. built - 1 hold their affine address
-    for k, radix in enumerate([*radices, None]):
-        # Digit d of dimension k: the first ``built`` words (one unit of the dimensions
-        # below) plus d * step; the open dimension (radix None) runs to the end.
-        goal = length if radix is None else min(length, built * radix)
-        unit, step = built, steps[k]
-        while built < goal:
-            count = min(built, goal - built)
-            np.add(out[:count], (built // unit) * step, out=out[built : built + count])
-            built += count
-        if built >= length:
-            break
+    # Every word first gets its affine address; the open dimension runs to the end.
+    fill_affine(out[:length], first, steps[: open_dim + 1], radices)
+    write_padding(out[:length], wraps, before, after)
+    return out
+
+
+def write_padding(out: np.ndarray, wraps: Sequence[int], before: Sequence[int],
+                  after: Sequence[int]) -> np.ndarray:
+    """Set -1 at the zero words of a BD pattern's stream ``out`` (its whole length).
+
+    The zero words depend on the pattern's wraps and padding alone, not on its steps
+    or start: a stream built from another of the same pattern (moved by a start
+    difference, as a task's consecutive loads are) gets its zeros back from this.
+    See :func:`stream_addresses` for where they are.
+
+    Parameters
+    ----------
+    out : numpy.ndarray
+        Contiguous int64 stream, written in place.
+    wraps, before, after : sequence of int
+        As :func:`stream_addresses`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out``.
+    """
+    radices = padded_radices(wraps, before, after)
+    open_dim = len(radices)
+    skip = before[open_dim] if open_dim < len(wraps) else 0
     for k in range(open_dim):
         if before[k] or after[k]:
             per_digit = _digits_below(radices, k)
