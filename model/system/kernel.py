@@ -33,7 +33,7 @@ import numpy as np
 from ..arch.dtypes import GRAPH_DTYPES, elements_per_word
 from ..bd.packet import parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
-from .scheduler import NO_LIMIT, FastPlan, Stall
+from .scheduler import NEVER, FastPlan, Stall
 from .stream import Beat, Stream, data_beats
 
 __all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
@@ -254,16 +254,17 @@ class KernelAgent:
             return (self._next_in - 1) % len(self.inputs)
         return (self._next_out - 1) % len(self.outputs)
 
-    def horizon(self, last: int, moved: bool) -> int:
-        """Until the buffer it fills is full or the buffer it sends is sent."""
+    def next_event(self, last: int, moved: bool) -> int:
+        """The cycle it takes the last word of the buffer it fills, or sends the last
+        of the buffer it sends (it runs its function, or ends its run, there)."""
         if not moved:
-            return NO_LIMIT
+            return NEVER
         k = self._port(moved)
         if self._results is None:
             if self.inputs[k].packet:
-                return 0   # a TLAST decides where the next header is
-            return self.inputs[k].size - len(self._buffers[k]) - 1
-        return self.outputs[k].size - self._sent[k] - 1
+                return last + 1   # a TLAST decides where the next header is
+            return last + self.inputs[k].size - len(self._buffers[k])
+        return last + self.outputs[k].size - self._sent[k]
 
     def plan(self, cycles: int, moved: bool) -> FastPlan:
         """Take or send ``cycles`` words on the one port it uses."""
