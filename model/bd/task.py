@@ -104,22 +104,23 @@ class TaskWalk:
         bd_id = self._next
         if bd_id is None:
             raise AssertionError("TaskWalk.next after the task's last load")
-        where = self._where(bd_id)
+        where = self._where   # called only for an error: a walk checks every load
         if bd_id in self._seen:
             raise field_error(self._error, "next_bd", bd_id,
                               "the chain loops back to a BD it already ran in this pass; it "
-                              f"would never end{where}")
+                              f"would never end{where(bd_id)}")
         self._seen.add(bd_id)
         bd = self.table.get(bd_id)
         if bd is None:
-            raise field_error(self._error, "bd_id", bd_id, f"no such BD in the table{where}")
+            raise field_error(self._error, "bd_id", bd_id,
+                              f"no such BD in the table{where(bd_id)}")
         try:
             check_chain(self.kind, bd_id, bd)
         except AiedmaError as error:
-            raise self._error(f"{error}{where}") from None
+            raise self._error(f"{error}{where(bd_id)}") from None
         if not bd.valid_bd:
             raise field_error(self._error, "valid_bd", 0,
-                              f"a BD loaded by a task must have valid_bd = 1{where}")
+                              f"a BD loaded by a task must have valid_bd = 1{where(bd_id)}")
         self.table[bd_id] = bd.next_iteration()
         if bd.use_next_bd:
             self._next = bd.next_bd
@@ -205,38 +206,31 @@ def _write_pass(loads: list[BufferDescriptor], r: int, out: np.ndarray, shift: i
     NumPy call per doubling of every dimension: tens of microseconds a load.
     """
     position = 0
-    for run, length in _even_runs(loads, r):
-        bd, current = run[0]
-        words = out[position : position + len(run) * length]
+    for bd, current, count, step in _even_runs(loads, r):
+        length = bd.buffer_length
+        words = out[position : position + count * length]
         bd.stream(current, shift=shift, out=words[:length])
-        if len(run) > 1 and length:
-            step = _start(*run[1]) - _start(bd, current)
+        if count > 1 and length:
             repeat_units(words, length, [step], [])
             _pad_loads(words, length, bd.pattern())
         position += words.size
 
 
-def _start(bd: BufferDescriptor, current: int) -> int:
-    return bd.base_address + current * bd.iteration_stepsize
-
-
-def _even_runs(loads: list[BufferDescriptor], r: int) -> list[tuple[list, int]]:
-    """The loads of pass ``r`` as runs of (BD, iteration index) with one pattern, one
-    length and evenly stepping starts, each with its load length."""
-    runs: list[tuple[list, int]] = []
-    key = None
+def _even_runs(loads: list[BufferDescriptor], r: int) -> list[tuple[BufferDescriptor, int,
+                                                                     int, int]]:
+    """The loads of pass ``r`` as runs of one pattern and length whose starts step
+    evenly: per run its first BD, that BD's iteration index, the loads and the step."""
+    runs: list[list] = []   # [bd, current, count, step, key, start of the last load]
     for bd in loads:
         current = (bd.iteration_current + r) % bd.iteration_wrap
-        run = runs[-1][0] if runs else None
-        pattern = (bd.buffer_length, bd.pattern())
-        if run is not None and pattern == key and (
-                len(run) < 2 or _start(bd, current) - _start(*run[-1])
-                == _start(*run[1]) - _start(*run[0])):
-            run.append((bd, current))
+        start = bd.base_address + current * bd.iteration_stepsize
+        key = (bd.buffer_length, bd.pattern())
+        run = runs[-1] if runs else None
+        if run is not None and run[4] == key and (run[2] == 1 or start - run[5] == run[3]):
+            run[2], run[3], run[5] = run[2] + 1, start - run[5], start
             continue
-        runs.append(([(bd, current)], bd.buffer_length))
-        key = pattern
-    return runs
+        runs.append([bd, current, 1, 0, key, start])
+    return [(bd, current, count, step) for bd, current, count, step, _, _ in runs]
 
 
 def _pad_loads(words: np.ndarray, length: int, pattern: dict) -> None:
@@ -281,6 +275,21 @@ def _double_passes(loads: list[BufferDescriptor], passes: np.ndarray, shift: int
     if count == 1:
         return
     repeat_units(passes.reshape(-1), passes.shape[1], [loads[0].iteration_stepsize], [])
-    zeros = np.flatnonzero(passes[0] < 0)
+    zeros = _zero_positions(loads, passes.shape[1])
     if zeros.size:
         passes[1:, zeros] = -1
+
+
+def _zero_positions(loads: list[BufferDescriptor], length: int) -> np.ndarray:
+    """Positions of the zero words in a pass of ``loads`` (``length`` words), from
+    their patterns: a shifted data word may be -1 too, so the values cannot tell."""
+    padded = [bd.pattern() for bd in loads]
+    if not any(any(p["before"]) or any(p["after"]) for p in padded):
+        return np.zeros(0, dtype=np.int64)
+    marks = np.zeros(length, dtype=np.int64)
+    position = 0
+    for bd, pattern in zip(loads, padded, strict=True):
+        write_padding(marks[position : position + bd.buffer_length], pattern["wraps"],
+                      pattern["before"], pattern["after"])
+        position += bd.buffer_length
+    return np.flatnonzero(marks)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from test_stream_vectorised import bds, divmod_stream
 
 from aiedma.model.bd.descriptor import stream_addresses
-from aiedma.model.bd.fields import KINDS
+from aiedma.model.bd.fields import FIELD_INDEX, KINDS
 from aiedma.model.bd.lower import (
     LoweredBD,
     LoweredProgram,
@@ -113,7 +113,7 @@ def tiled_chains(draw: st.DrawFn, kind: str) -> tuple[dict, Task]:
     step = draw(st.integers(-(1 << 10), 1 << 10))
     top = max(bd.base_address, bd.base_address + step * (count - 1))
     bottom = min(bd.base_address, bd.base_address + step * (count - 1))
-    assume(bottom >= 0 and top < 1 << 19)
+    assume(bottom >= 0 and top + 50 <= FIELD_INDEX[kind]["base_address"].maximum)
     bases = [bd.base_address + step * n for n in range(count)]
     if draw(st.booleans()):
         bases[draw(st.integers(1, count - 1))] += draw(st.integers(1, 50))
