@@ -202,18 +202,31 @@ def _write_pass(loads: list[BufferDescriptor], r: int, out: np.ndarray, shift: i
     lowered program's tiles one after another) are built as one: the first load's
     stream, then the others by doubling it (load ``j`` is load 0 moved ``j`` steps,
     :func:`~aiedma.model.tiling.doubling.repeat_units`), their zero words written back
-    after (:func:`.descriptor.write_padding`). A stream built from nothing costs a
-    NumPy call per doubling of every dimension: tens of microseconds a load.
+    after (:func:`.descriptor.write_padding`). A load of a pattern already built in
+    the pass (alternating tiles) is that load moved, its zeros written back. A stream
+    built from nothing costs a NumPy call per doubling of every dimension: tens of
+    microseconds a load.
     """
     position = 0
+    built: dict[tuple, tuple[int, np.ndarray]] = {}   # a pattern's first load: start, words
     for bd, current, count, step in _even_runs(loads, r):
         length = bd.buffer_length
         words = out[position : position + count * length]
-        bd.stream(current, shift=shift, out=words[:length])
-        if count > 1 and length:
+        position += words.size
+        if not length:
+            continue
+        key = (length, *map(tuple, bd.pattern().values()))
+        start = bd.base_address + current * bd.iteration_stepsize
+        if key in built:   # the same pattern earlier in the pass (tiles A, B, A, B, ...)
+            earlier_start, earlier = built[key]
+            np.add(earlier, start - earlier_start, out=words[:length])
+            _pad_loads(words[:length], length, bd.pattern())
+        else:
+            bd.stream(current, shift=shift, out=words[:length])
+            built[key] = (start, words[:length])
+        if count > 1:
             repeat_units(words, length, [step], [])
             _pad_loads(words, length, bd.pattern())
-        position += words.size
 
 
 def _even_runs(loads: list[BufferDescriptor], r: int) -> list[tuple[BufferDescriptor, int,
@@ -234,7 +247,8 @@ def _even_runs(loads: list[BufferDescriptor], r: int) -> list[tuple[BufferDescri
 
 
 def _pad_loads(words: np.ndarray, length: int, pattern: dict) -> None:
-    """Write back the zero words of loads of ``pattern`` built by moving the first.
+    """Write back the zero words of loads of ``pattern`` (``length`` words each) built
+    by moving another load's words.
 
     Where a load ends on a unit of its open dimension and that dimension has no
     leading zeros, the loads side by side are one longer stream of the pattern: one
@@ -249,7 +263,7 @@ def _pad_loads(words: np.ndarray, length: int, pattern: dict) -> None:
     if not lead and length % math.prod(radices) == 0:
         write_padding(words, wraps, before, after)
         return
-    for at in range(length, words.size, length):
+    for at in range(0, words.size, length):
         write_padding(words[at : at + length], wraps, before, after)
 
 

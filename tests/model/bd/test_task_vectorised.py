@@ -105,8 +105,9 @@ def test_stream_below_zero(data, start):
 @st.composite
 def tiled_chains(draw: st.DrawFn, kind: str) -> tuple[dict, Task]:
     """A chain of 2-6 BDs of one pattern and length at bases that step evenly, or
-    not (one base moved), all at iteration 0 of one wrap and step, or one not: the
-    chains a lowered program makes, built by doubling loads and passes."""
+    not (one base moved), maybe one BD of another length between them, all at
+    iteration 0 of one wrap and step, or one not: the chains a lowered program makes,
+    built by doubling loads and passes and by moving a load of a pattern built."""
     bd = draw(bds(kind)).replace(valid_bd=1, iteration_current=0)
     bd = bd.replace(buffer_length=min(bd.buffer_length, 2000))
     count = draw(st.integers(2, 6))
@@ -117,10 +118,12 @@ def tiled_chains(draw: st.DrawFn, kind: str) -> tuple[dict, Task]:
     bases = [bd.base_address + step * n for n in range(count)]
     if draw(st.booleans()):
         bases[draw(st.integers(1, count - 1))] += draw(st.integers(1, 50))
+    other = draw(st.sampled_from([None, *range(1, count - 1)]))   # A, ..., B, A, ...
     table = {}
     for n, base in enumerate(bases):
         link = {"use_next_bd": 1, "next_bd": n + 1} if n + 1 < count else {}
-        table[n] = bd.replace(base_address=base, **link)
+        length = bd.buffer_length - 1 if n == other and bd.buffer_length else bd.buffer_length
+        table[n] = bd.replace(base_address=base, buffer_length=length, **link)
     if draw(st.booleans()):   # one load at another iteration index: no pass doubling
         n = draw(st.integers(0, count - 1))
         table[n] = table[n].replace(iteration_current=bd.iteration_wrap - 1)
