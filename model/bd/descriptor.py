@@ -50,7 +50,7 @@ from .fields import (
     Field,
 )
 
-__all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "DecodedImage", "check_chain",
+__all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "DecodedImage", "affine_layout", "check_chain",
            "decode_image", "padded_digits", "padded_radices", "stream_addresses",
            "write_padding"]
 
@@ -547,14 +547,41 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
         out = np.empty(max(length, 0), dtype=np.int64)
     if length <= 0:
         return out
+    # Every word first gets its affine address; the open dimension runs to the end.
+    fill_affine(out[:length], *affine_layout(start, steps, wraps, before, after))
+    write_padding(out[:length], wraps, before, after)
+    return out
+
+
+def affine_layout(start: int, steps: Sequence[int], wraps: Sequence[int],
+                  before: Sequence[int], after: Sequence[int]) -> tuple[int, list[int], list[int]]:
+    """The affine part of a BD pattern's stream: the arguments of
+    :func:`~aiedma.model.tiling.doubling.fill_affine` after ``out``.
+
+    Every word of the stream, padding or not, first holds ``first + sum(digit_k *
+    step_k)`` over the digits of :func:`padded_digits`; the padding's digits count
+    from the padded unit's start, so ``first`` is ``start`` less the leading padding
+    of every dimension up to the open one.
+
+    Parameters
+    ----------
+    start, steps, wraps, before, after
+        As :func:`stream_addresses`.
+
+    Returns
+    -------
+    first : int
+        The affine address of word 0.
+    steps : list of int
+        The steps of the dimensions up to the open one.
+    radices : list of int
+        :func:`padded_radices`.
+    """
     radices = padded_radices(wraps, before, after)
     open_dim = len(radices)
     skip = before[open_dim] if open_dim < len(wraps) else 0
     first = start - sum(before[k] * steps[k] for k in range(open_dim)) - skip * steps[open_dim]
-    # Every word first gets its affine address; the open dimension runs to the end.
-    fill_affine(out[:length], first, steps[: open_dim + 1], radices)
-    write_padding(out[:length], wraps, before, after)
-    return out
+    return first, list(steps[: open_dim + 1]), radices
 
 
 def write_padding(out: np.ndarray, wraps: Sequence[int], before: Sequence[int],

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import AiedmaError, BDError, field_error
-from ..tiling.doubling import repeat_units
-from .descriptor import BufferDescriptor, check_chain, padded_radices, write_padding
+from ..tiling.doubling import fill_affine, repeat_units
+from .descriptor import (
+    BufferDescriptor,
+    affine_layout,
+    check_chain,
+    padded_radices,
+    write_padding,
+)
 
 __all__ = ["REPEAT_COUNT_MAX", "Task", "TaskWalk", "run_task", "task_stream"]
 
@@ -198,57 +204,84 @@ def task_stream(kind: str, bds: Mapping[int, BufferDescriptor], task: Task,
 def _write_pass(loads: list[BufferDescriptor], r: int, out: np.ndarray, shift: int) -> None:
     """Pass ``r`` of the chain ``loads`` into ``out``: each load at its iteration index.
 
-    Consecutive loads of one pattern and length whose start addresses step evenly (a
-    lowered program's tiles one after another) are built as one: the first load's
-    stream, then the others by doubling it (load ``j`` is load 0 moved ``j`` steps,
-    :func:`~aiedma.model.tiling.doubling.repeat_units`), their zero words written back
-    after (:func:`.descriptor.write_padding`). A load of a pattern already built in
-    the pass (alternating tiles) is that load moved, its zeros written back. A stream
+    A load's stream is an affine fill (:func:`.descriptor.affine_layout`) with its zero
+    words written over it (:func:`.descriptor.write_padding`). Loads of one affine
+    shape (length, radices, steps) differ only by their first address, so each shape
+    is filled once a pass and every other load of it is that fill moved: runs of them
+    whose first addresses step evenly (a lowered program's tiles one after another,
+    the edge tiles' padding aside) by doubling
+    (:func:`~aiedma.model.tiling.doubling.repeat_units`), any other by one add. The
+    zeros are written last, when no later load is moved from those words. A stream
     built from nothing costs a NumPy call per doubling of every dimension: tens of
     microseconds a load.
     """
     position = 0
-    built: dict[tuple, tuple[int, np.ndarray]] = {}   # a pattern's first load: start, words
-    for bd, current, count, step in _even_runs(loads, r):
-        length = bd.buffer_length
-        words = out[position : position + count * length]
+    built: dict[tuple, tuple[int, np.ndarray]] = {}   # an affine shape's first fill
+    padding = []
+    for run in _affine_runs(loads, r, shift):
+        words = out[position : position + run.count * run.length]
         position += words.size
-        if not length:
+        if not run.length:
             continue
-        key = (length, *map(tuple, bd.pattern().values()))
-        start = bd.base_address + current * bd.iteration_stepsize
-        if key in built:   # the same pattern earlier in the pass (tiles A, B, A, B, ...)
-            earlier_start, earlier = built[key]
-            np.add(earlier, start - earlier_start, out=words[:length])
-            _pad_loads(words[:length], length, bd.pattern())
+        first = words[: run.length]
+        if run.key in built:
+            origin, earlier = built[run.key]
+            np.add(earlier, run.origin - origin, out=first)
         else:
-            bd.stream(current, shift=shift, out=words[:length])
-            built[key] = (start, words[:length])
-        if count > 1:
-            repeat_units(words, length, [step], [])
-            _pad_loads(words, length, bd.pattern())
+            fill_affine(first, run.origin, run.steps, run.radices)
+            built[run.key] = (run.origin, first)
+        if run.count > 1:
+            repeat_units(words, run.length, [run.step], [])
+        padding.append((words, run))
+    for words, run in padding:
+        at = 0
+        for pattern, count in run.patterns:
+            _pad_loads(words[at : at + count * run.length], run.length, pattern)
+            at += count * run.length
 
 
-def _even_runs(loads: list[BufferDescriptor], r: int) -> list[tuple[BufferDescriptor, int,
-                                                                     int, int]]:
-    """The loads of pass ``r`` as runs of one pattern and length whose starts step
-    evenly: per run its first BD, that BD's iteration index, the loads and the step."""
-    runs: list[list] = []   # [bd, current, count, step, key, start of the last load]
+@dataclass
+class _AffineRun:
+    """Consecutive loads of one affine shape whose first addresses step evenly."""
+
+    key: tuple          # (length, radices, steps): the affine shape
+    length: int
+    steps: list[int]
+    radices: list[int]
+    origin: int         # the first load's affine address of word 0
+    count: int = 1
+    step: int = 0       # between the first addresses of consecutive loads
+    last: int = 0       # the last load's first address
+    patterns: list = field(default_factory=list)   # (zero pattern, loads), in order
+
+
+def _affine_runs(loads: list[BufferDescriptor], r: int, shift: int) -> list[_AffineRun]:
+    """The loads of pass ``r`` as :class:`_AffineRun`s, in order."""
+    runs: list[_AffineRun] = []
     for bd in loads:
         current = (bd.iteration_current + r) % bd.iteration_wrap
-        start = bd.base_address + current * bd.iteration_stepsize
-        key = (bd.buffer_length, bd.pattern())
+        pattern = bd.pattern()
+        start = bd.base_address + current * bd.iteration_stepsize + shift
+        origin, steps, radices = affine_layout(start, **pattern)
+        key = (bd.buffer_length, tuple(radices), tuple(steps))
+        zeros = {k: pattern[k] for k in ("wraps", "before", "after")}
         run = runs[-1] if runs else None
-        if run is not None and run[4] == key and (run[2] == 1 or start - run[5] == run[3]):
-            run[2], run[3], run[5] = run[2] + 1, start - run[5], start
-            continue
-        runs.append([bd, current, 1, 0, key, start])
-    return [(bd, current, count, step) for bd, current, count, step, _, _ in runs]
+        if run is not None and run.key == key and (
+                run.count == 1 or origin - run.last == run.step):
+            run.count, run.step, run.last = run.count + 1, origin - run.last, origin
+        else:
+            run = _AffineRun(key, bd.buffer_length, steps, radices, origin, last=origin)
+            runs.append(run)
+        if run.patterns and run.patterns[-1][0] == zeros:
+            run.patterns[-1][1] += 1
+        else:
+            run.patterns.append([zeros, 1])
+    return runs
 
 
 def _pad_loads(words: np.ndarray, length: int, pattern: dict) -> None:
-    """Write back the zero words of loads of ``pattern`` (``length`` words each) built
-    by moving another load's words.
+    """Write the zero words of loads of ``pattern`` (``length`` words each) over their
+    affine fill.
 
     Where a load ends on a unit of its open dimension and that dimension has no
     leading zeros, the loads side by side are one longer stream of the pattern: one

@@ -105,7 +105,8 @@ def test_stream_below_zero(data, start):
 @st.composite
 def tiled_chains(draw: st.DrawFn, kind: str) -> tuple[dict, Task]:
     """A chain of 2-6 BDs of one pattern and length at bases that step evenly, or
-    not (one base moved), maybe one BD of another length between them, all at
+    not (one base moved), maybe one BD of another length between them, maybe one
+    of the same affine shape with other zero padding, all at
     iteration 0 of one wrap and step, or one not: the chains a lowered program makes,
     built by doubling loads and passes and by moving a load of a pattern built."""
     bd = draw(bds(kind)).replace(valid_bd=1, iteration_current=0)
@@ -124,6 +125,14 @@ def tiled_chains(draw: st.DrawFn, kind: str) -> tuple[dict, Task]:
         link = {"use_next_bd": 1, "next_bd": n + 1} if n + 1 < count else {}
         length = bd.buffer_length - 1 if n == other and bd.buffer_length else bd.buffer_length
         table[n] = bd.replace(base_address=base, buffer_length=length, **link)
+    widest = FIELD_INDEX[kind]["d0_wrap"].maximum
+    if (bd.kind == "memtile" and bd.d0_zero_before and 0 < bd.d0_wrap < widest
+            and draw(st.booleans())):
+        # One load with a word of padding less and a word of data more: the same
+        # affine shape (radices, steps), other zeros (the edge tiles of a halo read).
+        n = draw(st.integers(0, count - 1))
+        table[n] = table[n].replace(d0_zero_before=bd.d0_zero_before - 1,
+                                    d0_wrap=bd.d0_wrap + 1)
     if draw(st.booleans()):   # one load at another iteration index: no pass doubling
         n = draw(st.integers(0, count - 1))
         table[n] = table[n].replace(iteration_current=bd.iteration_wrap - 1)
