@@ -10,10 +10,12 @@ each figure with a natural baseline shows its ratio to a baseline measured in th
 same run. The benchmarks (``--only`` takes these names, or the groups ``model`` and
 ``cosim``):
 
-``walk``, ``stream``, ``elements``, ``system``
+``walk``, ``stream``, ``elements``, ``shapes``, ``system``
     The golden model (:mod:`aiedma.flows.model_bench`): the 4-D halo walk and BD
-    address streams against ``np.arange``, and the system model's simulated
-    cycles per second on the ping-pong pipeline (one buffer as the baseline).
+    address streams against ``np.arange``, the walk and lowered task stream of five
+    more shapes against ``np.arange`` (the smallest ratio named), and the system
+    model's simulated cycles per second on the pipeline and copy graphs, fast path
+    against stepping every cycle (``exact=True``).
 ``amaranth``, ``verilator``, ``icarus``, ``bulk-verilator``, ``bulk-icarus``, ``bulk-large``
     One regression on every simulator: the same kind, seed, random BDs and ready
     patterns (ready high, and the stall pattern), built by
@@ -61,10 +63,10 @@ __all__ = [
 ]
 
 SCHEMA = "aiedma-bench/1"
-BENCHMARKS = ("walk", "stream", "elements", "system", "amaranth", "verilator", "icarus",
+BENCHMARKS = ("walk", "stream", "elements", "shapes", "system", "amaranth", "verilator", "icarus",
               "bulk-verilator", "bulk-icarus", "bulk-large", "wpc", "fpga")
 """Every benchmark, in the order the suite runs them."""
-GROUPS = {"model": ("walk", "stream", "elements", "system"),
+GROUPS = {"model": ("walk", "stream", "elements", "shapes", "system"),
           "cosim": ("amaranth", "verilator", "icarus", "bulk-verilator", "bulk-icarus",
                     "bulk-large")}
 """Names ``--only`` also takes, for several benchmarks at once."""
@@ -172,6 +174,13 @@ def bench_elements(s: Settings) -> dict:
     r = model_bench.element_rate(model_bench.chained_program(s.quick), s.repeat)
     _say("\n".join(model_bench.describe_elements(r)))
     return r
+
+
+def bench_shapes(s: Settings) -> list[dict]:
+    """Walk and lowered stream of :data:`~aiedma.flows.model_bench.WALK_SHAPES`."""
+    rows = model_bench.shape_rates(s.repeat)
+    _say("\n".join(model_bench.describe_shapes(rows)))
+    return rows
 
 
 def bench_system(s: Settings) -> list[dict]:
@@ -461,6 +470,7 @@ def _model_md(results: dict) -> list[str]:
                      f"({r['zero_fraction']:.1%} zero)", f"{r['elements']:,} elements",
                      r["element_s"] * 1e3, r["rate"] / 1e6, r["arange_rate"] / 1e6,
                      r["ratio"]])
+    rows += _shape_rows(results.get("shapes", []))
     if not rows:
         return []
     return ["## Golden model", "",
@@ -468,6 +478,19 @@ def _model_md(results: dict) -> list[str]:
             "in the same run.", "",
             *_table(["figure", "size", "ms", "M/s", "np.arange M/s", "ratio to np.arange"],
                     rows)]
+
+
+def _shape_rows(shapes: list[dict]) -> list[list]:
+    """Two rows a shape of :func:`~aiedma.flows.model_bench.shape_rates`: walk, stream."""
+    rows = []
+    for r in shapes:
+        for figure, call in (("walk", "indices()"), ("stream", "element_stream()")):
+            f = r[figure]
+            rows.append([f"{r['name']} `{call}` ({r['zero_fraction']:.0%} zero, {r['bds']} "
+                         f"BDs x {r['passes']} passes)", f"{r['elements']:,} elements",
+                         f[f"{figure}_s"] * 1e3, f["rate"] / 1e6, f["arange_rate"] / 1e6,
+                         f["ratio"]])
+    return rows
 
 
 def _system_md(rows: list[dict]) -> list[str]:
@@ -593,6 +616,7 @@ _STEPS: dict[str, tuple[str, Callable[[Settings], object]]] = {
     "walk": ("walk", bench_walk),
     "stream": ("stream", bench_stream),
     "elements": ("elements", bench_elements),
+    "shapes": ("shapes", bench_shapes),
     "system": ("system", bench_system),
     "wpc": ("words_per_cycle", bench_wpc),
 }

@@ -5,13 +5,15 @@ a baseline measured in the same run on the same machine, so the ratio means
 something where the absolute rate does not. The functions return the figures
 as dicts, which :mod:`aiedma.flows.bench` (``make bench``) saves with the RTL's.
 
-Four figures, all model-only (this module never imports Amaranth or cocotb):
+Five figures, all model-only (this module never imports Amaranth or cocotb):
 
 * the walk rate of :data:`HALO_WALK` against ``np.arange`` of the same length;
 * the address stream rate of :meth:`~.bd.BufferDescriptor.stream` on
   :data:`PADDED_MEMTILE_BD` and :data:`LONG_SHIM_BD`, against ``np.arange``;
 * the task stream rate of :meth:`~.bd.lower.LoweredProgram.element_stream` on
   :func:`chained_program` (16 chained BDs), against ``np.arange``;
+* the walk and the lowered task stream of each of :data:`WALK_SHAPES` (five shapes
+  unlike the ones above), against ``np.arange``, and the smallest of those ratios;
 * the system model's simulated cycles per second on the ping-pong pipeline of
   :func:`~.graph_examples.pipeline_graph` and the memory-tile copy of
   :func:`~.graph_examples.copy_graph`, with one and with two buffers, stepping every
@@ -40,14 +42,17 @@ __all__ = [
     "QUICK_STREAM_LENGTH",
     "STREAM_BDS",
     "SYSTEM_REPEAT",
+    "WALK_SHAPES",
     "best_time",
     "chained_program",
     "describe_elements",
+    "describe_shapes",
     "describe_stream",
     "describe_system",
     "describe_walk",
     "element_rate",
     "main",
+    "shape_rates",
     "stream_bds",
     "stream_rate",
     "system_rate",
@@ -86,6 +91,44 @@ LONG_SHIM_BD = BufferDescriptor(
 """A 3-D shim BD of 4,194,304 words (256 x 128 x 128): the shim's 32-bit
 ``buffer_length`` is the only one that reaches millions of words in one BD
 (the shim has no zero padding)."""
+
+WALK_SHAPES: dict[str, TilingParameters] = {
+    "4-D halo read": TilingParameters(
+        buffer_dimension=[128, 64, 16, 4], tiling_dimension=[132, 66, 3, 4],
+        offset=[-2, -1, -1, 0], tile_traversal=[{"dimension": 2, "stride": 1, "wrap": 16}]),
+    "transposed tile order": TilingParameters(
+        buffer_dimension=[1024, 1024], tiling_dimension=[32, 32],
+        tile_traversal=[{"dimension": 1, "stride": 32, "wrap": 32},
+                        {"dimension": 0, "stride": 32, "wrap": 32}]),
+    "many small tiles": TilingParameters(
+        buffer_dimension=[512, 512], tiling_dimension=[4, 4], repetition=4,
+        tile_traversal=[{"dimension": 0, "stride": 4, "wrap": 128},
+                        {"dimension": 1, "stride": 4, "wrap": 128}]),
+    "wrap-heavy 3-D": TilingParameters(
+        buffer_dimension=[30, 20, 40], tiling_dimension=[3, 5, 7], repetition=32,
+        tile_traversal=[{"dimension": 0, "stride": 3, "wrap": 10},
+                        {"dimension": 1, "stride": 5, "wrap": 4},
+                        {"dimension": 2, "stride": 7, "wrap": 5}]),
+    "1-element inner dimension": TilingParameters(
+        buffer_dimension=[2, 512, 256], tiling_dimension=[1, 512, 8], repetition=2,
+        tile_traversal=[{"dimension": 0, "stride": 1, "wrap": 2},
+                        {"dimension": 2, "stride": 8, "wrap": 32}]),
+}
+"""Memory-tile reads unlike :data:`HALO_WALK` and :func:`chained_program`, each walked
+(``indices()``) and lowered to BDs (``element_stream()``):
+
+* *4-D halo read*: 3-plane windows of a 128x64x16x4 buffer with a 2-element and a
+  1-row halo, zero-padded at the edges (10 % zeros), 16 chained BDs;
+* *transposed tile order*: 32x32 tiles of a 1024x1024 buffer, a column of tiles
+  before the next column (the traversal's inner loop runs along dimension 1);
+* *many small tiles*: 4x4 tiles, 16 k of them, read 4 times;
+* *wrap-heavy 3-D*: 3x5x7 tiles under three traversal loops (200 tiles of 105
+  elements), 32 times: short loops everywhere, a task of 160 passes;
+* *1-element inner dimension*: tiles one element wide in dimension 0, so every
+  element steps dimension 1 (stride 2 in memory).
+
+About a million elements each: big enough that a rate means something, small enough
+that every figure is the best of several runs."""
 
 CHAINED_TILES = 16
 """Port-program entries of :func:`chained_program`: one memory-tile BD each."""
@@ -217,6 +260,47 @@ def element_rate(program: LoweredProgram, repeat: int = 7) -> dict:
              "repeat": repeat} | _against_arange("element", program.element_stream, n, repeat))
 
 
+def shape_rates(repeat: int = 7) -> list[dict]:
+    """The walk and the lowered stream of every :data:`WALK_SHAPES`, against ``np.arange``.
+
+    Each shape is validated as a memory-tile read and lowered to memory-tile BDs; the
+    lowered stream must equal the walk (a wrong stream has no rate).
+
+    Parameters
+    ----------
+    repeat : int
+        Timings per figure; the best is kept.
+
+    Returns
+    -------
+    list of dict
+        Per shape: ``name``, ``elements``, ``zero_fraction``, ``bds`` and ``passes``
+        (the lowered task's BDs and repeat count), ``repeat``, and ``walk`` and
+        ``stream``, each an :func:`_against_arange` result (``ratio`` the rate over
+        ``np.arange``'s).
+
+    Raises
+    ------
+    AssertionError
+        If a shape's lowered stream differs from its walk.
+    """
+    rows = []
+    for name, tp in WALK_SHAPES.items():
+        tp = tp.validate(kind="memtile", direction="read")
+        program = lower(tp, "memtile", "read")
+        indices = tp.indices()
+        if not np.array_equal(program.element_stream(), indices):
+            raise AssertionError(f"shape {name!r}: the lowered stream differs from the walk")
+        n = indices.size
+        rows.append({"name": name, "elements": n,
+                     "zero_fraction": float(np.count_nonzero(indices < 0)) / n,
+                     "bds": len(program.bds), "passes": program.task.repeat_count,
+                     "repeat": repeat,
+                     "walk": _against_arange("walk", tp.indices, n, repeat),
+                     "stream": _against_arange("stream", program.element_stream, n, repeat)})
+    return rows
+
+
 def stream_bds(quick: bool = False) -> dict[str, BufferDescriptor]:
     """:data:`STREAM_BDS`; with ``quick``, cut to :data:`QUICK_STREAM_LENGTH` words.
 
@@ -342,6 +426,20 @@ def describe_elements(r: dict) -> list[str]:
             *_describe_against_arange(r, "element", "elements()", "elements", 3)]
 
 
+def describe_shapes(rows: list[dict]) -> list[str]:
+    """Lines a person reads for :func:`shape_rates`: one per shape, then the smallest."""
+    lines = ["walk and lowered stream of five shapes against np.arange (ratio = rate over "
+             "np.arange's rate, best of each):"]
+    for r in rows:
+        lines.append(f"  {r['name'] + ':':28}{r['elements']:>10,} elements "
+                     f"({r['zero_fraction']:4.0%} zero, {r['bds']:2} BDs x {r['passes']:3} "
+                     f"passes)  walk {r['walk']['ratio']:.2f}  stream {r['stream']['ratio']:.2f}")
+    for figure in ("walk", "stream"):
+        low = min(rows, key=lambda r, f=figure: r[f]["ratio"])
+        lines.append(f"  smallest {figure} ratio: {low[figure]['ratio']:.2f} ({low['name']})")
+    return lines
+
+
 def describe_system(r: dict) -> list[str]:
     """Lines a person reads for a :func:`system_rate` result."""
     return [f"system model, {r['graph']} graph num_buffers={r['num_buffers']}: "
@@ -355,7 +453,7 @@ def describe_system(r: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print the model's figures: walk, BD streams and the system model."""
+    """Print the model's figures: walks, BD and task streams, and the system model."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="runs per figure (best is kept)")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
@@ -367,6 +465,7 @@ def main(argv: list[str] | None = None) -> None:
     for bd in stream_bds(args.quick).values():
         _print(describe_stream(stream_rate(bd, args.repeat)))
     _print(describe_elements(element_rate(chained_program(args.quick), args.repeat)))
+    _print(describe_shapes(shape_rates(args.repeat)))
     for r in system_rates(args.repeat, args.quick):
         _print(describe_system(r))
 

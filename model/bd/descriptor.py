@@ -36,6 +36,7 @@ import numpy as np
 
 from ..arch.kinds import DMA_KINDS, check_kind
 from ..errors import BDError, Hex, field_error
+from ..tiling.doubling import fill_affine
 from .fields import (
     ADDRESS_DIMENSIONS,
     BD_COUNT,
@@ -49,8 +50,9 @@ from .fields import (
     Field,
 )
 
-__all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "DecodedImage", "check_chain",
-           "decode_image", "padded_digits", "padded_radices", "stream_addresses"]
+__all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "DecodedImage", "affine_layout", "check_chain",
+           "decode_image", "padded_digits", "padded_radices", "stream_addresses",
+           "write_padding"]
 
 _WORD_MASK = 0xFFFF_FFFF
 
@@ -530,8 +532,8 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
     is affine in the digits: ``start + sum((digit_k - before_k) * step_k)``. Digit
     ``d`` of dimension ``k`` is then digit 0 plus ``d * step_k``, so each dimension's
     first unit is built from the one below by doubling: words ``n S_k .. 2n S_k`` are
-    words ``0 .. n S_k`` plus ``n * step_k``. Every NumPy call is a contiguous add
-    (a broadcast add of rows and offsets runs at less than half that rate), about
+    words ``0 .. n S_k`` plus ``n * step_k`` (:func:`~aiedma.model.tiling.doubling.fill_affine`,
+    shared with the tiling walk). Every NumPy call is a contiguous add, about
     ``log2`` of each radix of them, and a unit is never built past ``length``: a
     memory-tile period can hold about 10**9 words while a BD is at most 2**17 long.
 
@@ -545,23 +547,67 @@ def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Seque
         out = np.empty(max(length, 0), dtype=np.int64)
     if length <= 0:
         return out
+    # Every word first gets its affine address; the open dimension runs to the end.
+    fill_affine(out[:length], *affine_layout(start, steps, wraps, before, after))
+    write_padding(out[:length], wraps, before, after)
+    return out
+
+
+def affine_layout(start: int, steps: Sequence[int], wraps: Sequence[int],
+                  before: Sequence[int], after: Sequence[int]) -> tuple[int, list[int], list[int]]:
+    """The affine part of a BD pattern's stream: the arguments of
+    :func:`~aiedma.model.tiling.doubling.fill_affine` after ``out``.
+
+    Every word of the stream, padding or not, first holds ``first + sum(digit_k *
+    step_k)`` over the digits of :func:`padded_digits`; the padding's digits count
+    from the padded unit's start, so ``first`` is ``start`` less the leading padding
+    of every dimension up to the open one.
+
+    Parameters
+    ----------
+    start, steps, wraps, before, after
+        As :func:`stream_addresses`.
+
+    Returns
+    -------
+    first : int
+        The affine address of word 0.
+    steps : list of int
+        The steps of the dimensions up to the open one.
+    radices : list of int
+        :func:`padded_radices`.
+    """
     radices = padded_radices(wraps, before, after)
     open_dim = len(radices)
     skip = before[open_dim] if open_dim < len(wraps) else 0
     first = start - sum(before[k] * steps[k] for k in range(open_dim)) - skip * steps[open_dim]
-    out[0] = first
-    built = 1   # words 0 .. built - 1 hold their affine address
-    for k, radix in enumerate([*radices, None]):
-        # Digit d of dimension k: the first ``built`` words (one unit of the dimensions
-        # below) plus d * step; the open dimension (radix None) runs to the end.
-        goal = length if radix is None else min(length, built * radix)
-        unit, step = built, steps[k]
-        while built < goal:
-            count = min(built, goal - built)
-            np.add(out[:count], (built // unit) * step, out=out[built : built + count])
-            built += count
-        if built >= length:
-            break
+    return first, list(steps[: open_dim + 1]), radices
+
+
+def write_padding(out: np.ndarray, wraps: Sequence[int], before: Sequence[int],
+                  after: Sequence[int]) -> np.ndarray:
+    """Set -1 at the zero words of a BD pattern's stream ``out`` (its whole length).
+
+    The zero words depend on the pattern's wraps and padding alone, not on its steps
+    or start: a stream built from another of the same pattern (moved by a start
+    difference, as a task's consecutive loads are) gets its zeros back from this.
+    See :func:`stream_addresses` for where they are.
+
+    Parameters
+    ----------
+    out : numpy.ndarray
+        Contiguous int64 stream, written in place.
+    wraps, before, after : sequence of int
+        As :func:`stream_addresses`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out``.
+    """
+    radices = padded_radices(wraps, before, after)
+    open_dim = len(radices)
+    skip = before[open_dim] if open_dim < len(wraps) else 0
     for k in range(open_dim):
         if before[k] or after[k]:
             per_digit = _digits_below(radices, k)
@@ -674,5 +720,8 @@ def check_chain(kind: str, bd_id: int, bd: BufferDescriptor) -> None:
                           f"must be in 0..{BD_COUNT[kind] - 1} for a {kind} DMA")
     if bd.use_next_bd:
         dma = DMA_KINDS[kind]
-        dma.check_bd_in_half(BDError, "next_bd", bd.next_bd, dma.bd_half(bd_id),
-                             f"a {dma.adjective} chain stays in its half: BD {bd_id} is in")
+        half = dma.bd_half(bd_id)
+        if bd.next_bd not in half:   # the message is built only for an error (a task
+            # walk checks every load)
+            dma.check_bd_in_half(BDError, "next_bd", bd.next_bd, half,
+                                 f"a {dma.adjective} chain stays in its half: BD {bd_id} is in")

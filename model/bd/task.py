@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import AiedmaError, BDError, field_error
-from .descriptor import BufferDescriptor, check_chain
+from ..tiling.doubling import fill_affine, repeat_units
+from .descriptor import (
+    BufferDescriptor,
+    affine_layout,
+    check_chain,
+    padded_radices,
+    write_padding,
+)
 
 __all__ = ["REPEAT_COUNT_MAX", "Task", "TaskWalk", "run_task", "task_stream"]
 
@@ -103,22 +110,23 @@ class TaskWalk:
         bd_id = self._next
         if bd_id is None:
             raise AssertionError("TaskWalk.next after the task's last load")
-        where = self._where(bd_id)
+        where = self._where   # called only for an error: a walk checks every load
         if bd_id in self._seen:
             raise field_error(self._error, "next_bd", bd_id,
                               "the chain loops back to a BD it already ran in this pass; it "
-                              f"would never end{where}")
+                              f"would never end{where(bd_id)}")
         self._seen.add(bd_id)
         bd = self.table.get(bd_id)
         if bd is None:
-            raise field_error(self._error, "bd_id", bd_id, f"no such BD in the table{where}")
+            raise field_error(self._error, "bd_id", bd_id,
+                              f"no such BD in the table{where(bd_id)}")
         try:
             check_chain(self.kind, bd_id, bd)
         except AiedmaError as error:
-            raise self._error(f"{error}{where}") from None
+            raise self._error(f"{error}{where(bd_id)}") from None
         if not bd.valid_bd:
             raise field_error(self._error, "valid_bd", 0,
-                              f"a BD loaded by a task must have valid_bd = 1{where}")
+                              f"a BD loaded by a task must have valid_bd = 1{where(bd_id)}")
         self.table[bd_id] = bd.next_iteration()
         if bd.use_next_bd:
             self._next = bd.next_bd
@@ -178,13 +186,11 @@ def task_stream(kind: str, bds: Mapping[int, BufferDescriptor], task: Task,
     passes = words.reshape(task.repeat_count, pass_length)
     # Pass r's iteration indices repeat with the period lcm(iteration_wrap).
     period = min(math.lcm(*(bd.iteration_wrap for bd in loads)), task.repeat_count)
-    for r in range(period):
-        position = 0
-        for bd in loads:
-            current = (bd.iteration_current + r) % bd.iteration_wrap
-            bd.stream(current, shift=shift,
-                      out=passes[r, position : position + bd.buffer_length])
-            position += bd.buffer_length
+    if _same_iteration(loads):
+        _double_passes(loads, passes[:period], shift)
+    else:
+        for r in range(period):
+            _write_pass(loads, r, passes[r], shift)
     for r in range(period, task.repeat_count, period):
         done = min(period, task.repeat_count - r)
         passes[r : r + done] = passes[:done]
@@ -193,3 +199,144 @@ def task_stream(kind: str, bds: Mapping[int, BufferDescriptor], task: Task,
         table[bd_id] = bd if current == bd.iteration_current else bd.replace(
             iteration_current=current)
     return words, table
+
+
+def _write_pass(loads: list[BufferDescriptor], r: int, out: np.ndarray, shift: int) -> None:
+    """Pass ``r`` of the chain ``loads`` into ``out``: each load at its iteration index.
+
+    A load's stream is an affine fill (:func:`.descriptor.affine_layout`) with its zero
+    words written over it (:func:`.descriptor.write_padding`). Loads of one affine
+    shape (length, radices, steps) differ only by their first address, so each shape
+    is filled once a pass and every other load of it is that fill moved: runs of them
+    whose first addresses step evenly (a lowered program's tiles one after another,
+    the edge tiles' padding aside) by doubling
+    (:func:`~aiedma.model.tiling.doubling.repeat_units`), any other by one add. The
+    zeros are written last, when no later load is moved from those words. A stream
+    built from nothing costs a NumPy call per doubling of every dimension: tens of
+    microseconds a load.
+    """
+    position = 0
+    built: dict[tuple, tuple[int, np.ndarray]] = {}   # an affine shape's first fill
+    padding = []
+    for run in _affine_runs(loads, r, shift):
+        words = out[position : position + run.count * run.length]
+        position += words.size
+        if not run.length:
+            continue
+        first = words[: run.length]
+        if run.key in built:
+            origin, earlier = built[run.key]
+            np.add(earlier, run.origin - origin, out=first)
+        else:
+            fill_affine(first, run.origin, run.steps, run.radices)
+            built[run.key] = (run.origin, first)
+        if run.count > 1:
+            repeat_units(words, run.length, [run.step], [])
+        padding.append((words, run))
+    for words, run in padding:
+        at = 0
+        for pattern, count in run.patterns:
+            _pad_loads(words[at : at + count * run.length], run.length, pattern)
+            at += count * run.length
+
+
+@dataclass
+class _AffineRun:
+    """Consecutive loads of one affine shape whose first addresses step evenly."""
+
+    key: tuple          # (length, radices, steps): the affine shape
+    length: int
+    steps: list[int]
+    radices: list[int]
+    origin: int         # the first load's affine address of word 0
+    count: int = 1
+    step: int = 0       # between the first addresses of consecutive loads
+    last: int = 0       # the last load's first address
+    patterns: list = field(default_factory=list)   # (zero pattern, loads), in order
+
+
+def _affine_runs(loads: list[BufferDescriptor], r: int, shift: int) -> list[_AffineRun]:
+    """The loads of pass ``r`` as :class:`_AffineRun`s, in order."""
+    runs: list[_AffineRun] = []
+    for bd in loads:
+        current = (bd.iteration_current + r) % bd.iteration_wrap
+        pattern = bd.pattern()
+        start = bd.base_address + current * bd.iteration_stepsize + shift
+        origin, steps, radices = affine_layout(start, **pattern)
+        key = (bd.buffer_length, tuple(radices), tuple(steps))
+        zeros = {k: pattern[k] for k in ("wraps", "before", "after")}
+        run = runs[-1] if runs else None
+        if run is not None and run.key == key and (
+                run.count == 1 or origin - run.last == run.step):
+            run.count, run.step, run.last = run.count + 1, origin - run.last, origin
+        else:
+            run = _AffineRun(key, bd.buffer_length, steps, radices, origin, last=origin)
+            runs.append(run)
+        if run.patterns and run.patterns[-1][0] == zeros:
+            run.patterns[-1][1] += 1
+        else:
+            run.patterns.append([zeros, 1])
+    return runs
+
+
+def _pad_loads(words: np.ndarray, length: int, pattern: dict) -> None:
+    """Write the zero words of loads of ``pattern`` (``length`` words each) over their
+    affine fill.
+
+    Where a load ends on a unit of its open dimension and that dimension has no
+    leading zeros, the loads side by side are one longer stream of the pattern: one
+    :func:`.descriptor.write_padding` for all; otherwise one per load.
+    """
+    wraps, before, after = pattern["wraps"], pattern["before"], pattern["after"]
+    if not (any(before) or any(after)):
+        return
+    radices = padded_radices(wraps, before, after)
+    open_dim = len(radices)
+    lead = before[open_dim] if open_dim < len(wraps) else 0
+    if not lead and length % math.prod(radices) == 0:
+        write_padding(words, wraps, before, after)
+        return
+    for at in range(0, words.size, length):
+        write_padding(words[at : at + length], wraps, before, after)
+
+
+def _same_iteration(loads: list[BufferDescriptor]) -> bool:
+    """Every load of the chain starts at iteration 0 with one wrap and one step size (a
+    lowered program's chain): then pass ``r`` is pass 0 moved ``r`` steps."""
+    first = loads[0]
+    return all(bd.iteration_current == 0 and bd.iteration_wrap == first.iteration_wrap
+               and bd.iteration_stepsize == first.iteration_stepsize for bd in loads)
+
+
+def _double_passes(loads: list[BufferDescriptor], passes: np.ndarray, shift: int) -> None:
+    """Passes ``0 .. len(passes) - 1`` of a chain of :func:`_same_iteration` loads.
+
+    Pass ``r`` is pass 0 plus ``r * iteration_stepsize`` on its data words, its zero
+    words where pass 0 has them, so passes ``n .. 2n`` are passes ``0 .. n`` plus
+    ``n * iteration_stepsize``: a contiguous add each, as a BD's stream is built
+    (:func:`~aiedma.model.tiling.doubling.repeat_units`); the zeros are written back
+    after. ``len(passes)`` is at most the iteration wrap, so no pass wraps.
+    """
+    _write_pass(loads, 0, passes[0], shift)
+    count = len(passes)
+    if count == 1:
+        return
+    repeat_units(passes.reshape(-1), passes.shape[1], [loads[0].iteration_stepsize], [])
+    zeros = _zero_positions(loads, passes.shape[1])
+    if zeros.size:
+        passes[1:, zeros] = -1
+
+
+def _zero_positions(loads: list[BufferDescriptor], length: int) -> np.ndarray:
+    """Positions of the zero words in a pass of ``loads`` (``length`` words), from
+    their patterns: a shifted data word may be -1 too, so the values cannot tell."""
+    padded = [bd.pattern() for bd in loads]
+    if not any(any(p["before"]) or any(p["after"]) for p in padded):
+        return np.zeros(0, dtype=np.int64)
+    marks = np.zeros(length, dtype=np.int64)
+    position = 0
+    for bd, pattern in zip(loads, padded, strict=True):
+        write_padding(marks[position : position + bd.buffer_length], pattern["wraps"],
+                      pattern["before"], pattern["after"])
+        position += bd.buffer_length
+    return np.flatnonzero(marks)

@@ -68,7 +68,7 @@ from ..cycle.contract import (
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
 from ..errors import AiedmaError, PacketError, field_error
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
-from .scheduler import NO_LIMIT, FastPlan, Stall
+from .scheduler import NEVER, FastPlan, Stall
 from .stream import Beat, Stream, data_beats
 
 if TYPE_CHECKING:  # a channel belongs to a DMA, which builds it (.dma imports this module)
@@ -538,32 +538,34 @@ class Channel:
                 len(self._releases), self._owed, self._lock_state(),
                 tuple(r.header for r in self._stage), self._written_bd)
 
-    def horizon(self, last: int, moved: bool) -> int:
-        """Cycles until a lock release is due or, streaming, until the BD's last beat."""
+    def next_event(self, last: int, moved: bool) -> int:
+        """The cycle a lock release is due (the release queue's head asks for the port
+        in the very next) or, streaming, the cycle the next BD asks for its lock
+        (``LOCK_ASK_AHEAD`` beats before the BD's last)."""
         if self._releases:
-            return 0       # the queue's head is applied as soon as the port is free
-        n = NO_LIMIT
+            return last + 1   # the queue's head is applied as soon as the port is free
+        event = NEVER
         if self._completions:
-            n = min(due for due, _ in self._completions) - last - 1
+            event = min(due for due, _ in self._completions)
         if not moved:
-            return n
+            return event
         engine = self.engine
         run = engine.slots.run
         if run is None or engine.first:
-            return 0
+            return last + 1
         # The BD's last beat completes it (lock release, stage, TLAST): stop before it,
         # and before the next BD asks for its lock (LOCK_ASK_AHEAD beats earlier).
-        n = min(n, len(run[0]) - engine.slots.position - 1 - LOCK_ASK_AHEAD)
+        event = min(event, last + len(run[0]) - engine.slots.position - LOCK_ASK_AHEAD)
         if self.is_mm2s:
             datapath = engine.datapath
             if (datapath.flight is None or datapath.flight[1]
                     or any(last_word for _, last_word in datapath.buffer)):
-                return 0
+                return last + 1
         elif engine.datapath.write is None or not self._stage:
-            return 0
+            return last + 1
         else:
-            n = min(n, self._stage[0].words_left - 1)
-        return n
+            event = min(event, last + self._stage[0].words_left)
+        return event
 
     def plan(self, cycles: int, moved: bool) -> FastPlan | None:
         """The jump: MM2S reads and pushes ``cycles`` words, S2MM pops and writes them."""

@@ -96,7 +96,7 @@ from .kernel import (
 )
 from .locks import LOCKS_PER_TILE, LockTable, lock_space
 from .memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, memory_tile_space
-from .scheduler import NO_LIMIT, FastPlan, Stall, SystemReport, run_system
+from .scheduler import NEVER, FastPlan, Stall, SystemReport, run_system
 from .stream import PacketMerge, PacketSplit, Stream, StreamSink, StreamSource
 
 __all__ = [
@@ -626,8 +626,8 @@ class _Controller:
     def steady_state(self) -> tuple:
         return tuple(len(s.tasks) for s in self.slots)
 
-    def horizon(self, last: int, moved: bool) -> int:
-        return NO_LIMIT
+    def next_event(self, last: int, moved: bool) -> int:
+        return NEVER
 
     def plan(self, cycles: int, moved: bool) -> FastPlan:
         return FastPlan()

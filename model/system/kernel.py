@@ -33,7 +33,7 @@ import numpy as np
 from ..arch.dtypes import GRAPH_DTYPES, elements_per_word
 from ..bd.packet import parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
-from .scheduler import NO_LIMIT, FastPlan, Stall
+from .scheduler import NEVER, FastPlan, Stall
 from .stream import Beat, Stream, data_beats
 
 __all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
@@ -126,6 +126,11 @@ class KernelAgent:
         # Packet state spans runs: a packet may fill several buffers, or a buffer
         # several packets; a header comes first and after every TLAST.
         self._at_header = [p.packet for p in self.inputs]
+        # Sizes as plain lists, and the stalls it reports, made once: a kernel is
+        # stepped every cycle it is not jumped, and comparing lists runs in C.
+        self._in_sizes = [p.size for p in self.inputs]
+        self._out_sizes = [p.size for p in self.outputs]
+        self._stalls: dict[tuple, Stall] = {}
         self._start_run()
 
     def _start_run(self) -> None:
@@ -173,7 +178,7 @@ class KernelAgent:
     def step(self, cycle: int) -> Stall | None:
         """Take or send one word; run the function when the inputs are full."""
         if not self.busy:
-            return Stall("idle")
+            return self._stall("idle", ())
         progress = False
         if self._results is None:
             stall = self._take()
@@ -183,11 +188,19 @@ class KernelAgent:
             progress = True
         if self._all_sent():  # a kernel with no output words ends its run here
             self._end_run()
-            return Stall("idle", progress=True)
+            return self._stall("idle", (), progress=True)
         return self._send(progress)
 
     def _all_sent(self) -> bool:
-        return all(sent == p.size for sent, p in zip(self._sent, self.outputs, strict=True))
+        return self._sent == self._out_sizes
+
+    def _stall(self, cause: str, streams: tuple[str, ...], progress: bool = False) -> Stall:
+        """The Stall for ``cause`` on these streams, made once (a Stall is immutable)."""
+        key = (cause, streams, progress)
+        stall = self._stalls.get(key)
+        if stall is None:
+            stall = self._stalls[key] = Stall(cause, progress=progress, detail=", ".join(streams))
+        return stall
 
     def _end_run(self) -> None:
         self.done += 1
@@ -196,7 +209,8 @@ class KernelAgent:
     def _take(self) -> Stall | bool | None:
         """Pop one input word (None), wait (a Stall), or False when every input is full."""
         n = len(self.inputs)
-        waiting = [k for k in range(n) if len(self._buffers[k]) < self.inputs[k].size]
+        waiting = [k for k, (b, size) in enumerate(zip(self._buffers, self._in_sizes,
+                                                         strict=True)) if len(b) < size]
         if not waiting:
             return False
         for j in range(n):
@@ -218,7 +232,7 @@ class KernelAgent:
             if port.packet and beat.last:
                 self._at_header[k] = True
             return None
-        return Stall("empty", detail=", ".join(self.inputs[k].stream.name for k in waiting))
+        return self._stall("empty", tuple(self.inputs[k].stream.name for k in waiting))
 
     def _send(self, progress: bool) -> Stall | None:
         n = len(self.outputs)
@@ -234,8 +248,9 @@ class KernelAgent:
             if self._all_sent():
                 self._end_run()
             return None
-        full = [p.stream.name for s, p in zip(self._sent, self.outputs, strict=True) if s < p.size]
-        return Stall("backpressure", progress=progress, detail=", ".join(full))
+        full = tuple(p.stream.name for s, p in zip(self._sent, self.outputs, strict=True)
+                     if s < p.size)
+        return self._stall("backpressure", full, progress)
 
     # -- the fast path (:class:`.scheduler.Steady`) --
 
@@ -243,8 +258,8 @@ class KernelAgent:
         """Runs done, filling or sending, the round-robin pointers, which buffers are
         full or sent, where headers are due; not how far a buffer is."""
         return (self.done, self._results is None, self._next_in, self._next_out,
-                tuple(len(b) >= p.size for b, p in zip(self._buffers, self.inputs, strict=True)),
-                tuple(s >= p.size for s, p in zip(self._sent, self.outputs, strict=True)),
+                tuple(map(int.__ge__, map(len, self._buffers), self._in_sizes)),
+                tuple(map(int.__ge__, self._sent, self._out_sizes)),
                 tuple(self._at_header))
 
     def _port(self, moved: bool) -> int:
@@ -254,16 +269,17 @@ class KernelAgent:
             return (self._next_in - 1) % len(self.inputs)
         return (self._next_out - 1) % len(self.outputs)
 
-    def horizon(self, last: int, moved: bool) -> int:
-        """Until the buffer it fills is full or the buffer it sends is sent."""
+    def next_event(self, last: int, moved: bool) -> int:
+        """The cycle it takes the last word of the buffer it fills, or sends the last
+        of the buffer it sends (it runs its function, or ends its run, there)."""
         if not moved:
-            return NO_LIMIT
+            return NEVER
         k = self._port(moved)
         if self._results is None:
             if self.inputs[k].packet:
-                return 0   # a TLAST decides where the next header is
-            return self.inputs[k].size - len(self._buffers[k]) - 1
-        return self.outputs[k].size - self._sent[k] - 1
+                return last + 1   # a TLAST decides where the next header is
+            return last + self.inputs[k].size - len(self._buffers[k])
+        return last + self.outputs[k].size - self._sent[k]
 
     def plan(self, cycles: int, moved: bool) -> FastPlan:
         """Take or send ``cycles`` words on the one port it uses."""

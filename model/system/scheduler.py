@@ -29,11 +29,12 @@ a cycle equal those at the end of the cycle before, every agent will repeat its
 last cycle's action (the same word move or the same stall) until one of its
 counters reaches a threshold: the end of a BD's beats, a kernel buffer filled, a
 source's last word, a sink's ready pattern changing, a lock release due. Each
-agent says how far that is (:meth:`Steady.horizon`), and the run jumps that many
-cycles at once, moving the words in bulk, with the same outputs, memory, cycle
-count and report as stepping every cycle. Only agents that describe their steady
-state take part (:class:`Steady`); one agent that does not (an RTL engine, a
-packet switch) keeps the whole run stepping cycle by cycle.
+agent says at which cycle that comes, its next *event* (:meth:`Steady.next_event`),
+and the run jumps to the earliest event at once, moving the words in bulk, with the
+same outputs, memory, cycle count and report as stepping every cycle; the event
+cycle itself is stepped. Only agents that describe their steady state take part
+(:class:`Steady`); one agent that does not (an RTL engine, a packet switch) keeps
+the whole run stepping cycle by cycle.
 """
 
 from __future__ import annotations
@@ -147,8 +148,8 @@ class Agent(Protocol):
         ...
 
 
-NO_LIMIT = sys.maxsize
-"""A :meth:`Steady.horizon` with no threshold ahead (a stall nothing of its own ends)."""
+NEVER = sys.maxsize
+"""A :meth:`Steady.next_event` that never comes (a stall nothing of its own ends)."""
 
 
 @dataclass
@@ -187,15 +188,17 @@ class Steady(Protocol):
         when it cannot say (then no jump happens)."""
         ...
 
-    def horizon(self, last: int, moved: bool) -> int:
-        """How many cycles after ``last`` it can repeat what it did in ``last``
-        (``moved``: it moved a word) before a counter reaches a threshold; 0 if not
-        even one, :data:`NO_LIMIT` if nothing of its own ends it."""
+    def next_event(self, last: int, moved: bool) -> int:
+        """The first cycle after ``last`` in which it may not repeat what it did in
+        ``last`` (``moved``: it moved a word), because one of its own counters reaches
+        a threshold there; ``last + 1`` if the very next, :data:`NEVER` if nothing of
+        its own ends it (a stall that only another agent's event ends)."""
         ...
 
     def plan(self, cycles: int, moved: bool) -> FastPlan | None:
-        """The jump of ``cycles`` cycles (at most its horizon), or None to refuse it
-        (e.g. a memory address it would fault on: stepping raises that error)."""
+        """The jump of ``cycles`` cycles (ending before its next event), or None to
+        refuse it (e.g. a memory address it would fault on: stepping raises that
+        error)."""
         ...
 
 
@@ -382,13 +385,15 @@ class SystemRun:
         return tuple(states)
 
     def _jump(self) -> None:
-        """Jump every agent over the cycles in which all repeat their last action."""
+        """Jump every agent to the cycle before the earliest event: every cycle up to it
+        repeats the last one for every agent."""
         last = self.cycles - 1
-        n = self.max_cycles - self.cycles
+        event = self.max_cycles   # the guard's cycle is stepped, and raises there
         for agent, moved in zip(self.agents, self._moved, strict=True):
-            n = min(n, agent.horizon(last, moved))
-            if n < 1:
+            event = min(event, agent.next_event(last, moved))
+            if event <= last + 1:
                 return
+        n = event - last - 1
         plans = []
         for agent, moved in zip(self.agents, self._moved, strict=True):
             plan = agent.plan(n, moved)

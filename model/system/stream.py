@@ -37,7 +37,7 @@ import numpy as np
 
 from ..bd.packet import packet_header, parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
-from .scheduler import NO_LIMIT, FastPlan, Stall
+from .scheduler import NEVER, FastPlan, Stall
 
 __all__ = [
     "STREAM_DEPTH",
@@ -247,9 +247,10 @@ class StreamSource:
         """Words left or not."""
         return bool(self._beats)
 
-    def horizon(self, last: int, moved: bool) -> int:
-        """A pushing source repeats until its last word is pushed."""
-        return len(self._beats) - 1 if moved else NO_LIMIT
+    def next_event(self, last: int, moved: bool) -> int:
+        """A pushing source pushes one word a cycle until it has none: the cycle after
+        its last word is its first idle one."""
+        return last + len(self._beats) + 1 if moved else NEVER
 
     def plan(self, cycles: int, moved: bool) -> FastPlan:
         """Push ``cycles`` words."""
@@ -340,29 +341,29 @@ class StreamSink:
     def _ready_at(self, cycle: int) -> bool:
         return self.ready is None or cycle >= len(self.ready) or bool(self.ready[cycle])
 
-    def horizon(self, last: int, moved: bool) -> int:
-        """Until the ready pattern changes, or the expected words are all in.
+    def next_event(self, last: int, moved: bool) -> int:
+        """Where the ready pattern changes, or after the last expected word is in.
 
         With headers to drop, a popped TLAST decides what the next word is, so a
         sink that drops headers does not jump while it takes words.
         """
         if moved and self.drop_headers:
-            return 0
-        n = NO_LIMIT
+            return last + 1
+        event = NEVER
         if moved and self.expect is not None and len(self.beats) < self.expect:
-            n = self.expect - len(self.beats) - 1   # busy ends with the last expected word
+            event = last + self.expect - len(self.beats)   # busy ends with the last word
         # ``last`` inside the pattern: the next cycle may be its first one after, where
         # the sink is ready again (a pattern ending low changes there).
         if self.ready is not None and last < len(self.ready):
             now, end = self._ready_at(last), min(len(self.ready), last + 1 + _PATTERN_SCAN)
-            same = next((t for t in range(last + 1, end) if self._ready_at(t) != now), None)
-            if same is not None:
-                n = min(n, same - last - 1)
+            change = next((t for t in range(last + 1, end) if self._ready_at(t) != now), None)
+            if change is not None:
+                event = min(event, change)
             elif end < len(self.ready):
-                n = min(n, end - last - 1)
+                event = min(event, end)   # looked no further: stop there and look again
             elif not now:
-                n = min(n, len(self.ready) - last - 1)   # high again after the pattern
-        return n
+                event = min(event, len(self.ready))   # high again after the pattern
+        return event
 
     def plan(self, cycles: int, moved: bool) -> FastPlan:
         """Take ``cycles`` words."""

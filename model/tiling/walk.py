@@ -11,15 +11,17 @@ along (none for the repetition) and a step in elements along that dimension.
 Two passes make the stream, both NumPy, neither a Python loop per element or
 per tile:
 
-1. The linear index ``lin(p)`` is a sum of one term per axis, so the whole
-   stream is an outer sum of small per-axis vectors. The innermost axes are
-   summed into a block first so that the only full-size operation is one
-   broadcast add of (outer block) x (inner block).
+1. The linear index ``lin(p)`` is a sum of one term per axis: affine in the
+   digits of the loop counters, so the stream is built by doubling
+   (:func:`.doubling.fill_affine`), one contiguous add per NumPy call.
 2. A position is zero iff some dimension's coordinate leaves ``[0, bound)``.
    A coordinate depends only on the axes of its own dimension, so for each
-   dimension the few bad combinations of *its* axes are found on a small grid
-   and expanded over the other axes into flat stream positions, which are set
-   to -1. This costs in proportion to the zeros, not to the stream.
+   dimension the few bad combinations of *its* axes are found on a small grid.
+   Seen as an array with one axis per loop, the stream's zeros of one bad
+   combination are one strided slice (runs along the dimension's innermost
+   axis share a slice): a strided write each, which costs in proportion to the
+   zeros, not to the stream. Many scattered combinations are expanded into flat
+   positions instead, and written in one indexed write.
 """
 
 from __future__ import annotations
@@ -29,15 +31,16 @@ from math import prod
 
 import numpy as np
 
+from .doubling import fill_affine
+
 __all__ = ["ZERO", "Axis", "walk_axes", "walk_coordinates", "walk_indices"]
 
 ZERO = -1
 """Stream entry of a zero-padding element."""
 
-# Below this many elements, the inner block is grown by one more axis: the
-# final broadcast then touches each output element exactly once while the
-# per-row work stays a small fraction of it.
-_INNER_BLOCK_MIN = 256
+# Above this many strided slice writes for one dimension's zeros, one indexed write
+# of their flat positions is cheaper (a slice write costs about a microsecond).
+_ZERO_SLICES_MAX = 256
 
 
 @dataclass(frozen=True)
@@ -115,19 +118,71 @@ def walk_indices(
     def lin_scale(axis: Axis) -> int:
         return 0 if axis.dimension is None else axis.step * int(multiplier[axis.dimension])
 
-    out = _outer_sum_split([ramp(i, lin_scale(a)) for i, a in enumerate(axes)], base)
+    lengths = [a.length for a in axes]
+    out = np.empty(prod(lengths), dtype=np.int64)
+    inner_first = axes[::-1]   # fill_affine's digits run innermost first
+    fill_affine(out, base, [lin_scale(a) for a in inner_first],
+                [a.length for a in inner_first[:-1]])
 
-    flat_stride = _flat_strides([a.length for a in axes])
     for dim, bound in enumerate(boundary):
         mine = [i for i, a in enumerate(axes) if a.dimension == dim]
-        others = [i for i, a in enumerate(axes) if a.dimension != dim]
         coordinate = offset[dim] + _outer_sum([ramp(i, axes[i].step) for i in mine])
         bad = (coordinate < 0) | (coordinate >= bound)
         if bad.any():
-            first = _outer_sum([ramp(i, flat_stride[i]) for i in mine])[bad]
-            rest = _outer_sum([ramp(i, flat_stride[i]) for i in others])
-            out[np.add.outer(first, rest).ravel()] = ZERO
+            _write_zeros(out, lengths, mine, bad.reshape([lengths[i] for i in mine]))
     return out
+
+
+def _write_zeros(out: np.ndarray, lengths: list[int], mine: list[int], bad: np.ndarray) -> None:
+    """Set :data:`ZERO` where the counters of the axes ``mine`` form a ``bad`` combination.
+
+    ``bad`` has one axis per axis in ``mine`` (outermost first); the stream is seen as
+    an array of shape ``lengths``. Each run of bad values along the last of ``mine``
+    is one strided slice of that array.
+    """
+    if not mine:   # no loop moves along the dimension: every element is outside
+        out[:] = ZERO
+        return
+    view = out.reshape(lengths)
+    runs = _bad_runs(bad)
+    if len(runs) > _ZERO_SLICES_MAX:
+        flat_stride = _flat_strides(lengths)
+        others = [i for i in range(len(lengths)) if i not in mine]
+        first = _outer_sum([np.arange(lengths[i], dtype=np.int64) * flat_stride[i]
+                            for i in mine])[bad.ravel()]
+        rest = _outer_sum([np.arange(lengths[i], dtype=np.int64) * flat_stride[i]
+                           for i in others])
+        out[np.add.outer(first, rest).ravel()] = ZERO
+        return
+    index: list = [slice(None)] * len(lengths)
+    for outer, start, stop in runs:
+        for axis, counter in zip(mine[:-1], outer, strict=True):
+            index[axis] = counter
+        index[mine[-1]] = slice(start, stop)
+        view[tuple(index)] = ZERO
+
+
+def _bad_runs(bad: np.ndarray) -> list[tuple[tuple[int, ...], int, int]]:
+    """Runs of True along the last axis of ``bad``: (counters of the others, start, stop).
+
+    A plain loop: the grid has one entry per combination of one dimension's loop
+    counters (tens to thousands), where NumPy's per-call cost would dominate.
+    """
+    width = bad.shape[-1]
+    outer_shape = bad.shape[:-1]
+    runs = []
+    for row, values in enumerate(bad.reshape(-1, width).tolist()):
+        if not any(values):
+            continue
+        outer = tuple(int(c) for c in np.unravel_index(row, outer_shape)) if outer_shape else ()
+        start = None
+        for j, value in enumerate([*values, False]):
+            if value and start is None:
+                start = j
+            elif not value and start is not None:
+                runs.append((outer, start, j))
+                start = None
+    return runs
 
 
 def walk_coordinates(offset: tuple[int, ...], axes: list[Axis]) -> np.ndarray:
@@ -151,16 +206,6 @@ def _outer_sum(terms: list[np.ndarray]) -> np.ndarray:
     for term in terms:
         total = np.add.outer(total, term).ravel()
     return total
-
-
-def _outer_sum_split(terms: list[np.ndarray], base: int) -> np.ndarray:
-    """:func:`_outer_sum` plus ``base``, with a single full-size broadcast add."""
-    split = len(terms)
-    while split > 0 and prod(len(t) for t in terms[split:]) < _INNER_BLOCK_MIN:
-        split -= 1
-    outer = _outer_sum(terms[:split]) + base
-    inner = _outer_sum(terms[split:])
-    return np.add.outer(outer, inner).ravel()
 
 
 def _flat_strides(lengths: list[int]) -> list[int]:

@@ -62,9 +62,9 @@ def test_report_schema(run):
     assert report["schema"] == bench.SCHEMA
     assert report["command"][:3] == ["python", "-m", "aiedma.flows.bench"]
     assert report["command"][-4:] == ["--only", CHEAP, "--fpga-json", report["command"][-1]]
-    assert report["selected"] == ["walk", "stream", "elements", "system", "amaranth", "wpc",
-                                  "fpga"]
-    assert set(report["results"]) == {"walk", "stream", "elements", "system", "cosim",
+    assert report["selected"] == ["walk", "stream", "elements", "shapes", "system", "amaranth",
+                                  "wpc", "fpga"]
+    assert set(report["results"]) == {"walk", "stream", "elements", "shapes", "system", "cosim",
                                       "words_per_cycle", "fpga"}
     m = report["machine"]
     assert set(m) >= {"cpu", "cores", "python", "numpy", "verilator", "icarus"}
@@ -96,6 +96,31 @@ def test_model_figures_are_consistent(run):
     assert _positive(r["element_s"], r["arange_s"], r["rate"], r["ratio"])
     assert r["ratio"] == pytest.approx(r["arange_s"] / r["element_s"])
     assert 0 < r["zero_fraction"] < 1
+
+
+def test_shape_figures_are_the_shapes_own(run):
+    rows = run[1]["results"]["shapes"]
+    assert [r["name"] for r in rows] == list(model_bench.WALK_SHAPES)
+    for r in rows:
+        tp = model_bench.WALK_SHAPES[r["name"]]
+        assert r["elements"] == tp.stream_length()
+        for figure in ("walk", "stream"):
+            f = r[figure]
+            assert _positive(f[f"{figure}_s"], f["arange_s"], f["rate"], f["ratio"])
+            assert f["rate"] == pytest.approx(r["elements"] / f[f"{figure}_s"])
+            assert f["ratio"] == pytest.approx(f["arange_s"] / f[f"{figure}_s"])
+    assert rows[0]["zero_fraction"] > 0 and rows[0]["bds"] > 1   # the halo read pads
+    assert len({(r["bds"], r["passes"]) for r in rows}) == len(rows)
+
+
+def test_shape_markdown_and_smallest_ratio(run):
+    _, report, markdown, printed = run
+    rows = report["results"]["shapes"]
+    for r in rows:
+        assert f"| {r['name']} `indices()`" in markdown
+        assert f"| {r['name']} `element_stream()`" in markdown
+    low = min(rows, key=lambda r: r["stream"]["ratio"])
+    assert f"smallest stream ratio: {low['stream']['ratio']:.2f} ({low['name']})" in printed
 
 
 def test_system_cycles_are_the_runs_own(run):
@@ -209,6 +234,7 @@ def test_model_bench_still_runs(capsys):
     model_bench.main(["--quick", "--repeat", "1"])
     out = capsys.readouterr().out
     assert "ratio walk/arange rate" in out
+    assert "smallest walk ratio" in out and "smallest stream ratio" in out
     assert out.count("ratio stream/arange rate") == 2
     assert out.count("system model, pipeline graph") == 2
     assert out.count("system model, copy graph") == 2

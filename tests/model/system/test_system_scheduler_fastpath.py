@@ -16,10 +16,13 @@ import pytest
 from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
+from aiedma.model.errors import AiedmaError
+from aiedma.model.system.channel import Channel
 from aiedma.model.system.dma import DMA
 from aiedma.model.system.graph import Graph
+from aiedma.model.system.kernel import KernelAgent
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, MemoryAccessError
-from aiedma.model.system.scheduler import DeadlockError, SystemRun, run_system
+from aiedma.model.system.scheduler import NEVER, DeadlockError, SystemRun, run_system
 from aiedma.model.system.stream import Stream, StreamSink, StreamSource
 from aiedma.tb.system.random_programs import random_graph, random_program
 
@@ -244,3 +247,99 @@ def test_a_ready_pattern_ending_low_ends_the_jump_where_it_ends(low):
         runs.append((run_system([source, sink], exact=exact), sink.data))
     assert runs[0] == runs[1]
     assert runs[0][0].cycles == 41 + low   # the sink takes each word a cycle after its push
+
+
+@pytest.mark.parametrize(("num_buffers", "size", "iterations"),
+                         [(1, 64, 12), (2, 64, 12), (2, 16, 20), (1, 48, 9), (2, 32, 17)])
+def test_pipeline_graphs_jump_buffer_edge_to_edge(num_buffers, size, iterations, jumps):
+    """A pipeline whose kernels change every 16 words: the fast path ends its jumps at
+    the agents' next events and gives what stepping every cycle gives."""
+    data = (np.arange(iterations * size, dtype=np.int32) * 5) - 7
+    runs = [pipeline_graph(num_buffers, size).run(iterations, {"in": data}, exact=e)
+            for e in (True, False)]
+    assert_same_graph_run(*runs)
+    np.testing.assert_array_equal(runs[1].outputs["out"].ravel(), data * 3 + 1)
+    assert jumps["cycles"] > runs[0].report.cycles // 8
+
+
+def _late_by_one(cls, monkeypatch):
+    """Plant an off-by-one: every event ``cls`` reports comes one cycle late."""
+    event = cls.next_event
+
+    def late(self, last, moved):
+        when = event(self, last, moved)
+        return when if when == NEVER else when + 1
+
+    monkeypatch.setattr(cls, "next_event", late)
+
+
+def _pipeline_runs(num_buffers=2, size=64, iterations=4):
+    data = np.arange(iterations * size, dtype=np.int32)
+    return [pipeline_graph(num_buffers, size).run(iterations, {"in": data}, exact=e)
+            for e in (True, False)]
+
+
+def _copy_runs():
+    data = np.arange(3 * 64 * 16, dtype=np.int32)
+    return [copy_graph([64, 16], 2).run(3, {"in": data}, exact=e) for e in (True, False)]
+
+
+def _link_runs(ready=None):
+    """40 words from a source into a sink (with a ``ready`` pattern): report and words."""
+    runs = []
+    for exact in (True, False):
+        link = Stream("link")
+        source = StreamSource("source", link, np.arange(40))
+        sink = StreamSink("sink", link, ready=ready)
+        runs.append((run_system([source, sink], exact=exact), sink.data))
+    return runs
+
+
+def _held_sink_runs():
+    """The sink holds off from cycle 40 to 69: the last word waits."""
+    return _link_runs([True] * 40 + [False] * 30)
+
+
+# The run where each agent's events decide the jumps: kernels and the source in the
+# pipeline, the channels' BD ends in the copy graph, the sink's ready pattern.
+_BINDING = {KernelAgent: _pipeline_runs, Channel: _copy_runs, StreamSource: _link_runs,
+            StreamSink: _held_sink_runs}
+
+
+@pytest.mark.parametrize("cls", list(_BINDING))
+def test_an_event_one_cycle_late_is_caught(cls, monkeypatch):
+    """The exact comparison is sharp: a jump one cycle past an agent's event moves a
+    word that should not move (or none that should), and the runs differ or fail."""
+    runs = _BINDING[cls]
+    graphs = runs not in (_link_runs, _held_sink_runs)
+    if graphs:
+        assert_same_graph_run(*runs())   # sound as it is
+    else:
+        assert runs()[0] == runs()[1]
+    _late_by_one(cls, monkeypatch)
+    try:
+        exact, fast = runs()
+    except (AiedmaError, IndexError):   # e.g. a source asked for a word it does not have
+        return
+    if not graphs:
+        assert exact != fast
+    else:
+        with pytest.raises(AssertionError):
+            assert_same_graph_run(exact, fast)
+
+
+@pytest.mark.parametrize("cls", [KernelAgent, Channel, StreamSource, StreamSink])
+def test_an_event_one_cycle_early_only_costs_speed(cls, monkeypatch):
+    """An event reported early ends a jump early: more cycles stepped, the same run."""
+    event = cls.next_event
+
+    def early(self, last, moved):
+        when = event(self, last, moved)
+        return when if when in (NEVER, last + 1) else when - 1
+
+    monkeypatch.setattr(cls, "next_event", early)
+    runs = _BINDING[cls]()
+    if cls in (StreamSource, StreamSink):
+        assert runs[0] == runs[1]
+    else:
+        assert_same_graph_run(*runs)

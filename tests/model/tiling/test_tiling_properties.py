@@ -106,12 +106,13 @@ def test_port_program_is_entries_in_order(entries):
     assert program.indices().tolist() == expected
 
 
-@pytest.mark.parametrize("inner_block_min", [1, 5, 64, 10**9])
-def test_walk_is_independent_of_the_inner_block_split(monkeypatch, inner_block_min):
-    """The walk sums an outer and an inner block; every split point gives one stream."""
+@pytest.mark.parametrize("slices_max", [0, 1, 3, 10**9])
+def test_walk_zeros_are_the_same_by_slices_or_by_index(monkeypatch, slices_max):
+    """Zeros are written as strided slices, or past a count of them as one indexed
+    write; every threshold gives one stream (0: always indexed, 10**9: always slices)."""
     import aiedma.model.tiling.walk as walk
 
-    monkeypatch.setattr(walk, "_INNER_BLOCK_MIN", inner_block_min)
+    monkeypatch.setattr(walk, "_ZERO_SLICES_MAX", slices_max)
     halo = TilingParameters(buffer_dimension=[16, 8, 4, 2], tiling_dimension=[6, 4, 3, 2],
                             offset=[-1, -1, -1, 0],
                             tile_traversal=[(0, 4, 4), (1, 4, 2), (2, 2, 2)], repetition=2)
