@@ -540,8 +540,8 @@ class Channel:
 
     def next_event(self, last: int, moved: bool) -> int:
         """The cycle a lock release is due (the release queue's head asks for the port
-        in the very next) or, streaming, the cycle the next BD asks for its lock
-        (``LOCK_ASK_AHEAD`` beats before the BD's last)."""
+        in the very next) or, streaming, the cycle of the BD's last beat, or the cycle
+        the BD behind it asks for its lock (``LOCK_ASK_AHEAD`` beats before)."""
         if self._releases:
             return last + 1   # the queue's head is applied as soon as the port is free
         event = NEVER
@@ -554,8 +554,10 @@ class Channel:
         if run is None or engine.first:
             return last + 1
         # The BD's last beat completes it (lock release, stage, TLAST): stop before it,
-        # and before the next BD asks for its lock (LOCK_ASK_AHEAD beats earlier).
-        event = min(event, last + len(run[0]) - engine.slots.position - LOCK_ASK_AHEAD)
+        # and, with a BD waiting behind it, before that BD asks for its lock
+        # (LOCK_ASK_AHEAD beats earlier).
+        ahead = LOCK_ASK_AHEAD if self._gate else 0
+        event = min(event, last + len(run[0]) - engine.slots.position - ahead)
         if self.is_mm2s:
             datapath = engine.datapath
             if (datapath.flight is None or datapath.flight[1]
