@@ -27,6 +27,9 @@ same run. The benchmarks (``--only`` takes these names, or the groups ``model`` 
 ``wpc``
     RTL words per cycle with ready high, per kind, after the
     :data:`~aiedma.model.cycle.contract.ADDRGEN_LATENCY` cycles of latency.
+``dma-wpc``
+    RTL words per cycle of every channel of the whole memory-tile DMA, all 12 streaming
+    at once (chained BDs with free locks), on Verilator, compared with the model.
 ``fpga``
     The rows of ``build/fpga/fpga.json`` when ``make fpga`` has written it.
 """
@@ -42,13 +45,19 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..model.arch.kinds import DMA_KINDS
+from ..model.bd.descriptor import BufferDescriptor
 from ..model.bd.fields import KINDS
+from ..model.bd.task import Task
 from ..model.cycle.contract import ADDRGEN_LATENCY
+from ..model.system.dma import DMA
+from ..model.system.registers import program_writes
 from ..tb.block.harness import check_addrgen
 from ..tb.common.scoreboard import Mismatch
 from ..tb.common.stimulus import READY_MODES, random_bds, regression_stimulus
 from ..tb.common.tools import ToolMissing
 from ..tb.regress.verilog_bulk import run_bulk
+from ..tb.system.dma_check import run_dma
 from . import model_bench
 from .machine import machine
 
@@ -56,6 +65,7 @@ __all__ = [
     "BENCHMARKS",
     "GROUPS",
     "Settings",
+    "all_channels_program",
     "main",
     "read_fpga",
     "run_suite",
@@ -64,7 +74,7 @@ __all__ = [
 
 SCHEMA = "aiedma-bench/1"
 BENCHMARKS = ("walk", "stream", "elements", "shapes", "system", "amaranth", "verilator", "icarus",
-              "bulk-verilator", "bulk-icarus", "bulk-large", "wpc", "fpga")
+              "bulk-verilator", "bulk-icarus", "bulk-large", "wpc", "dma-wpc", "fpga")
 """Every benchmark, in the order the suite runs them."""
 GROUPS = {"model": ("walk", "stream", "elements", "shapes", "system"),
           "cosim": ("amaranth", "verilator", "icarus", "bulk-verilator", "bulk-icarus",
@@ -385,6 +395,59 @@ def bench_wpc(s: Settings) -> list[dict]:
     return rows
 
 
+DMA_WPC_BDS = 4
+"""Chained BDs a channel of the whole-DMA figure runs, each with its own lock."""
+
+
+def all_channels_program(words: int) -> tuple[list[tuple[int, int]], dict[str, list[int]]]:
+    """Every memory-tile channel busy at once: each runs a task of ``DMA_WPC_BDS`` chained
+    BDs of ``words`` words, each BD acquiring a free lock and releasing another; MM2S
+    channels read their own region, S2MM channels write theirs. The register writes and
+    the S2MM channels' input words."""
+    dma = DMA("memtile", 0, 1)
+    kind = DMA_KINDS["memtile"]
+    base, lock_base = kind.memory_window("own").start, kind.lock_window("own").start
+    span = DMA_WPC_BDS * words
+    inputs = {}
+    for n, channel in enumerate(dma.channels):
+        # Six channels share a half of the BD table: three MM2S, three S2MM.
+        slot = channel.index // 2 + 3 * (channel.direction == "s2mm")
+        first = kind.channel_bds(channel.index).start + slot * DMA_WPC_BDS
+        for k in range(DMA_WPC_BDS):
+            lock = (n * DMA_WPC_BDS + k) % 32
+            dma.write_bd(first + k, BufferDescriptor(
+                "memtile", base_address=base + n * span + k * words, buffer_length=words,
+                lock_acq_enable=1, lock_acq_id=lock_base + lock, lock_acq_value=-1,
+                lock_rel_id=lock_base + 32 + lock, lock_rel_value=1,
+                use_next_bd=int(k + 1 < DMA_WPC_BDS),
+                next_bd=(first + k + 1) * (k + 1 < DMA_WPC_BDS), valid_bd=1))
+        channel.push(Task(first))
+        if channel.direction == "s2mm":
+            inputs[f"s2mm{channel.index}"] = list(range(span))
+    for lock in range(32):
+        dma.locks.route(lock_base + lock)[0].set(lock, 63)
+    return program_writes(dma), inputs
+
+
+def bench_dma_wpc(s: Settings) -> list[dict]:
+    """Words per cycle of each channel of the whole memory-tile RTL DMA, all 12 streaming
+    at once (Verilator, every port compared with the model every cycle)."""
+    words = 64 if s.quick else 1024
+    writes, inputs = all_channels_program(words)
+    run = run_dma("memtile", writes, inputs=inputs, simulator="verilator")
+    rows = []
+    for name, cycles in sorted(run.word_cycles.items()):
+        span = cycles[-1] - cycles[0] + 1 if cycles else 0
+        rows.append({"channel": name, "words": len(cycles), "first": cycles[0] if cycles else None,
+                     "last": cycles[-1] if cycles else None,
+                     "words_per_cycle": len(cycles) / span if span else None})
+    worst = min(r["words_per_cycle"] or 0 for r in rows)
+    _say(f"  whole memory-tile DMA, {len(rows)} channels at once, {DMA_WPC_BDS} chained "
+         f"BDs of {words} words each: lowest {worst:.3f} words/cycle from a channel's "
+         f"first word to its last ({run.cycles} cycles in all)")
+    return rows
+
+
 # --- FPGA -------------------------------------------------------------------------------
 
 
@@ -563,6 +626,17 @@ def _wpc_md(rows: list[dict]) -> list[str]:
                       _exact(r["words_per_cycle"])] for r in rows])]
 
 
+def _dma_wpc_md(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    return ["## Whole memory-tile DMA, every channel at once", "",
+            f"{DMA_WPC_BDS} chained BDs a channel, each with a free lock; words / (last word "
+            f"cycle - first word cycle + 1), per channel (Verilator, compared with the model).",
+            "", *_table(["channel", "words", "first", "last", "words/cycle"],
+                        [[r["channel"], r["words"], r["first"], r["last"],
+                          _exact(r["words_per_cycle"])] for r in rows])]
+
+
 def _fpga_md(fpga: dict | None) -> list[str]:
     if not fpga:
         return []
@@ -584,6 +658,7 @@ def to_markdown(report: dict) -> str:
         lines += _cosim_md(results["cosim"])
         lines += _bulk_md(results["cosim"])
     lines += _wpc_md(results.get("words_per_cycle", []))
+    lines += _dma_wpc_md(results.get("dma_words_per_cycle", []))
     lines += _fpga_md(results.get("fpga"))
     return "\n".join(lines)
 
@@ -619,6 +694,7 @@ _STEPS: dict[str, tuple[str, Callable[[Settings], object]]] = {
     "shapes": ("shapes", bench_shapes),
     "system": ("system", bench_system),
     "wpc": ("words_per_cycle", bench_wpc),
+    "dma-wpc": ("dma_words_per_cycle", bench_dma_wpc),
 }
 
 

@@ -11,7 +11,7 @@ is :mod:`aiedma.tb.regress.dma_programs`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -145,6 +145,10 @@ class DmaRun:
     locks : list of int
         The tile's own locks after the run.
     cycles : int
+    word_cycles : dict of str to list of int
+        Per channel with tasks: the cycles it moved a word on its stream (the model's,
+        which the RTL's equal: its outputs' cycles are compared, and on Verilator every
+        port of every cycle).
     """
 
     outputs: dict[str, list[tuple[int, bool]]]
@@ -152,6 +156,7 @@ class DmaRun:
     tokens: dict[str, list[int]]
     locks: list[int]
     cycles: int
+    word_cycles: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
@@ -224,8 +229,10 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     replayed = simulator == "verilator" and bool(channels) and replayable(dma)
     if replayed:   # the block's register writes are the DMA's state before the run
         block, recorder = RtlDmaAgent(dma, channels, "verilator"), DmaRecorder(channels)
+    word_cycles = {f"{c.direction}{c.index}": _timed(c) for c in channels}
     report = run_system(agents, exact=True)   # every cycle stepped: the word times are recorded
     model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
+    model.word_cycles = word_cycles
     model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
                     for c in channels}
     if replayed:
@@ -240,6 +247,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     result.tokens = {f"{c.direction}{c.index}": block.tokens[f"{c.direction}{c.index}"]
                      for c in channels}
     result.locks = block.locks
+    result.word_cycles = word_cycles
     for what, want, got in (("outputs", model.outputs, result.outputs),
                             ("output cycles", times, rtl_times),
                             ("cycles", model.cycles, result.cycles),

@@ -23,6 +23,7 @@ from aiedma.model.cycle.contract import ADDRGEN_LATENCY
 from aiedma.model.cycle.timing import addrgen_trace
 from aiedma.tb.common.stimulus import random_bds, regression_stimulus
 from aiedma.tb.common.tools import ToolMissing
+from aiedma.tb.system.dma_check import run_dma
 
 CHEAP = "model,amaranth,wpc,fpga"
 FPGA_ROWS = [
@@ -173,6 +174,18 @@ def test_words_per_cycle(run):
         assert r["words_per_cycle"] == pytest.approx(
             r["words"] / (r["cycles"] - ADDRGEN_LATENCY))
         assert r["words_per_cycle"] == pytest.approx(1.0)  # the RTL's contract, not speed
+
+
+def test_every_memory_tile_channel_streams_a_word_a_cycle_at_once():
+    """The whole-DMA figure's program (bench ``dma-wpc``): 12 channels, chained BDs with
+    free locks, every channel a word every cycle from its first to its last, in the model
+    (the bench runs it on the RTL, compared)."""
+    writes, inputs = bench.all_channels_program(16)
+    run = run_dma("memtile", writes, inputs=inputs, simulator=None)
+    assert len(run.word_cycles) == 12
+    for name, cycles in run.word_cycles.items():
+        assert len(cycles) == bench.DMA_WPC_BDS * 16, name
+        assert cycles == list(range(cycles[0], cycles[0] + len(cycles))), name
 
 
 def test_fpga_rows_are_kept(run):
