@@ -15,7 +15,9 @@
 #                programs on the whole RTL DMA (SIM=verilator|amaranth); the last two
 #                shard by seed on Dask (SCHEDULER=tcp://host:port, else every local core)
 #   make bench   every benchmark (model, system model, co-simulation on each
-#                simulator, RTL words per cycle, the FPGA table when present),
+#                simulator, RTL words per cycle (the address generator, and every
+#                channel of the whole memory-tile DMA at once), the FPGA table
+#                when present),
 #                printed and saved as build/bench.json and build/bench.md
 #   make fpga    synthesis + place-and-route of the address generators, the
 #                MM2S/S2MM datapaths and a whole memory-tile channel of each
