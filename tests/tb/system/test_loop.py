@@ -96,15 +96,22 @@ def test_a_bubble_at_a_chain_boundary_is_caught_at_its_cycle(monkeypatch):
     assert str(error).endswith("replay with seed=7")
 
 
-def test_a_deadlock_is_reported_with_rtl_channels_too():
+def waiting_on_a_lock():
+    """An S2MM channel whose BD waits on a lock nobody releases, and its source: a
+    deadlock. Returns the agents and the channel."""
     dma = DMA("memtile", 0, 1)
     dma.write_bd(0, BufferDescriptor("memtile", base_address=OWN, buffer_length=4, valid_bd=1,
                                      lock_acq_enable=1, lock_acq_id=65, lock_acq_value=-1))
     inbound = Stream("in")
     channel = dma.s2mm[0].connect(inbound)
     channel.push(Task(0))
+    return [StreamSource("source", inbound, range(4)), channel], channel
+
+
+def test_a_deadlock_is_reported_with_rtl_channels_too():
+    agents, channel = waiting_on_a_lock()
     with pytest.raises(DeadlockError, match=r"memtile\(0,1\)\.s2mm0: BD 0: waits on lock 65"):
-        run_with_rtl([StreamSource("source", inbound, range(4)), channel], [channel])
+        run_with_rtl(agents, [channel])
     assert isinstance(channel.engine, object) and not hasattr(channel.engine, "rtl"), \
         "the model engine is back after the run"
 

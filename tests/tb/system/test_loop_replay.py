@@ -5,16 +5,13 @@ the replay at the same cycle as by the lockstep run."""
 import numpy as np
 import pytest
 from hdl_mutants import BubblyGate
-from test_loop import chain_system
+from test_loop import chain_system, waiting_on_a_lock
 
 from aiedma.flows.graph_examples import copy_graph, pipeline_graph
 from aiedma.hdl import engine as hdl_engine
-from aiedma.model import BufferDescriptor, Task
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
-from aiedma.model.system.dma import DMA
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.scheduler import DeadlockError, SystemRun
-from aiedma.model.system.stream import Stream, StreamSource
 from aiedma.tb.system.engine_record import COLUMNS, EngineRecorder
 from aiedma.tb.system.loop import LoopMismatch, rtl_runner, run_with_rtl
 from aiedma.tb.system.loop_replay import replay_trace, run_replayed
@@ -115,14 +112,8 @@ def test_a_planted_rtl_bug_is_found_by_the_replay_at_the_lockstep_cycle(monkeypa
 
 
 def test_a_deadlock_is_reported_by_the_replay_once_the_rtl_agreed_up_to_it():
-    dma = DMA("memtile", 0, 1)
-    dma.write_bd(0, BufferDescriptor("memtile", base_address=OWN, buffer_length=4, valid_bd=1,
-                                     lock_acq_enable=1, lock_acq_id=65, lock_acq_value=-1))
-    inbound = Stream("in")
-    channel = dma.s2mm[0].connect(inbound)
-    channel.push(Task(0))
+    agents, channel = waiting_on_a_lock()
     timing = {}
     with pytest.raises(DeadlockError, match=r"memtile\(0,1\)\.s2mm0: BD 0: waits on lock 65"):
-        run_replayed([StreamSource("source", inbound, range(4)), channel], [channel],
-                     timing=timing)
+        run_replayed(agents, [channel], timing=timing)
     assert timing["compared"] > 0, "the cycles before the deadlock were replayed"
