@@ -73,7 +73,10 @@ def test_lowering_reproduces_random_port_programs():
         try:
             check_lowering(entries, kind, direction, dtype, base)
         except LoweringError as error:
-            assert "BDs but" in str(error) and "over" in str(error)
+            # Too many BDs, or a buffer that at this base runs past the kind's addresses.
+            text = str(error)
+            assert ("BDs but" in text and "over" in text) or (
+                "base_address=" in text and "must be in 0.." in text), text
             return
         count[0] += 1
 
