@@ -13,7 +13,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.errors import AiedmaError, field_error
-from .record import record_layout
+from .record import head_layout, head_of, record_layout
 
 __all__ = ["Completion"]
 
@@ -30,14 +30,14 @@ class Completion(wiring.Component):
     Attributes
     ----------
     last_beat : In(1)
-    run_head : In(record_layout(kind))
+    run_head : In(head_layout(kind, "run"))
         The engine's last beat of a BD passes the gate; the ring's record of that BD.
     zero_done : In(1)
     zero_record : In(record_layout(kind))
         A BD of length 0 completes now; its record.
     done : Out(1)
-    record : Out(record_layout(kind))
-        A BD completes at the end of this cycle; its record.
+    record : Out(head_layout(kind, "run"))
+        A BD completes at the end of this cycle; its record (the fields completing reads).
     pending : Out(1)
         A last beat has passed and its BD is still to complete.
     token : Out(1)
@@ -48,10 +48,10 @@ class Completion(wiring.Component):
         if latency not in (0, 1):
             raise field_error(AiedmaError, "latency", latency, "must be 0 or 1 (cycles)")
         self.latency = latency
-        self.layout = layout = record_layout(kind)
+        self.layout = layout = head_layout(kind, "run")
         super().__init__({
             "last_beat": In(1), "run_head": In(layout),
-            "zero_done": In(1), "zero_record": In(layout),
+            "zero_done": In(1), "zero_record": In(record_layout(kind)),
             "done": Out(1), "record": Out(layout), "pending": Out(1), "token": Out(1),
         })
 
@@ -64,6 +64,6 @@ class Completion(wiring.Component):
         else:
             m.d.comb += [self.done.eq(self.last_beat), self.record.eq(self.run_head)]
         with m.If(self.zero_done):
-            m.d.comb += [self.done.eq(1), self.record.eq(self.zero_record)]
+            m.d.comb += [self.done.eq(1), self.record.eq(head_of("run", self.zero_record))]
         m.d.comb += self.token.eq(self.done & self.record.ends_task & self.record.token)
         return m

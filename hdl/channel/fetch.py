@@ -15,8 +15,9 @@ offered BD comes from the table's output registers or from the stage's own.
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
@@ -152,18 +153,21 @@ class FetchStage(wiring.Component):
     def _hold(self, m: Module, held: Signal, arriving: Signal, arrived: data.View) -> None:
         """The BDs the stage holds, in order; the oldest is offered (``bd``, ``record``).
 
-        A ring of ``FETCH_DEPTH`` registers: the arriving BD is written at ``tail`` in
+        A ring of ``FETCH_DEPTH`` entries: the arriving BD is written at ``tail`` in
         every cycle it arrives (whether or not it is taken as it comes), so the engine's
-        late answer (``consumed``) moves only the two pointers and the count.
+        late answer (``consumed``) moves only the two pointers and the count. The ring
+        is a memory with an asynchronous read, so it is LUT RAM where the part has it
+        (ECP5: a few hundred bits in a tenth of the LUTs and none of the flip-flops a
+        register ring takes, and its read is one LUT deep).
         """
         layout = _held_layout(self.kind)
-        entries = Array(Signal(layout, name=f"held{k}") for k in range(FETCH_DEPTH))
+        m.submodules.entries = entries = Memory(shape=layout, depth=FETCH_DEPTH, init=[])
+        write, read = entries.write_port(), entries.read_port(domain="comb")
         head_at, tail = Signal(range(FETCH_DEPTH)), Signal(range(FETCH_DEPTH))
         head = Signal(layout)
-        m.d.comb += [head.eq(Mux(held != 0, entries[head_at], arrived)),
-                     self.valid.eq((held != 0) | arriving)]
-        with m.If(arriving):
-            m.d.sync += entries[tail].eq(arrived)
+        m.d.comb += [read.addr.eq(head_at), head.eq(Mux(held != 0, read.data, arrived)),
+                     self.valid.eq((held != 0) | arriving),
+                     write.addr.eq(tail), write.data.eq(arrived), write.en.eq(arriving)]
         leaves = Signal()            # an entry leaves the registers (the head moved on)
         enters = Signal()            # the arriving BD stays (it was not taken as it came)
         m.d.comb += [leaves.eq(self.consumed & (held != 0)),

@@ -23,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 from ...model.bd.fields import FIELD_INDEX
 from ...model.cycle.contract import LOCK_ASK_AHEAD, RELEASE_QUEUE_DEPTH
 from ..lock_unit import lock_port_signature
-from .record import record_layout
+from .record import head_layout, head_of, record_layout
 
 __all__ = ["LockRequester"]
 
@@ -66,12 +66,12 @@ class LockRequester(wiring.Component):
 
     def __init__(self, kind: str, ask_ahead: int = LOCK_ASK_AHEAD) -> None:
         self.kind, self.ask_ahead = kind, ask_ahead
-        layout = record_layout(kind)
+        gate = head_layout(kind, "gate")
         super().__init__({
             "engine_request": In(1), "engine_grant": Out(1), "beat_moved": In(1),
-            "gate_head": In(layout), "gate_valid": In(1),
-            "gate_next": In(layout), "next_valid": In(1),
-            "zero_ready": In(1), "zero_record": In(layout), "zero_done": Out(1),
+            "gate_head": In(gate), "gate_valid": In(1),
+            "gate_next": In(gate), "next_valid": In(1),
+            "zero_ready": In(1), "zero_record": In(record_layout(kind)), "zero_done": Out(1),
             "gate_advance": Out(1),
             "acquire": Out(lock_port_signature(FIELD_INDEX[kind]["lock_acq_id"].maximum + 1)),
             "released": In(1),
@@ -79,7 +79,9 @@ class LockRequester(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        layout = record_layout(self.kind)
+        layout = head_layout(self.kind, "gate")
+        zero = Signal(layout)             # the length-0 BD's record, as the gate's
+        m.d.comb += zero.eq(head_of("gate", self.zero_record))
         held = Signal()                       # the next BD's lock is held
         have = Signal()                       # held, or its grant shows now
         m.d.comb += have.eq(held | self.acquire.grant)
@@ -88,7 +90,7 @@ class LockRequester(wiring.Component):
                      self.zero_done.eq(self.zero_ready & have)]
         used = passed | self.zero_done
         user = Signal(layout)
-        m.d.comb += user.eq(Mux(passed, self.gate_head.as_value(), self.zero_record.as_value()))
+        m.d.comb += user.eq(Mux(passed, self.gate_head.as_value(), zero.as_value()))
 
         # Beats the BD ahead at the gate has left after this cycle.
         left = Signal(layout.members["length"])
@@ -111,7 +113,7 @@ class LockRequester(wiring.Component):
         with m.Elif(self.gate_valid):
             m.d.comb += [candidate.eq(self.gate_head), exists.eq(1)]
         with m.Else():
-            m.d.comb += [candidate.eq(self.zero_record),
+            m.d.comb += [candidate.eq(zero),
                          exists.eq(self.zero_ready & ~self.zero_done)]
         room = ~candidate.rel_enable | (owed_after < RELEASE_QUEUE_DEPTH)
         ask = Signal()

@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 from ...model.bd.fields import FIELD_INDEX
 from ...model.bd.packet import HEADER_FIELDS, PARITY_BIT
 from ..layouts import data_beat_layout
-from .record import record_layout
+from .record import head_layout
 
 __all__ = ["MM2SPacketStage", "S2MMPacketStage", "header_flag", "header_word",
            "packet_stage_signature"]
@@ -32,7 +32,7 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
     return wiring.Signature({
         "i": In(stream.Signature(data_beat_layout())),
         "o": Out(stream.Signature(data_beat_layout())),
-        "head": In(record_layout(kind)), "head_valid": In(1), "head_granted": In(1),
+        "head": In(head_layout(kind, "stage")), "head_valid": In(1), "head_granted": In(1),
         "advance": Out(1), "error": Out(1),
     })
 

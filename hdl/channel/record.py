@@ -9,6 +9,10 @@ different BD at a time:
 * the packet stage, at the BD whose words pass the stream now (``stage``).
 
 A head moves on when its part is done with the BD; the record is written at ``wr``.
+Each head shows only the fields its part reads (:data:`HEAD_FIELDS`), from a memory of
+those fields with an asynchronous read: LUT RAM where the part has it, so a channel's
+records take a few dozen LUT RAM cells instead of hundreds of flip-flops and four
+eight-way multiplexers of every field.
 The ring holds at most ``RECORDS - 1`` records (with all ``RECORDS`` held, ``wr``
 would meet the heads and the ring would read as empty); ``RECORDS`` is chosen so a
 channel never has that many BDs in flight.
@@ -16,14 +20,15 @@ channel never has that many BDs in flight.
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import FIELD_INDEX
 from ..lock_unit import LOCK_VALUE_BITS
 
-__all__ = ["RECORDS", "InFlightRing", "record_layout"]
+__all__ = ["HEAD_FIELDS", "RECORDS", "InFlightRing", "head_layout", "head_of", "record_layout"]
 
 RECORDS = 8
 """BDs a channel tracks between the engine taking them and their last word: more than
@@ -43,6 +48,26 @@ def record_layout(kind: str) -> data.StructLayout:
     })
 
 
+HEAD_FIELDS: dict[str, tuple[str, ...]] = {
+    "gate": ("acq_enable", "acq_id", "acq_value", "rel_enable", "length"),
+    "run": ("rel_enable", "rel_id", "rel_value", "ends_task", "token"),
+    "stage": ("packet", "packet_id", "packet_type", "tlast_suppress", "length"),
+}
+"""The fields of a record each head shows: the lock requester's (``gate``), the
+completion's (``run``) and the packet stage's (``stage``)."""
+
+
+def head_layout(kind: str, head: str) -> data.StructLayout:
+    """The part of :func:`record_layout` that ``head`` shows (:data:`HEAD_FIELDS`)."""
+    members = record_layout(kind).members
+    return data.StructLayout({name: members[name] for name in HEAD_FIELDS[head]})
+
+
+def head_of(head: str, record: data.View) -> Value:
+    """The fields of a whole ``record`` that ``head`` shows, packed as its layout."""
+    return Cat(*(getattr(record, name) for name in HEAD_FIELDS[head]))
+
+
 class InFlightRing(wiring.Component):
     """``RECORDS`` records of the BDs in flight, with a write pointer and three heads.
 
@@ -57,11 +82,11 @@ class InFlightRing(wiring.Component):
         The engine takes a BD: its record is written at the end of the cycle.
     gate_advance, run_advance, stage_advance : In(1)
         A head's part is done with its BD.
-    gate_head, run_head, stage_head : Out(record_layout(kind))
-        The record at each head.
+    gate_head, run_head, stage_head : Out(head_layout(kind, ...))
+        The record at each head, the fields that head's part reads.
     gate_valid : Out(1)
         The gate head holds a BD.
-    gate_next : Out(record_layout(kind))
+    gate_next : Out(head_layout(kind, "gate"))
     next_valid : Out(1)
         The record behind the gate head, and whether it holds a BD.
     stage_valid : Out(1)
@@ -75,34 +100,42 @@ class InFlightRing(wiring.Component):
     """
 
     def __init__(self, kind: str) -> None:
-        layout = record_layout(kind)
+        self.kind = kind
         super().__init__({
-            "push": In(1), "record": In(layout),
+            "push": In(1), "record": In(record_layout(kind)),
             "gate_advance": In(1), "run_advance": In(1), "stage_advance": In(1),
-            "gate_head": Out(layout), "run_head": Out(layout), "stage_head": Out(layout),
-            "gate_valid": Out(1), "gate_next": Out(layout), "next_valid": Out(1),
+            **{f"{head}_head": Out(head_layout(kind, head)) for head in HEAD_FIELDS},
+            "gate_valid": Out(1), "gate_next": Out(head_layout(kind, "gate")),
+            "next_valid": Out(1),
             "stage_valid": Out(1), "stage_granted": Out(1), "engine_empty": Out(1),
             "busy": Out(1),
         })
-        self.layout = layout
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        ring = Array(Signal(self.layout, name=f"record{k}") for k in range(RECORDS))
         bits = (RECORDS - 1).bit_length()
         wr, gate_p, run_p, stage_p = (Signal(bits, name=n) for n in
                                       ("wr", "gate_p", "run_p", "stage_p"))
         behind = (gate_p + 1)[:bits]
         with m.If(self.push):
-            m.d.sync += [ring[wr].eq(self.record), wr.eq(wr + 1)]
+            m.d.sync += wr.eq(wr + 1)
+        reads = {"gate": ((gate_p, self.gate_head), (behind, self.gate_next)),
+                 "run": ((run_p, self.run_head),), "stage": ((stage_p, self.stage_head),)}
+        for part, heads in reads.items():
+            memory = Memory(shape=head_layout(self.kind, part), depth=RECORDS, init=[])
+            m.submodules[f"{part}_records"] = memory
+            write = memory.write_port()
+            m.d.comb += [write.addr.eq(wr), write.data.eq(head_of(part, self.record)),
+                         write.en.eq(self.push)]
+            for pointer, head in heads:
+                read = memory.read_port(domain="comb")
+                m.d.comb += [read.addr.eq(pointer), head.eq(read.data)]
         for advance, pointer in ((self.gate_advance, gate_p), (self.run_advance, run_p),
                                  (self.stage_advance, stage_p)):
             with m.If(advance):
                 m.d.sync += pointer.eq(pointer + 1)
         m.d.comb += [
-            self.gate_head.eq(ring[gate_p]), self.run_head.eq(ring[run_p]),
-            self.stage_head.eq(ring[stage_p]),
-            self.gate_valid.eq(gate_p != wr), self.gate_next.eq(ring[behind]),
+            self.gate_valid.eq(gate_p != wr),
             self.next_valid.eq((gate_p != wr) & (behind != wr)),
             self.stage_valid.eq(stage_p != wr), self.stage_granted.eq(gate_p != stage_p),
             self.engine_empty.eq((gate_p == wr) & (run_p == wr)),

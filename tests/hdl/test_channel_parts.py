@@ -55,7 +55,7 @@ def test_the_ring_heads_follow_pushes_and_advances():
     sim.add_clock(1e-6)
 
     async def bench(ctx):
-        records: list[int] = []          # packet_id of each record pushed, in order
+        records: list[int] = []          # the number in each record pushed, in order
         gate = run = stage = 0
         for cycle in range(300):
             push = len(records) - min(run, stage) < RECORDS - 1 and rng.random() < 0.5
@@ -63,20 +63,24 @@ def test_the_ring_heads_follow_pushes_and_advances():
             run_go = run < gate and rng.random() < 0.5
             stage_go = stage < gate and rng.random() < 0.5
             ctx.set(dut.push, push)
-            ctx.set(dut.record, {"packet_id": len(records) % 32})
+            # Each head shows its own fields: a number in one field of each.
+            n = len(records) % 16
+            ctx.set(dut.record, {"packet_id": n, "acq_id": n, "rel_id": n})
             ctx.set(dut.gate_advance, gate_go)
             ctx.set(dut.run_advance, run_go)
             ctx.set(dut.stage_advance, stage_go)
-            for head, at in ((dut.gate_head, gate), (dut.run_head, run), (dut.stage_head, stage)):
+            heads = ((dut.gate_head.acq_id, gate), (dut.gate_next.acq_id, gate + 1),
+                     (dut.run_head.rel_id, run), (dut.stage_head.packet_id, stage))
+            for field, at in heads:
                 if at < len(records):
-                    assert ctx.get(head).packet_id == records[at], cycle
+                    assert ctx.get(field) == records[at], cycle
             assert ctx.get(dut.stage_valid) == (stage < len(records)), cycle
             assert ctx.get(dut.stage_granted) == (stage < gate), cycle
             assert ctx.get(dut.engine_empty) == (gate == run == len(records)), cycle
             assert ctx.get(dut.busy) == (stage < len(records) or run < len(records)), cycle
             await ctx.tick()
             if push:
-                records.append(len(records) % 32)
+                records.append(len(records) % 16)
             gate, run, stage = gate + gate_go, run + run_go, stage + stage_go
 
     sim.add_testbench(bench)
