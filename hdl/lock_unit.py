@@ -108,31 +108,9 @@ class LockUnit(wiring.Component):
         m = Module()
         values = Array(Signal(_STATE_BITS, name=f"lock{i}") for i in range(self.count))
         m.d.comb += self.read_value.eq(values[self.read_id])
-
-        # Acquires: every port tests its lock; the first that holds is granted. A port
-        # whose grant shows now is not looked at (its request drops at this edge).
-        holds, after = [], []
-        for k, port in enumerate(self.acquire):
-            seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
-            hold = Signal(name=f"acq{k}_holds")
-            m.d.comb += [seen.eq(values[port.lock_id]),
-                         hold.eq(port.request & ~port.grant
-                                 & Mux(port.value < 0, seen >= -port.value,
-                                       seen == port.value))]
-            holds.append(hold)
-            # An acquire-equal leaves the lock as it is.
-            after.append(Mux(port.value < 0, seen + port.value, seen)[:_STATE_BITS])
-        granted = _first(holds)
-        acq_any, acq_id = Signal(), Signal(range(self.count))
-        acq_after = Signal(_STATE_BITS)
-        m.d.comb += [acq_any.eq(Cat(*holds).any()),
-                     acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
-                     acq_after.eq(_select(granted, after))]
-        for port, grant in zip(self.acquire, granted, strict=True):
-            m.d.sync += port.grant.eq(grant)
-
-        # Releases: the first port asking is granted; it sees its lock as the acquire
-        # left it.
+        # The release is chosen from registers alone (the ports' requests), so all that
+        # waits on the acquire decision is a few multiplexers at the end: what every
+        # release result would be is worked out beside the acquires, not after them.
         asking = [p.request for p in self.release]
         chosen = _first(asking)
         rel_any, rel_id = Signal(), Signal(range(self.count))
@@ -142,22 +120,70 @@ class LockUnit(wiring.Component):
                      rel_value.eq(_select(chosen, [p.value for p in self.release]))]
         for port, grant in zip(self.release, chosen, strict=True):
             m.d.sync += port.grant.eq(grant)
-        before = Signal(_STATE_BITS)
-        m.d.comb += before.eq(Mux(acq_any & (acq_id == rel_id), acq_after, values[rel_id]))
-        tried = Signal(signed(_STATE_BITS + 2))
-        m.d.comb += tried.eq(before + rel_value)
+        alone = self._release_result(m, "alone", values[rel_id], rel_value)
+
+        # Acquires: every port tests its lock; the first that holds is granted. A port
+        # whose grant shows now is not looked at (its request drops at this edge).
+        holds, after, with_release, same = [], [], [], []
+        for k, port in enumerate(self.acquire):
+            # What the acquire adds (0 for an acquire-equal, which leaves the lock as it
+            # is) and, with the release, what both add: from registers, so each result
+            # below is one adder after the lock's value.
+            adds = Signal(signed(LOCK_VALUE_BITS), name=f"acq{k}_adds")
+            both = Signal(signed(LOCK_VALUE_BITS + 1), name=f"acq{k}_both")
+            m.d.comb += [adds.eq(Mux(port.value < 0, port.value, 0)),
+                         both.eq(adds + rel_value)]
+            seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
+            hold = Signal(name=f"acq{k}_holds")
+            left = Signal(_STATE_BITS, name=f"acq{k}_after")
+            m.d.comb += [seen.eq(values[port.lock_id]),
+                         hold.eq(port.request & ~port.grant
+                                 & Mux(port.value < 0, seen >= -port.value,
+                                       seen == port.value)),
+                         left.eq(seen + adds)]
+            holds.append(hold)
+            after.append(left)
+            # The release, were this acquire granted on the release's lock.
+            with_release.append(self._release_result(m, f"acq{k}", seen, both))
+            same.append(port.lock_id == rel_id)
+        granted = _first(holds)
+        for port, grant in zip(self.acquire, granted, strict=True):
+            m.d.sync += port.grant.eq(grant)
+        acq_after = Signal(_STATE_BITS)
+        m.d.comb += acq_after.eq(_select(granted, after))
+        # The release sees its lock as the acquire left it.
+        meets = Signal()
+        m.d.comb += meets.eq(Cat(*(g & s for g, s in zip(granted, same, strict=True))).any())
+        tried, fits = Signal(_STATE_BITS), Signal()
+        m.d.comb += [
+            tried.eq(Mux(meets, _select(granted, [r[0] for r in with_release]), alone[0])),
+            fits.eq(Mux(meets, _select(granted, [r[1] for r in with_release]), alone[1])),
+        ]
         applied = Signal()
-        m.d.comb += applied.eq(rel_any & (tried >= 0) & (tried <= LOCK_VALUE_MAX))
+        m.d.comb += applied.eq(rel_any & fits)
         error = Signal()
         m.d.comb += self.error.eq(error)
         with m.If(rel_any & ~applied):
             m.d.sync += error.eq(1)
 
         for i in range(self.count):
+            acquired = Cat(*(g & (p.lock_id == i)
+                             for g, p in zip(granted, self.acquire, strict=True))).any()
             with m.If(self.set_en & (self.set_id == i)):
                 m.d.sync += values[i].eq(self.set_value)
             with m.Elif(applied & (rel_id == i)):
-                m.d.sync += values[i].eq(tried[:_STATE_BITS])
-            with m.Elif(acq_any & (acq_id == i)):
+                m.d.sync += values[i].eq(tried)
+            with m.Elif(acquired):
                 m.d.sync += values[i].eq(acq_after)
         return m
+
+    @staticmethod
+    def _release_result(m: Module, name: str, before: Value,
+                        value: Value) -> tuple[Signal, Signal]:
+        """A release of ``value`` on a lock at ``before``: the new value and whether it
+        stays in ``0 .. LOCK_VALUE_MAX`` (else it is not applied)."""
+        tried = Signal(signed(_STATE_BITS + 2), name=f"rel_{name}_tried")
+        fits = Signal(name=f"rel_{name}_fits")
+        m.d.comb += [tried.eq(before + value),
+                     fits.eq((tried >= 0) & (tried <= LOCK_VALUE_MAX))]
+        return tried[:_STATE_BITS], fits
