@@ -11,11 +11,11 @@ register. ``iteration_current`` is advanced modulo ``iteration_wrap`` (docs/bd.m
 "Iteration") for the next fetch of the BD: a fetch in the next cycle or later sees the
 new value.
 
-The fields the fetch walk decides with (``use_next_bd``, ``next_bd``) and the ones the
-hardware writes back (``iteration_current`` with its ``iteration_wrap``) are also kept
-in flip-flops beside the RAM, written by the same register writes: a fetch in cycle
-``t`` shows its chain fields from a register in cycle ``t + 1`` (``chain``), so a channel
-fetches its next BD then, one a cycle, while the words are still on their way.
+The field the hardware writes back (``iteration_current``) is also kept in flip-flops
+beside the RAM, written by the same register writes; the fetch walk decides the next
+load from the fetched words themselves (``use_next_bd``, ``next_bd``), so a channel
+fetches at most every ``FETCH_INTERVAL`` cycles and no flip-flop table is read at an
+address decided in the same cycle.
 
 Every read of the memories is synchronous, so they are block RAM (ECP5 DP16KD, iCE40
 SB_RAM40_4K), one copy of the BD words: the register port reads and writes through one
@@ -38,12 +38,10 @@ from .layouts import check_kind, field_shape
 from .register_port import REGISTER_ADDRESS_BITS, drive_register_port, register_port_signature
 
 __all__ = [
-    "CHAIN_FIELDS",
     "BDTable",
     "SharedBDTable",
     "SideTables",
     "bd_full_layout",
-    "chain_layout",
     "decode_field",
     "fetch_signature",
 ]
@@ -52,19 +50,11 @@ if BD_FETCH_LATENCY != 2:
     raise AssertionError("the BD table's fetch is a RAM read and an output register")
 
 
-CHAIN_FIELDS = ("use_next_bd", "next_bd")
-"""The fields the fetch walk decides the next load with."""
-
-_SIDE_FIELDS = (*CHAIN_FIELDS, "iteration_wrap", "iteration_current")
-
-
-def chain_layout(kind: str) -> data.StructLayout:
-    """``use_next_bd`` and ``next_bd`` of a BD (plain fields: raw = actual)."""
-    return data.StructLayout({name: FIELD_INDEX[kind][name].value_width for name in CHAIN_FIELDS})
+_SIDE_FIELDS = ("iteration_current",)
 
 
 class SideTables:
-    """Some fields of every BD in flip-flops beside the RAM, written by the register port.
+    """A field of every BD in flip-flops beside the RAM, written by the register port.
 
     Parameters
     ----------
@@ -141,8 +131,6 @@ class BDTable(wiring.Component):
         Fetch a BD. ``fetch_id`` is read in every cycle, ``fetch_en`` or not;
         ``fetch_en`` makes it a fetch (the iteration advances), so a user may present the
         address before it knows it fetches.
-    chain : Out(chain_layout(kind))
-        The chain fields of the BD at the previous cycle's ``fetch_id``, from registers.
     bd : Out(bd_full_layout(kind))
         The BD at ``fetch_id`` of ``BD_FETCH_LATENCY`` cycles before (meaningful after a
         fetch then), decoded from registered words.
@@ -156,7 +144,6 @@ class BDTable(wiring.Component):
         super().__init__({
             **register_port_signature().members,
             "fetch_en": In(1), "fetch_id": In(range(count)),
-            "chain": Out(chain_layout(kind)),
             "bd": Out(bd_full_layout(kind)), "bd_id": Out(range(count)),
         })
 
@@ -190,9 +177,9 @@ class BDTable(wiring.Component):
             fetch_data.append(registered)
             register_data.append(register_word)
         sides = SideTables(m, kind, written, reg_bd, self.reg_wdata)
-        m.d.sync += [getattr(self.chain, name).eq(sides.read(name, self.fetch_id))
-                     for name in CHAIN_FIELDS]
-        iteration = self._iteration(m, sides, reg_bd, fetched, shown_id)
+        (wrap,) = FIELD_INDEX[kind]["iteration_wrap"].slices
+        iteration = self._iteration(m, sides, fetch_data[wrap.word][wrap.lsb:wrap.msb + 1],
+                                    reg_bd, fetched, shown_id)
         (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
         register_data[slot.word] = Cat(register_data[slot.word][:slot.lsb], iteration.register,
                                        register_data[slot.word][slot.msb + 1:])
@@ -227,26 +214,26 @@ class BDTable(wiring.Component):
         ]
         return fetch.data, reg.data
 
-    def _iteration(self, m: Module, sides: SideTables, reg_bd: Value, fetched: Value,
-                   shown_id: Value) -> _Iteration:
-        """``iteration_current``, in two steps from registers: read (with its wrap) in the
-        cycle after the fetch, advanced modulo ``iteration_wrap`` and written back in
-        the cycle after that, when the fetched BD's words show. A fetch of the same BD
-        in the cycle between reads the advanced value through a bypass.
+    def _iteration(self, m: Module, sides: SideTables, wrap: Value, reg_bd: Value,
+                   fetched: Value, shown_id: Value) -> _Iteration:
+        """``iteration_current``, in two steps from registers: read in the cycle after the
+        fetch, advanced modulo ``iteration_wrap`` (``wrap``, raw, from the fetched words)
+        and written back in the cycle after that, when the fetched BD's words show. A
+        fetch of the same BD in the cycle between reads the advanced value through a
+        bypass.
 
         **decision**: a register write of the BD's word in the cycle its write-back lands:
         the write-back wins (the hardware's own state; a program that rewrites a BD a
         running channel fetches has a race either way).
         """
         width = sides.width("iteration_current")
-        current, wrap = Signal(width), Signal(sides.width("iteration_wrap"))  # wrap: raw
+        current = Signal(width)
         pending, pending_id = Signal(), Signal.like(shown_id)
         advanced = Signal(width)
         m.d.comb += advanced.eq(Mux(current >= wrap, 0, current + 1))
         bypass = pending & (pending_id == shown_id)
         m.d.sync += [
             current.eq(Mux(bypass, advanced, sides.read("iteration_current", shown_id))),
-            wrap.eq(sides.read("iteration_wrap", shown_id)),
             pending.eq(fetched), pending_id.eq(shown_id),
         ]
         with m.If(pending):
@@ -265,13 +252,12 @@ def fetch_signature(kind: str) -> wiring.Signature:
 
     The channel's side (``Out``); the table has ``In(fetch_signature(kind))`` per channel.
     ``en`` asks for a fetch of BD ``id``; ``grant`` says it is served in this cycle (else
-    the channel asks again); ``chain`` shows the chain fields of the BD fetched in the
-    previous cycle and ``bd`` the BD fetched ``BD_FETCH_LATENCY`` cycles before, whoever
-    fetched them.
+    the channel asks again); ``bd`` shows the BD fetched ``BD_FETCH_LATENCY`` cycles
+    before, whoever fetched it.
     """
     return wiring.Signature({
         "en": Out(1), "id": Out(range(BD_COUNT[kind])), "grant": In(1),
-        "chain": In(chain_layout(kind)), "bd": In(bd_full_layout(kind)),
+        "bd": In(bd_full_layout(kind)),
     })
 
 
@@ -324,8 +310,7 @@ class SharedBDTable(wiring.Component):
         m.d.comb += grant.eq(pick & -pick)
         fetch_id = Const(0, range(BD_COUNT[self.kind]))
         for p, port in enumerate(self.fetch):
-            m.d.comb += [port.grant.eq(grant[p]), port.bd.eq(table.bd),
-                         port.chain.eq(table.chain)]
+            m.d.comb += [port.grant.eq(grant[p]), port.bd.eq(table.bd)]
             fetch_id = fetch_id | Mux(grant[p], port.id, 0)
             with m.If(grant[p]):
                 m.d.sync += last.eq(p)

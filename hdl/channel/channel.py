@@ -139,7 +139,7 @@ class Channel(wiring.Component):
 
         # The engine takes the held BD; a BD of length 0 goes to the lock requester.
         go = fetch.valid & ~error & ~fetch.bad
-        empty = fetch.bd.buffer_length == 0
+        empty = fetch.empty
         m.d.comb += [
             engine.bd.valid.eq(go & ~empty),
             *(getattr(engine.bd.payload, f.name).eq(getattr(fetch.bd, f.name))
@@ -189,5 +189,4 @@ class Channel(wiring.Component):
         m.submodules.table = table = BDTable(self.kind)
         drive_register_port(m, self, table)
         m.d.comb += [table.fetch_en.eq(fetch.fetch.en), table.fetch_id.eq(fetch.fetch.id),
-                     fetch.fetch.bd.eq(table.bd), fetch.fetch.chain.eq(table.chain),
-                     fetch.fetch.grant.eq(Const(1))]
+                     fetch.fetch.bd.eq(table.bd), fetch.fetch.grant.eq(Const(1))]

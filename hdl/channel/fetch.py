@@ -1,15 +1,15 @@
 """The fetch stage: it walks the running task and holds the BDs the engine takes next.
 
 It starts a task from the task queue and fetches each of its loads (chain, repeat) from
-the BD table, one a cycle at most. A fetch in cycle ``t`` shows the BD's chain fields in
-``t + 1`` (from the table's registers), where the walk decides the next load, and the
-BD itself in ``t + BD_FETCH_LATENCY``; the stage holds up to ``FETCH_DEPTH`` BDs,
+the BD table. A fetch in cycle ``t`` shows the BD in ``t + BD_FETCH_LATENCY``, where
+the walk decides the next load from its ``use_next_bd`` and ``next_bd``
+(``FETCH_INTERVAL``: no fetch in between); the stage holds up to ``FETCH_DEPTH`` BDs,
 fetched and not yet arrived included, and offers them in order (``bd``, with its
 record).
 
 For speed, whether to fetch is decided from registers alone (what the stage holds at
 the start of the cycle), never from the engine's answer in the same cycle; the next
-load's address comes from the table's chain registers through one multiplexer; the
+load's address comes from the table's output registers through one multiplexer; the
 offered BD comes from the table's output registers or from the stage's own.
 """
 
@@ -21,23 +21,27 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
-from ...model.cycle.contract import BD_FETCH_LATENCY, FETCH_DEPTH
+from ...model.cycle.contract import BD_FETCH_LATENCY, FETCH_DEPTH, FETCH_INTERVAL
 from ..bd_table import bd_full_layout, fetch_signature
 from ..task_queue import task_layout
 from .record import record_layout
 
 __all__ = ["FetchStage"]
 
-if BD_FETCH_LATENCY != 2:
-    raise AssertionError("the fetch stage tracks a fetch's chain (t + 1) and its BD (t + 2)")
+if BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY:
+    raise AssertionError("the fetch stage tracks a fetch (t + 1) and its BD (t + 2), where "
+                         "the walk goes on")
 
 _PADDING = ("d0_zero_before", "d0_zero_after", "d1_zero_before", "d1_zero_after",
             "d2_zero_before", "d2_zero_after")
 
 
 def _held_layout(kind: str) -> data.StructLayout:
-    """A BD the stage holds, with what the walk decided of it."""
-    return data.StructLayout({"bd": bd_full_layout(kind), "ends_task": 1, "token": 1})
+    """A BD the stage holds, with what the walk decided of it and what the channel
+    decides with (worked out as it arrives, so the engine's ``valid`` is a few gates
+    from the stage's entries, not a compare of their fields)."""
+    return data.StructLayout({"bd": bd_full_layout(kind), "ends_task": 1, "token": 1,
+                              "bad": 1, "empty": 1})
 
 
 class FetchStage(wiring.Component):
@@ -70,6 +74,8 @@ class FetchStage(wiring.Component):
         The offered BD, and its record for the BDs in flight.
     bad : Out(1)
         The offered BD is not valid (``valid_bd`` 0, or padding where refused).
+    empty : Out(1)
+        The offered BD has length 0.
     waiting : Out(1)
         A load of the running task is decided or on its way from the table.
     current_bd : Out(range(BD_COUNT[kind]))
@@ -83,34 +89,35 @@ class FetchStage(wiring.Component):
             "fetch": Out(fetch_signature(kind)),
             "pause": In(1), "stop": In(1), "consumed": In(1),
             "valid": Out(1), "bd": Out(bd_full_layout(kind)), "record": Out(record_layout(kind)),
-            "bad": Out(1), "waiting": Out(1), "current_bd": Out(range(BD_COUNT[kind])),
+            "bad": Out(1), "empty": Out(1), "waiting": Out(1),
+            "current_bd": Out(range(BD_COUNT[kind])),
         })
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        # Fetches of the last two cycles: the chain fields (t + 1), then the BD (t + 2).
-        chained, arriving = Signal(), Signal()
-        held = Signal(range(FETCH_DEPTH + 1))     # BDs in the stage's own registers
+        # Fetches of the last two cycles: on their way (t + 1), then the BD (t + 2).
+        flying, arriving = Signal(), Signal()
+        held = Signal(range(FETCH_DEPTH + 1))     # BDs in the stage's own entries
         arrived = Signal(_held_layout(self.kind))
-        m.d.comb += arrived.bd.eq(self.fetch.bd)
-        fetch, pending = self._walk(m, chained, arrived,
-                                    room=held + chained + arriving < FETCH_DEPTH)
-        m.d.sync += [chained.eq(fetch), arriving.eq(chained)]
+        m.d.comb += [arrived.bd.eq(self.fetch.bd), arrived.bad.eq(self._refused(arrived.bd)),
+                     arrived.empty.eq(arrived.bd.buffer_length == 0)]
+        fetch, pending = self._walk(m, flying, arriving, arrived,
+                                    room=held + flying + arriving < FETCH_DEPTH)
+        m.d.sync += [flying.eq(fetch), arriving.eq(flying)]
         self._hold(m, held, arriving, arrived)
-        m.d.comb += self.waiting.eq(pending | chained | arriving)
-        self._check(m)
+        m.d.comb += self.waiting.eq(pending | flying | arriving)
         return m
 
-    def _walk(self, m: Module, chained: Signal, arrived: data.View,
+    def _walk(self, m: Module, flying: Signal, arriving: Signal, arrived: data.View,
               room: Value) -> tuple[Signal, Signal]:
         """The task's walk: which BD to fetch next, and when.
 
         Returns the fetch signal (a fetch this cycle) and ``pending`` (the running task's
         next load is decided and waits for room or the fetch port). ``arrived.ends_task``
-        and ``arrived.token`` are set for the BD arriving next cycle.
+        and ``arrived.token`` are set for the BD arriving now.
         """
         count = BD_COUNT[self.kind]
-        task, chain = self.task, self.fetch.chain
+        task, chain = self.task, self.fetch.bd
         start_bd = Signal(range(count))
         repeat = Signal(8)           # stored minus one, as the queue holds it
         passes = Signal(8)
@@ -118,20 +125,19 @@ class FetchStage(wiring.Component):
         passes_left = Signal()       # passes < repeat, kept in a register: no compare late
         pending = Signal()
         pending_id = Signal(range(count))
-        # The chain of the BD fetched last cycle decides its task's next load.
+        # The arriving BD (fetched two cycles ago) decides its task's next load.
         more = Signal()
         next_id = Signal(range(count))
         m.d.comb += [more.eq(chain.use_next_bd | passes_left),
                      next_id.eq(Mux(chain.use_next_bd, chain.next_bd, start_bd))]
-        ends, ends_token = Signal(), Signal()
-        m.d.sync += [ends.eq(~more), ends_token.eq(token)]
-        m.d.comb += [arrived.ends_task.eq(ends), arrived.token.eq(ends_token)]
-        walking = Mux(chained, more, pending)
-        walking_id = Mux(chained, next_id, pending_id)
-        with m.If(chained & more & ~chain.use_next_bd):
+        m.d.comb += [arrived.ends_task.eq(~more), arrived.token.eq(token)]
+        walking = Mux(arriving, more, pending)
+        walking_id = Mux(arriving, next_id, pending_id)
+        with m.If(arriving & more & ~chain.use_next_bd):
             m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
         request, from_queue = Signal(), Signal()
-        with m.If(room & ~self.pause):
+        # While a fetch is on its way, what follows it is not known yet.
+        with m.If(room & ~self.pause & ~flying):
             with m.If(walking):
                 m.d.comb += request.eq(1)
             with m.Elif(task.valid & ~self.stop):
@@ -179,7 +185,7 @@ class FetchStage(wiring.Component):
         m.d.sync += held.eq(held - leaves + enters)
         bd, record = self.bd, self.record
         m.d.comb += [
-            bd.eq(head.bd),
+            bd.eq(head.bd), self.bad.eq(self.valid & head.bad), self.empty.eq(head.empty),
             record.acq_enable.eq(bd.lock_acq_enable), record.acq_id.eq(bd.lock_acq_id),
             record.acq_value.eq(bd.lock_acq_value), record.rel_id.eq(bd.lock_rel_id),
             record.rel_enable.eq(bd.lock_rel_value != 0),
@@ -190,11 +196,10 @@ class FetchStage(wiring.Component):
             record.token.eq(head.token),
         ]
 
-    def _check(self, m: Module) -> None:
-        """``bad``: the offered BD is not valid, or padded where padding is refused."""
-        bd = self.bd
+    def _refused(self, bd: data.View) -> Value:
+        """The BD is not valid, or padded where padding is refused."""
         refused = 0
         if self.refuses_padding:
             padded = Cat(*(getattr(bd, p) != 0 for p in _PADDING if p in FIELD_INDEX[self.kind]))
             refused = padded.any()
-        m.d.comb += self.bad.eq(self.valid & (~bd.valid_bd | refused))
+        return ~bd.valid_bd | refused

@@ -154,12 +154,14 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   next cycle. A fetch reads the BD from the BD table, checks it, and writes its
   ``iteration_current`` back (one walk: ``TaskWalk`` in ``model/bd/task.py``). A BD
   fetched in cycle ``t`` is offered on ``i`` from cycle ``t + BD_FETCH_LATENCY``, in
-  fetch order. The next load of a chain is known in the cycle after its BD's fetch
-  (the BD table keeps ``use_next_bd`` / ``next_bd`` in registers beside the words), so
-  a channel the port serves alone fetches one BD a cycle and offers the BDs of a
-  chain, of a repeat and of queued tasks back to back, and the address generator's
-  no-bubble rule carries over; channels that ask in the same cycles share the port,
-  one fetch a cycle in all.
+  fetch order. The next load (``use_next_bd`` / ``next_bd``, a repeat, or the task's
+  end and the next queued task) is read from the fetched BD's own words, so it is
+  known in ``t + BD_FETCH_LATENCY`` and a channel fetches at most every
+  ``FETCH_INTERVAL`` cycles: a channel the port serves alone offers the BDs of a
+  chain, of a repeat and of queued tasks back to back when they have two beats or
+  more (the address generator's no-bubble rule carries over), one-beat BDs every
+  other cycle; channels that ask in the same cycles share the port, one fetch a
+  cycle in all.
 * **Lock gate.** Between the generator's ``o`` and the datapath's ``beats``: ``first``
   (a register, set after reset and after a beat with ``last`` moves, cleared after
   any other beat moves) marks a BD's first beat. In cycle ``t``::
@@ -262,6 +264,7 @@ __all__ = [
     "COMPLETION_LATENCY",
     "DATA_BITS",
     "FETCH_DEPTH",
+    "FETCH_INTERVAL",
     "LOCK_ASK_AHEAD",
     "LOCK_GRANT_LATENCY",
     "MM2S_BUFFER_DEPTH",
@@ -302,11 +305,20 @@ BD_FETCH_LATENCY = 2
 generator's ``i`` (cycle ``t + BD_FETCH_LATENCY``): the BD table is a block RAM (one
 cycle of read latency) whose output is registered before any logic reads it."""
 
-FETCH_DEPTH = BD_FETCH_LATENCY + 1
+FETCH_INTERVAL = BD_FETCH_LATENCY
+"""Cycles from a channel's fetch (cycle ``t``) to the first cycle it may fetch again:
+what a task loads next (``use_next_bd``, ``next_bd``, or the end of the task) is
+read from the fetched BD's own words, which show in ``t + BD_FETCH_LATENCY``; the
+walk decides the next fetch from them in that cycle. So the only path from one fetch
+to the next is the block RAM's registered word through the walk's choice of address:
+no table in flip-flops is read at an address decided in the same cycle. A chain or a
+repeat of BDs of two beats or more still streams without a bubble."""
+
+FETCH_DEPTH = BD_FETCH_LATENCY
 """BDs a channel's fetch stage holds, fetched and not yet arrived included. It asks
 for a fetch only while it holds fewer at the start of a cycle (no wait for the address
-generator's answer); ``BD_FETCH_LATENCY + 1`` keeps one fetch a cycle going while the
-generator takes one BD a cycle."""
+generator's answer); a BD on its way and one held keep a fetch every
+``FETCH_INTERVAL`` cycles going, so BDs of two beats or more stream back to back."""
 
 CHANNEL_LATENCY: dict[str, int] = {
     "mm2s": BD_FETCH_LATENCY + ADDRGEN_LATENCY + MM2S_LATENCY,
@@ -333,9 +345,9 @@ BD's last beat: no bubble at the boundary of BDs of two beats or more."""
 RELEASE_QUEUE_DEPTH = 3
 """Lock releases a channel may owe: BDs past the lock gate (or length-0 BDs past the
 fetch stage) whose release the lock unit has not applied yet. A BD that releases
-passes the gate only while its channel owes fewer. Three keep one channel's BDs back
-to back, one beat each included, when no other channel's release waits: an S2MM BD's
-release is applied two cycles after its last beat at the earliest."""
+passes the gate only while its channel owes fewer. Three keep one channel's BDs from
+waiting for the queue, one beat each included, when no other channel's release waits:
+an S2MM BD's release is applied two cycles after its last beat at the earliest."""
 
 DATA_BITS = 32
 """Width of a stream word."""

@@ -62,6 +62,7 @@ from ..cycle.contract import (
     BD_FETCH_LATENCY,
     COMPLETION_LATENCY,
     FETCH_DEPTH,
+    FETCH_INTERVAL,
     LOCK_ASK_AHEAD,
     RELEASE_QUEUE_DEPTH,
 )
@@ -184,6 +185,7 @@ class Channel:
         self._mem_data = 0          # the read port's word, read in the previous cycle
         self._written_bd = -1       # the BD of the word the datapath writes this cycle
         self._wants_fetch = False   # asked for the DMA's fetch port this cycle
+        self._fetch_wait = 0        # cycles before it may fetch again (FETCH_INTERVAL)
         self._cycle = 0
 
     def __repr__(self) -> str:
@@ -285,6 +287,7 @@ class Channel:
             self._check_address_width(bd, where)
             fetched.beats = (*bd_beat_lists(self.dma.kind, bd), bd_id, bd)
         self._fetched.append(fetched)
+        self._fetch_wait = FETCH_INTERVAL
         if walk.done:
             self._walk = None
         return True
@@ -367,6 +370,7 @@ class Channel:
             header received; each names the channel and the BD.
         """
         self._cycle = cycle
+        self._fetch_wait = max(0, self._fetch_wait - 1)
         before = self._state()
         # The release queue's head asks for its tile's release port (applied at commit);
         # in the cycle the grant of the last one shows, the one behind it asks.
@@ -477,8 +481,10 @@ class Channel:
         if lock_wait is not None:
             stall = self._lock_stall(lock_wait)
         # The fetch stage asks for the DMA's fetch port while it had room at the start
-        # of the cycle (granted once every channel has stepped: commit).
-        self._wants_fetch = room and (self._walk is not None or bool(self.queue))
+        # of the cycle and its last fetch's BD has shown what comes next (granted once
+        # every channel has stepped: commit).
+        self._wants_fetch = (room and not self._fetch_wait
+                             and (self._walk is not None or bool(self.queue)))
         if self._wants_fetch:
             self.dma.request_fetch(self)
         if moved:
@@ -509,8 +515,10 @@ class Channel:
         return Stall("idle", progress=progress)
 
     def _fetch_state(self) -> tuple:
-        """The fetch stage's BDs, each with whether it is still on its way from the table."""
-        return tuple((id(f), f.offered > self._cycle + 1) for f in self._fetched)
+        """The fetch stage's BDs, each with whether it is still on its way from the table,
+        and the cycles before it may fetch again."""
+        return (tuple((id(f), f.offered > self._cycle + 1) for f in self._fetched),
+                self._fetch_wait)
 
     def _drained(self) -> bool:
         """Every BD before the fetched one is complete (a BD of length 0 may run)."""
@@ -610,6 +618,7 @@ class Channel:
             self._left -= cycles
             self.words += cycles
             self._cycle += cycles
+            self._fetch_wait = max(0, self._fetch_wait - cycles)
 
         return FastPlan(push=push, reads=[(memory, offsets) for memory, _, offsets in placed])
 
@@ -638,6 +647,7 @@ class Channel:
             self._left -= cycles
             self.words += cycles
             self._cycle += cycles
+            self._fetch_wait = max(0, self._fetch_wait - cycles)
 
         return FastPlan(pop=pop, writes=[(memory, offsets) for memory, _, offsets in placed])
 

@@ -102,8 +102,8 @@ def test_the_fetch_request_waits_on_no_answer_of_the_engine():
         ctx.set(stage.task.payload.repeat, 7)
         for _ in range(200):
             ctx.set(stage.fetch.grant, rng.random() < 0.7)
-            ctx.set(stage.fetch.chain.use_next_bd, rng.random() < 0.5)
-            ctx.set(stage.fetch.chain.next_bd, rng.randrange(24))
+            ctx.set(stage.fetch.bd.use_next_bd, rng.random() < 0.5)
+            ctx.set(stage.fetch.bd.next_bd, rng.randrange(24))
             asked = []
             for consumed in (0, 1):
                 ctx.set(stage.consumed, consumed)

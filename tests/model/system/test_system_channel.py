@@ -17,6 +17,7 @@ from aiedma.model.cycle.contract import (
     CHANNEL_LATENCY,
     COMPLETION_LATENCY,
     FETCH_DEPTH,
+    FETCH_INTERVAL,
     LOCK_ASK_AHEAD,
     LOCK_GRANT_LATENCY,
     MM2S_LATENCY,
@@ -158,8 +159,9 @@ def test_a_chain_runs_in_order_and_repeats():
     beats, report = read_all(dma, [Task(2, repeat_count=2)])
     assert [b.data for b in beats] == [11, 12, 51, 11, 12, 51]
     # The first word after the channel latency, then one per cycle with no bubble at BD
-    # or pass boundaries; the sink takes the last one a cycle later.
-    assert report.cycles == CHANNEL_LATENCY["mm2s"] + 6 + 1
+    # or pass boundaries but one after the one-beat BD 7: the next pass's fetch comes
+    # FETCH_INTERVAL cycles after BD 7's own. The sink takes the last word a cycle later.
+    assert report.cycles == CHANNEL_LATENCY["mm2s"] + 6 + (FETCH_INTERVAL - 1) + 1
     assert report.words[dma.mm2s[0].name] == 6
 
 
@@ -259,34 +261,54 @@ def test_the_fetch_port_goes_round_robin_so_no_channel_starves():
     assert moved[1] == [latency + 1 + 2 * n for n in range(8)]
 
 
-def test_a_channel_alone_fetches_every_cycle():
+@pytest.mark.parametrize("length", [1, 2, 3])
+def test_a_channel_alone_fetches_every_fetch_interval(length):
+    """A repeated BD: its next pass is fetched FETCH_INTERVAL cycles after the last, so
+    BDs of two beats or more leave back to back and one-beat BDs a word every
+    FETCH_INTERVAL cycles."""
     dma = tile_dma(kind="memtile")
-    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=1))
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=length))
     dma.mm2s[0].push(Task(0, repeat_count=8))
     moved, _ = run_channels(dma, (0,))
-    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(8)]
+    step = max(1, FETCH_INTERVAL // length)
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + step * n for n in range(8 * length)]
 
 
-def test_a_chain_of_one_beat_bds_runs_back_to_back():
+@pytest.mark.parametrize("length", [1, 2])
+def test_a_chain_runs_a_bd_every_fetch_interval(length):
     dma = tile_dma(kind="memtile")
     for n in range(6):
-        dma.write_bd(n, bd("memtile", base_address=OWN + n, buffer_length=1,
+        dma.write_bd(n, bd("memtile", base_address=OWN + 8 * n, buffer_length=length,
                            use_next_bd=int(n < 5), next_bd=n + 1))
     dma.mm2s[0].push(Task(0))
     moved, _ = run_channels(dma, (0,))
-    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(6)]
+    step = max(1, FETCH_INTERVAL // length)
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + step * n for n in range(6 * length)]
 
 
-@pytest.mark.parametrize("depth", [FETCH_DEPTH - 1, FETCH_DEPTH])
-def test_the_fetch_stage_needs_its_depth_to_fetch_every_cycle(monkeypatch, depth):
-    """The stage asks from what it holds at the start of a cycle; one BD fewer and a run
-    of one-beat BDs has bubbles."""
-    monkeypatch.setattr(channel_module, "FETCH_DEPTH", depth)
+@pytest.mark.parametrize("interval", [FETCH_INTERVAL - 1, FETCH_INTERVAL, FETCH_INTERVAL + 1])
+def test_the_fetch_interval_is_what_one_beat_bds_show(monkeypatch, interval):
+    """One cycle off the contract's FETCH_INTERVAL moves every word of a run of one-beat
+    BDs (a planted interval is caught)."""
+    monkeypatch.setattr(channel_module, "FETCH_INTERVAL", interval)
     dma = tile_dma(kind="memtile")
     dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=1))
     dma.mm2s[0].push(Task(0, repeat_count=8))
     moved, _ = run_channels(dma, (0,))
-    back_to_back = moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(8)]
+    contract = [CHANNEL_LATENCY["mm2s"] + FETCH_INTERVAL * n for n in range(8)]
+    assert (moved[0] == contract) == (interval == FETCH_INTERVAL)
+
+
+@pytest.mark.parametrize("depth", [FETCH_DEPTH - 1, FETCH_DEPTH])
+def test_the_fetch_stage_needs_its_depth_to_keep_bds_back_to_back(monkeypatch, depth):
+    """The stage asks from what it holds at the start of a cycle; one BD fewer and a run
+    of two-beat BDs has bubbles."""
+    monkeypatch.setattr(channel_module, "FETCH_DEPTH", depth)
+    dma = tile_dma(kind="memtile")
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=2))
+    dma.mm2s[0].push(Task(0, repeat_count=8))
+    moved, _ = run_channels(dma, (0,))
+    back_to_back = moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(16)]
     assert back_to_back == (depth == FETCH_DEPTH)
 
 
@@ -318,10 +340,10 @@ def test_a_free_lock_costs_no_bubble_after_a_bd_of_two_beats_or_more(length):
     assert moved[0] == [first + n * (length + gap) + k for n in range(4) for k in range(length)]
 
 
-def test_one_beat_bds_that_release_run_back_to_back():
+def test_one_beat_bds_that_release_never_wait_for_the_release_queue():
     """The release port's grant shows a cycle after the release is applied; the release
-    behind it asks in that cycle, so a channel releases every cycle and its one-beat BDs
-    never wait for room in the release queue."""
+    behind it asks in that cycle, so a channel's one-beat BDs, a BD every FETCH_INTERVAL
+    cycles, never wait for room in the release queue."""
     dma = tile_dma(kind="memtile")
     for n in range(12):
         dma.write_bd(n, bd("memtile", base_address=OWN + n, buffer_length=1,
@@ -329,7 +351,7 @@ def test_one_beat_bds_that_release_run_back_to_back():
                            use_next_bd=int(n < 11), next_bd=n + 1))
     dma.mm2s[0].push(Task(0))
     moved, _ = run_channels(dma, (0,))
-    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(12)]
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + FETCH_INTERVAL * n for n in range(12)]
     assert [dma.locks.route(64 + k)[0][k] for k in range(4)] == [3, 3, 3, 3]
 
 

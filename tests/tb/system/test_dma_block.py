@@ -16,7 +16,7 @@ from aiedma.model.arch.registers import (
 )
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
-from aiedma.model.cycle.contract import RELEASE_QUEUE_DEPTH
+from aiedma.model.cycle.contract import FETCH_INTERVAL, RELEASE_QUEUE_DEPTH
 from aiedma.model.system.locks import LockTable
 from aiedma.tb.system.dma_check import run_dma
 
@@ -141,11 +141,14 @@ def test_a_channel_owing_the_most_releases_holds_its_next_bd():
     assert len(seen["words"]) == count and seen["granted"] == count, seen
 
 
-def test_a_chain_of_one_beat_bds_streams_one_word_a_cycle():
-    """The fetch stage fetches a BD a cycle (chain fields from registers, three BDs held):
-    a chain of one-beat BDs, run twice, leaves with no bubble."""
+@pytest.mark.parametrize("beats", [1, 2, 3])
+def test_a_chain_streams_a_bd_every_fetch_interval(beats):
+    """The walk decides a chain's next load from the fetched BD's own words, so a channel
+    fetches a BD every ``FETCH_INTERVAL`` cycles: a chain of BDs of two beats or more,
+    run twice, leaves with no bubble, and one of one-beat BDs a word every
+    ``FETCH_INTERVAL`` cycles (neither more often nor less)."""
     count = 6
-    table = {i: BufferDescriptor("memtile", base_address=OWN + i, buffer_length=1,
+    table = {i: BufferDescriptor("memtile", base_address=OWN + 8 * i, buffer_length=beats,
                                  use_next_bd=int(i + 1 < count), next_bd=i + 1, valid_bd=1)
              for i in range(count)}
     words = []
@@ -155,13 +158,15 @@ def test_a_chain_of_one_beat_bds_streams_one_word_a_cycle():
             await write(address, word)
         await write(start_queue_address("memtile", "mm2s", 0), Task(0, 2).encode())
         ctx.set(dut.mm2s[0].o.ready, 1)
-        for cycle in range(40):
+        for cycle in range(60):
             if ctx.get(dut.mm2s[0].o.valid):
                 words.append(cycle)
             await ctx.tick()
 
     simulate("memtile", bench)
-    assert len(words) == 2 * count and words == list(range(words[0], words[0] + 2 * count))
+    assert len(words) == 2 * count * beats, words
+    step = max(1, FETCH_INTERVAL // beats)
+    assert words == list(range(words[0], words[0] + step * len(words), step)), words
 
 
 # The memory tile on Amaranth; on Verilator the core tile, whose block builds in a fifth
