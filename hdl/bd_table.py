@@ -35,7 +35,7 @@ from ..model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
 from ..model.bd.fields import BD_COUNT, FIELD_INDEX, FIELDS, WORDS, Encoding, Field
 from ..model.cycle.contract import BD_FETCH_LATENCY
 from .layouts import check_kind, field_shape
-from .register_port import REGISTER_ADDRESS_BITS, drive_register_port, register_port_signature
+from .register_port import drive_register_port, register_port_signature
 
 __all__ = [
     "BDTable",
@@ -150,10 +150,7 @@ class BDTable(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         kind, count, words = self.kind, BD_COUNT[self.kind], WORDS[self.kind]
-        base = DMA_KINDS[kind].bd_register_base
-        offset = Signal(REGISTER_ADDRESS_BITS)
-        m.d.comb += offset.eq(self.reg_addr - base)
-        in_region = (self.reg_addr >= base) & (self.reg_addr < base + BD_REGISTER_STRIDE * count)
+        offset, in_region = self._region(m)
         reg_bd, reg_word = self.reg_bd_index(offset[5:]), offset[2:5]
         written = Signal(words)     # the register port writes word w of BD reg_bd
         m.d.comb += written.eq(Mux(self.reg_write & in_region, 1 << reg_word, 0))
@@ -191,6 +188,27 @@ class BDTable(wiring.Component):
         for f in FIELDS[kind]:
             m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, data))
         return m
+
+    def _region(self, m: Module) -> tuple[Signal, Value]:
+        """The register port's offset into the BD region, and whether it is in it.
+
+        The region starts on a boundary of its own size rounded up to a power of two
+        (checked here), so the offset is the address's low bits and the test an
+        equality of its high bits and a compare of the BD number: no 20-bit subtraction
+        or carry chain stands between the register port and the tables' write enables.
+        """
+        base = DMA_KINDS[self.kind].bd_register_base
+        count = BD_COUNT[self.kind]
+        low = (BD_REGISTER_STRIDE * count - 1).bit_length()
+        if base % (1 << low):
+            raise AssertionError(f"BD region at {base:#x} is not aligned to {1 << low:#x}")
+        offset = Signal(low)
+        m.d.comb += offset.eq(self.reg_addr[:low])
+        stride_bits = (BD_REGISTER_STRIDE - 1).bit_length()
+        in_region = self.reg_addr[low:] == base >> low
+        if count < 1 << (low - stride_bits):     # (a full power of two needs no compare)
+            in_region &= self.reg_addr[stride_bits:low] < count
+        return offset, in_region
 
     def _word_memory(self, m: Module, w: int, reg_bd: Value, write_en: Value) -> tuple:
         """Word ``w`` of every BD: one block RAM, written and read by the register port

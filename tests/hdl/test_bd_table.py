@@ -99,27 +99,39 @@ def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
     assert any(bd.iteration_wrap > 1 for bd in table.values()), "iteration was in play"
 
 
-def test_a_write_outside_the_bd_region_changes_nothing():
-    dut = BDTable("tile")
-    base = DMA_KINDS["tile"].bd_register_base
+@pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
+def test_a_write_outside_the_bd_region_changes_nothing(kind):
+    """Just below the region, just past its last BD, inside the power-of-two window the
+    decode looks at but past the last BD, and the region's low bits under other high
+    bits: none of them writes a BD."""
+    dut = BDTable(kind)
+    base, count = DMA_KINDS[kind].bd_register_base, BD_COUNT[kind]
+    end = base + 0x20 * count
+    window = 1 << (0x20 * count - 1).bit_length()
+    outside = {base - 4, end, end + 0x1C, base + window, base ^ (window << 1),
+               base ^ (window << 3)}
+    if end < base + window:
+        outside.add(base + window - 4)
 
     async def bench(ctx):
-        ctx.set(dut.reg_addr, base - 4)
-        ctx.set(dut.reg_wdata, 0xFFFF_FFFF)
-        ctx.set(dut.reg_write, 1)
-        await ctx.tick()
-        ctx.set(dut.reg_write, 0)
-        ctx.set(dut.fetch_id, 15)
-        ctx.set(dut.fetch_en, 1)
-        for _ in range(BD_FETCH_LATENCY):
+        for address in sorted(outside):
+            ctx.set(dut.reg_addr, address)
+            ctx.set(dut.reg_wdata, 0xFFFF_FFFF)
+            ctx.set(dut.reg_write, 1)
             await ctx.tick()
-        assert ctx.get(dut.bd.buffer_length) == 0 and ctx.get(dut.bd.valid_bd) == 0
+        ctx.set(dut.reg_write, 0)
+        for n in range(count):
+            ctx.set(dut.fetch_id, n)
+            ctx.set(dut.fetch_en, 1)
+            for _ in range(BD_FETCH_LATENCY):
+                await ctx.tick()
+            assert ctx.get(dut.bd.buffer_length) == 0 and ctx.get(dut.bd.valid_bd) == 0, n
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
-    assert BufferDescriptor("tile").buffer_length == 0
+    assert BufferDescriptor(kind).buffer_length == 0
 
 
 def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the_iteration():
