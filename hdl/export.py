@@ -14,6 +14,7 @@ from amaranth.lib import wiring
 
 from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
+from .axi_dma import AXIDMA
 from .channel import Channel
 from .dma import DMA
 from .engine import MM2SEngine, S2MMEngine
@@ -45,6 +46,8 @@ TOPS |= {
     for direction in ("mm2s", "s2mm") for kind in KINDS
 }
 TOPS |= {f"aiedma_dma_{kind}": (lambda kind=kind: DMA(kind)) for kind in KINDS}
+# The whole DMAs behind an AXI4-Lite register slave, streams under AXI4-Stream names.
+TOPS |= {f"aiedma_axi_dma_{kind}": (lambda kind=kind: AXIDMA(kind)) for kind in KINDS}
 
 
 def export_verilog(top_name: str, component: wiring.Component) -> str:
