@@ -107,12 +107,26 @@ def register_decode(kind: str, address: Value) -> RegisterDecode:
 
 
 def _block_hit(block: RegisterBlock, address: Value) -> Value:
-    """``address`` is a register of ``block``."""
-    checks = [address >= block.base, address < block.end, address[:2] == 0]
+    """``address`` is a register of ``block``.
+
+    The block lies in one aligned window of ``2**w`` bytes: the bits above ``w`` are
+    compared for equality with the window's, and only the ``w`` bits below go through
+    the range and the entry-offset checks, so no comparison is wider than the block
+    (a 20-bit range check is a carry chain from the bus into the decode register).
+    """
+    w = max((block.base ^ (block.end - 1)).bit_length(), 2)
+    low, low_base = address[:w], block.base & ((1 << w) - 1)
+    checks = [address[:2] == 0]
+    if len(address) > w:
+        checks.append(address[w:] == block.base >> w)
+    if low_base:
+        checks.append(low >= low_base)
+    if low_base + block.end - block.base < 1 << w:
+        checks.append(low < low_base + block.end - block.base)
     if block.count > 1 and 4 * block.words < block.stride:
         # between two entries: the words past an entry's last are no register
         offset_bits = (block.stride - 1).bit_length()
-        checks.append((address - block.base)[:offset_bits] < 4 * block.words)
+        checks.append((low - low_base)[:offset_bits] < 4 * block.words)
     return Cat(*checks).all()
 
 
@@ -153,10 +167,11 @@ class AXILiteSlave(wiring.Component):
         aw, w, ar = self._holding(m)
         # What may go to the register port this cycle, from registers only.
         read_in_flight = Signal()
-        write_ready = aw["full"] & w["full"] & b_queue.w_rdy
-        read_ready = ar["full"] & (r_queue.r_level + read_in_flight < R_DEPTH)
-        prefer_read = Signal()
         do_write, do_read = Signal(), Signal()
+        r_room = self._read_room(m, r_queue, do_read)
+        write_ready = aw["full"] & w["full"] & b_queue.w_rdy
+        read_ready = ar["full"] & r_room
+        prefer_read = Signal()
         m.d.comb += [do_write.eq(write_ready & ~(read_ready & prefer_read)),
                      do_read.eq(read_ready & ~do_write)]
         with m.If(write_ready & read_ready):
@@ -188,6 +203,18 @@ class AXILiteSlave(wiring.Component):
             r_queue.r_en.eq(self.s_axil_rready),
         ]
         return m
+
+    def _read_room(self, m: Module, r_queue: fifo.SyncFIFO, issued: Signal) -> Signal:
+        """A register: the R queue has room for one more read (those queued and those
+        ``issued`` and not yet queued counted). Kept as a register so the issue decision
+        reads one flip-flop, not the queue's level and an adder."""
+        reserved = Signal(range(R_DEPTH + 1))
+        room = Signal(init=1)
+        taken = r_queue.r_rdy & self.s_axil_rready
+        after = Signal(range(R_DEPTH + 1))
+        m.d.comb += after.eq(reserved + issued - taken)
+        m.d.sync += [reserved.eq(after), room.eq(after < R_DEPTH)]
+        return room
 
     def _holding(self, m: Module) -> tuple[dict, dict, dict]:
         """The AW, W and AR holding registers, each with its decode and a ``take``."""

@@ -8,12 +8,15 @@ given cycle on and holds until taken; B and R are taken when the cycle's ``bread
 the DMA does.
 """
 
+import random
 from dataclasses import dataclass, field
 
 import pytest
+from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from aiedma.hdl.axi_lite import OKAY, SLVERR, AXILiteSlave
+from aiedma.hdl.axi_lite import OKAY, SLVERR, AXILiteSlave, register_decode
+from aiedma.model.arch.register_map import register_at, register_span, registers
 from aiedma.model.arch.registers import lock_value_address, start_queue_address, status_address
 
 LOCK = lock_value_address("tile", 2)
@@ -167,3 +170,35 @@ def test_the_low_address_bits_are_dropped():
 def test_the_address_width_must_reach_every_register():
     with pytest.raises(ValueError, match="need 20 address bits"):
         AXILiteSlave("memtile", address_bits=16)
+
+
+@pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
+def test_the_decode_is_the_model_map(kind):
+    """Every register, its neighbours and random addresses: the generated decode says
+    what ``register_at`` says."""
+    bits = 20
+    address = Signal(bits)
+    decode = register_decode(kind, address)
+    m = Module()
+    m.d.comb += [Signal(name="mapped").eq(decode.mapped)]   # (a module to simulate)
+    rng = random.Random(kind)
+    candidates = {a for r in registers(kind) for a in (r.address, r.address + 4,
+                                                       r.address - 4, r.address + 2)}
+    candidates |= {rng.randrange(1 << bits) for _ in range(2000)}
+    candidates |= {rng.randrange(1 << register_span(kind)) & ~3 for _ in range(2000)}
+    checked = []
+    sim = Simulator(m)
+
+    async def bench(ctx):
+        for a in sorted(c for c in candidates if 0 <= c < 1 << bits):
+            ctx.set(address, a)
+            found = register_at(kind, a)
+            got = (ctx.get(decode.mapped), ctx.get(decode.readable), ctx.get(decode.writable))
+            want = (found is not None, found is not None and found.readable,
+                    found is not None and found.writable)
+            assert got == want, (hex(a), got, want)
+            checked.append(a)
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert len(checked) > 4 * len(registers(kind))
