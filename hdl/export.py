@@ -15,6 +15,7 @@ from amaranth.lib import wiring
 from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
 from .axi_dma import AXIDMA
+from .axi_lite import AXILiteSlave
 from .channel import Channel
 from .dma import DMA
 from .engine import MM2SEngine, S2MMEngine
@@ -30,6 +31,8 @@ _BLOCKS: dict[str, Callable[[str], wiring.Component]] = {
     # (the engine tops keep their exported names: tb/ and the cocotb benches use them)
     "mm2s_channel": MM2SEngine,
     "s2mm_channel": S2MMEngine,
+    # the AXI4-Lite register slave alone (its area and Fmax: make fpga --tops)
+    "axi_lite": AXILiteSlave,
 }
 
 TOPS: dict[str, Callable[[], wiring.Component]] = {
