@@ -8,13 +8,9 @@ one address is, and :func:`access_taken` is the bus rule every host port applies
 AXI4-Lite slave, ``hdl/axi_lite.py``, generates its decode from this table at
 elaboration time, so the RTL and the model cannot disagree on what is mapped).
 
-A role's access is :data:`ROLE_ACCESS`; it matches what the RTL DMA (``hdl/dma.py``)
-does with each register: BD words and lock values are written and read back, a
-start-queue write pushes a task and the register reads 0, a status register is
-read and a write to it changes nothing.
-
-Adding a kind of register is one entry of :data:`BLOCK_BUILDERS` and one of
-:data:`ROLE_ACCESS`.
+:data:`ROLES` lists the kinds of register, each with its access, matching what the RTL
+DMA (``hdl/dma.py``) does with it; adding a kind of register is one entry there (and
+its addresses in :mod:`.registers`).
 
 Decisions:
 
@@ -46,16 +42,17 @@ from .registers import (
 
 __all__ = [
     "ALL_BYTES",
-    "BLOCK_BUILDERS",
-    "ROLE_ACCESS",
+    "ROLES",
     "Access",
     "Register",
     "RegisterBlock",
+    "Role",
     "access_taken",
     "register_at",
     "register_blocks",
     "register_span",
     "registers",
+    "role_access",
 ]
 
 WORD_BYTES = 4
@@ -75,15 +72,6 @@ class Access:
     """A write changes something (else it is accepted and changes nothing)."""
 
 
-ROLE_ACCESS: dict[str, Access] = {
-    "bd": Access(readable=True, writable=True),
-    "start_queue": Access(readable=False, writable=True),
-    "status": Access(readable=True, writable=False),
-    "lock_value": Access(readable=True, writable=True),
-}
-"""Role name -> its access, as the RTL DMA serves it."""
-
-
 @dataclass(frozen=True)
 class RegisterBlock:
     """One role's registers: ``count`` entries of ``words`` consecutive words each,
@@ -92,7 +80,7 @@ class RegisterBlock:
     Attributes
     ----------
     role : str
-        A key of :data:`ROLE_ACCESS`.
+        The name of one of :data:`ROLES`.
     base : int
         Byte address of entry 0, word 0.
     count : int
@@ -113,9 +101,7 @@ class RegisterBlock:
     direction: str | None = None
 
     def __post_init__(self) -> None:
-        if self.role not in ROLE_ACCESS:
-            raise field_error(AiedmaError, "role", self.role,
-                              f"must be one of {', '.join(ROLE_ACCESS)}")
+        role_access(self.role)
         if self.stride & (self.stride - 1) or self.stride < WORD_BYTES * self.words:
             raise field_error(AiedmaError, "stride", self.stride,
                               f"must be a power of two of at least {WORD_BYTES * self.words} "
@@ -125,8 +111,8 @@ class RegisterBlock:
 
     @property
     def access(self) -> Access:
-        """The role's access (:data:`ROLE_ACCESS`)."""
-        return ROLE_ACCESS[self.role]
+        """The role's access (:func:`role_access`)."""
+        return role_access(self.role)
 
     @property
     def end(self) -> int:
@@ -162,8 +148,8 @@ class Register:
 
     @property
     def access(self) -> Access:
-        """The role's access (:data:`ROLE_ACCESS`)."""
-        return ROLE_ACCESS[self.role]
+        """The role's access (:func:`role_access`)."""
+        return role_access(self.role)
 
     @property
     def readable(self) -> bool:
@@ -179,33 +165,62 @@ class Register:
         return f"{self.role} {where}{word} at {self.address:#07x}"
 
 
-def _bd_blocks(kind: str) -> list[RegisterBlock]:
+def _bd_blocks(kind: str, role: str) -> list[RegisterBlock]:
     dma = DMA_KINDS[kind]
-    return [RegisterBlock("bd", dma.bd_register_base, dma.bd_count, BD_REGISTER_STRIDE,
+    return [RegisterBlock(role, dma.bd_register_base, dma.bd_count, BD_REGISTER_STRIDE,
                           dma.words)]
 
 
-def _channel_blocks(role: str, bases: dict[tuple[str, str], int],
-                    stride: int) -> Callable[[str], list[RegisterBlock]]:
-    def build(kind: str) -> list[RegisterBlock]:
+def _channel_blocks(bases: dict[tuple[str, str], int],
+                    stride: int) -> Callable[[str, str], list[RegisterBlock]]:
+    """Blocks of one register per channel, one block per direction."""
+    def build(kind: str, role: str) -> list[RegisterBlock]:
         count = DMA_KINDS[kind].channels
         return [RegisterBlock(role, bases[kind, d], count, stride, direction=d)
                 for d in CHANNEL_NAMES]
     return build
 
 
-def _lock_blocks(kind: str) -> list[RegisterBlock]:
-    return [RegisterBlock("lock_value", LOCK_VALUE_BASE[kind], DMA_KINDS[kind].locks,
+def _lock_blocks(kind: str, role: str) -> list[RegisterBlock]:
+    return [RegisterBlock(role, LOCK_VALUE_BASE[kind], DMA_KINDS[kind].locks,
                           LOCK_VALUE_STRIDE)]
 
 
-BLOCK_BUILDERS: tuple[Callable[[str], list[RegisterBlock]], ...] = (
-    _bd_blocks,
-    _channel_blocks("start_queue", START_QUEUE_BASE, START_QUEUE_STRIDE),
-    _channel_blocks("status", STATUS_BASE, STATUS_STRIDE),
-    _lock_blocks,
+@dataclass(frozen=True)
+class Role:
+    """One kind of register: its name, its access and where its blocks are."""
+
+    name: str
+    access: Access
+    blocks: Callable[[str, str], list[RegisterBlock]]
+    """``blocks(kind, name)``: the role's blocks on a DMA kind."""
+
+
+ROLES: tuple[Role, ...] = (
+    Role("bd", Access(readable=True, writable=True), _bd_blocks),
+    Role("start_queue", Access(readable=False, writable=True),
+         _channel_blocks(START_QUEUE_BASE, START_QUEUE_STRIDE)),
+    Role("status", Access(readable=True, writable=False),
+         _channel_blocks(STATUS_BASE, STATUS_STRIDE)),
+    Role("lock_value", Access(readable=True, writable=True), _lock_blocks),
 )
-"""One function per kind of register: ``builder(kind)`` gives its blocks."""
+"""Every kind of register, one entry each: what the RTL DMA does with it (BD words and
+lock values are written and read back, a start-queue write pushes a task and the
+register reads 0, a status register is read and a write to it changes nothing)."""
+
+def role_access(name: str) -> Access:
+    """The access of the role called ``name`` (looked up in :data:`ROLES` when asked).
+
+    Raises
+    ------
+    AiedmaError
+        For a name no role has.
+    """
+    for role in ROLES:
+        if role.name == name:
+            return role.access
+    raise field_error(AiedmaError, "role", name,
+                      f"must be one of {', '.join(r.name for r in ROLES)}")
 
 
 def register_blocks(kind: str) -> tuple[RegisterBlock, ...]:
@@ -217,7 +232,7 @@ def register_blocks(kind: str) -> tuple[RegisterBlock, ...]:
         For an unknown kind.
     """
     check_kind(kind)
-    return tuple(block for build in BLOCK_BUILDERS for block in build(kind))
+    return tuple(block for role in ROLES for block in role.blocks(kind, role.name))
 
 
 def registers(kind: str) -> list[Register]:

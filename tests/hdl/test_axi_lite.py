@@ -16,8 +16,23 @@ from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
 from aiedma.hdl.axi_lite import OKAY, SLVERR, AXILiteSlave, register_decode
-from aiedma.model.arch.register_map import register_at, register_span, registers
-from aiedma.model.arch.registers import lock_value_address, start_queue_address, status_address
+from aiedma.model.arch import register_map
+from aiedma.model.arch.kinds import DMA_KINDS
+from aiedma.model.arch.register_map import (
+    Access,
+    RegisterBlock,
+    Role,
+    register_at,
+    register_span,
+    registers,
+)
+from aiedma.model.arch.registers import (
+    START_QUEUE_BASE,
+    START_QUEUE_STRIDE,
+    lock_value_address,
+    start_queue_address,
+    status_address,
+)
 
 LOCK = lock_value_address("tile", 2)
 BD = 0x1D000 + 4          # BD 0 word 1 of the core tile
@@ -202,3 +217,29 @@ def test_the_decode_is_the_model_map(kind):
     sim.add_testbench(bench)
     sim.run()
     assert len(checked) > 4 * len(registers(kind))
+
+
+def test_one_role_more_is_one_entry_and_the_decode_follows(monkeypatch):
+    """A channel control register (4 bytes before each start queue) as one more entry of
+    the model's ROLES: the model finds it and the generated decode maps it."""
+    def control(kind, name):
+        return [RegisterBlock(name, START_QUEUE_BASE[kind, d] - 4, DMA_KINDS[kind].channels,
+                              START_QUEUE_STRIDE, direction=d) for d in ("mm2s", "s2mm")]
+
+    roles = (*register_map.ROLES, Role("control", Access(readable=True, writable=True), control))
+    monkeypatch.setattr(register_map, "ROLES", roles)
+    address = start_queue_address("tile", "s2mm", 1) - 4
+    assert str(register_at("tile", address)) == "control s2mm1 at 0x1de08"
+    word = Signal(20)
+    decode = register_decode("tile", word)
+    sim = Simulator(Module())
+
+    async def bench(ctx):
+        ctx.set(word, address)
+        assert (ctx.get(decode.mapped), ctx.get(decode.readable)) == (1, 1)
+        for other in range(0x1DDF0, 0x1DE40, 4):       # controls, queues and the gaps
+            ctx.set(word, other)
+            assert ctx.get(decode.mapped) == (register_at("tile", other) is not None)
+
+    sim.add_testbench(bench)
+    sim.run()

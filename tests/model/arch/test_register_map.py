@@ -5,7 +5,7 @@ import pytest
 from aiedma.model.arch.kinds import DMA_KINDS, KINDS
 from aiedma.model.arch.register_map import (
     ALL_BYTES,
-    ROLE_ACCESS,
+    ROLES,
     RegisterBlock,
     access_taken,
     register_at,
@@ -60,7 +60,7 @@ def test_the_bus_rule():
 
 
 def test_roles_and_blocks_are_checked():
-    assert set(ROLE_ACCESS) == {b.role for k in KINDS for b in register_blocks(k)}
+    assert {r.name for r in ROLES} == {b.role for k in KINDS for b in register_blocks(k)}
     with pytest.raises(AiedmaError, match="stride=24"):
         RegisterBlock("bd", 0x1000, 2, 24, words=6)
     with pytest.raises(AiedmaError, match="role='control'"):
