@@ -6,7 +6,8 @@
 #                on the simulator SIM (amaranth|verilator|icarus, as the regression
 #                supports; default: the regression's own), then random graphs and
 #                task programs with RTL channels in the system model, the whole RTL
-#                DMA, its traces replayed on Icarus, and the tutorial graph; every
+#                DMA, its traces replayed on Icarus, AXIL (10000) random transactions
+#                per kind on each DMA's AXI4-Lite slave, and the tutorial graph; every
 #                stage stops make on a mismatch, so the last line is the verdict.
 #                REGRESSION=blocks: every block on random BDs (WAVES=1 writes
 #                build/waves/); REGRESSION=verilog-bulk: BDS (100000) random BDs per
@@ -44,6 +45,7 @@ SIM     ?=
 BDS     ?= 100000
 TASKS   ?= 100000
 GRAPHS  ?= 200
+AXIL    ?= 10000
 # SCHEDULER=tcp://host:port runs the regression's shards on that Dask cluster
 # (default: a local cluster of every core).
 DASK_ARGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER))
@@ -94,8 +96,9 @@ sim: setup
 	$(PY) -m aiedma.tb dma-programs --programs $(GRAPHS) --sim verilator
 	$(PY) -m aiedma.tb dma-programs --programs 50 --sim amaranth
 	$(PY) -m aiedma.tb trace-replay --programs 50
+	$(PY) -m aiedma.tb axi-lite --sim verilator --transactions $(AXIL)
 	$(PY) -m aiedma.flows.graph_examples
-	@echo "make sim: PASS ($(REGRESSION) regression$(if $(SIM), on $(SIM)), $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches)"
+	@echo "make sim: PASS ($(REGRESSION) regression$(if $(SIM), on $(SIM)), $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches; $(AXIL) random AXI4-Lite transactions per kind on the AXI tops (Verilator), every response and word as the model's)"
 
 bench: setup
 	$(PY) -m aiedma.flows.bench

@@ -14,6 +14,8 @@ from amaranth.lib import wiring
 
 from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
+from .axi_dma import AXIDMA
+from .axi_lite import AXILiteSlave
 from .channel import Channel
 from .dma import DMA
 from .engine import MM2SEngine, S2MMEngine
@@ -29,6 +31,8 @@ _BLOCKS: dict[str, Callable[[str], wiring.Component]] = {
     # (the engine tops keep their exported names: tb/ and the cocotb benches use them)
     "mm2s_channel": MM2SEngine,
     "s2mm_channel": S2MMEngine,
+    # the AXI4-Lite register slave alone (its area and Fmax: make fpga --tops)
+    "axi_lite": AXILiteSlave,
 }
 
 TOPS: dict[str, Callable[[], wiring.Component]] = {
@@ -45,6 +49,8 @@ TOPS |= {
     for direction in ("mm2s", "s2mm") for kind in KINDS
 }
 TOPS |= {f"aiedma_dma_{kind}": (lambda kind=kind: DMA(kind)) for kind in KINDS}
+# The whole DMAs behind an AXI4-Lite register slave, streams under AXI4-Stream names.
+TOPS |= {f"aiedma_axi_dma_{kind}": (lambda kind=kind: AXIDMA(kind)) for kind in KINDS}
 
 
 def export_verilog(top_name: str, component: wiring.Component) -> str:

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..arch.directions import CHANNEL_NAMES, check_direction
+from ..arch.directions import check_direction
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ..arch.register_map import registers
 from ..arch.registers import lock_value_address, start_queue_address
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import WORDS
@@ -46,18 +47,16 @@ class RegisterError(AiedmaError):
 
 
 def _decoder(dma: DMA) -> dict[int, tuple[str, object]]:
-    """Register address -> what it is, for the DMA's kind."""
-    kind = dma.kind
+    """Register address -> what a write there does (``bd``, ``task``, ``lock``), from the
+    register map (``model/arch/register_map.py``): every register a write changes."""
     table: dict[int, tuple[str, object]] = {}
-    base = DMA_KINDS[kind].bd_register_base
-    for n in range(DMA_KINDS[kind].bd_count):
-        for w in range(WORDS[kind]):
-            table[base + BD_REGISTER_STRIDE * n + 4 * w] = ("bd", (n, w))
-    for direction in CHANNEL_NAMES:
-        for index in range(DMA_KINDS[kind].channels):
-            table[start_queue_address(kind, direction, index)] = ("task", (direction, index))
-    for lock in range(DMA_KINDS[kind].locks):
-        table[lock_value_address(kind, lock)] = ("lock", lock)
+    for register in registers(dma.kind):
+        if register.role == "bd":
+            table[register.address] = ("bd", (register.index, register.word))
+        elif register.role == "start_queue":
+            table[register.address] = ("task", (register.direction, register.index))
+        elif register.role == "lock_value":
+            table[register.address] = ("lock", register.index)
     return table
 
 

@@ -37,7 +37,8 @@ from ..common.tools import (
 )
 from .cocotb_bench import RESULT_ENV, STIMULUS_ENV
 
-__all__ = ["RUNS_ON", "CocotbError", "ToolMissing", "run_cocotb"]
+__all__ = ["RUNS_ON", "TIMESCALE", "CocotbError", "ToolMissing", "ensure_built", "folder_lock",
+           "log_tail", "run_cocotb", "tool_environment"]
 
 RUNS_ON = VERILOG
 """cocotb runs the exported Verilog."""
@@ -45,7 +46,7 @@ RUNS_ON = VERILOG
 BENCH_MODULE = "aiedma.tb.block.cocotb_bench"
 
 # Amaranth's Verilog has no `timescale; cocotb's 10 ns clock needs a finer precision.
-_TIMESCALE = ("1ns", "1ps")
+TIMESCALE = ("1ns", "1ps")
 
 _LOG_TAIL = 25  # lines of a failed build's or run's log quoted in the error
 _runs = itertools.count()
@@ -66,7 +67,7 @@ def _build_args(simulator: str) -> list[str]:
 
 
 @contextmanager
-def _tool_environment(simulator: str) -> Iterator[None]:
+def tool_environment(simulator: str) -> Iterator[None]:
     """``os.environ`` as the simulator needs it, for the duration of a build or run.
 
     The cocotb runner copies ``os.environ`` into its subprocesses and looks
@@ -87,7 +88,8 @@ def _tool_environment(simulator: str) -> Iterator[None]:
 
 
 @contextmanager
-def _lock(folder: Path, exclusive: bool) -> Iterator[None]:
+def folder_lock(folder: Path, exclusive: bool) -> Iterator[None]:
+    """Hold ``folder``'s lock: exclusive to build in it, shared to run from it."""
     with open(folder / ".lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         try:
@@ -96,7 +98,8 @@ def _lock(folder: Path, exclusive: bool) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _tail(path: Path) -> str:
+def log_tail(path: Path) -> str:
+    """The last lines of a log, quoted in an error."""
     try:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
@@ -109,15 +112,16 @@ def _product(folder: Path, simulator: str, top: str) -> Path:
     return folder / (top if simulator == "verilator" else "sim.vvp")
 
 
-def _ensure_built(runner: object, simulator: str, top: str, folder: Path,
+def ensure_built(runner: object, simulator: str, top: str, folder: Path,
                   waves: bool) -> None:
-    """Export the top and build it, unless an identical build is already there."""
+    """Export the top and build it, unless an identical build is already there (the
+    other cocotb runners, ``axi_lite_runner.py``, build through this too)."""
     verilog = export_verilog(top, TOPS[top]())
     args = _build_args(simulator)
     # A new cocotb (its VPI library is linked in) or Verilator also invalidates a build.
     tools = {name: distribution_version(name) for name in ("cocotb", "verilator")}
     cxx = verilator_cxx_flavour() if simulator == "verilator" else ""
-    key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, _TIMESCALE, tools, cxx])
+    key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, TIMESCALE, tools, cxx])
                          .encode()).hexdigest()
     stamp = folder / "build.sha256"
     product = _product(folder, simulator, top)
@@ -135,10 +139,10 @@ def _ensure_built(runner: object, simulator: str, top: str, folder: Path,
     log = folder / "build.log"
     try:
         runner.build(sources=[source], hdl_toplevel=top, build_dir=folder, always=True,
-                     build_args=args, timescale=_TIMESCALE, waves=waves, log_file=log)
+                     build_args=args, timescale=TIMESCALE, waves=waves, log_file=log)
     except (RuntimeError, SystemExit) as error:
         raise CocotbError(f"{simulator} build of {top} failed ({error}); log {log}:\n"
-                          f"{_tail(log)}") from None
+                          f"{log_tail(log)}") from None
     stamp.write_text(key)
 
 
@@ -199,14 +203,14 @@ def run_cocotb(top: str, simulator: str, stimulus: dict, *, waves: bool = False,
     files = {name: folder / f"{run}.{name}" for name in
              ("stimulus.json", "result.json", "results.xml", "log")}
 
-    with _tool_environment(simulator):
+    with tool_environment(simulator):
         from cocotb_tools.check_results import get_results
         from cocotb_tools.runner import get_runner
 
         runner = get_runner(simulator)
-        with _lock(folder, exclusive=True):
-            _ensure_built(runner, simulator, top, folder, waves)
-        with _lock(folder, exclusive=False):
+        with folder_lock(folder, exclusive=True):
+            ensure_built(runner, simulator, top, folder, waves)
+        with folder_lock(folder, exclusive=False):
             files["stimulus.json"].write_text(json.dumps(stimulus))
             try:
                 runner.test(test_module=BENCH_MODULE, hdl_toplevel=top,
@@ -222,7 +226,7 @@ def run_cocotb(top: str, simulator: str, stimulus: dict, *, waves: bool = False,
 
     if not files["result.json"].exists():
         raise CocotbError(f"{simulator} run of {top} ended without a result; "
-                          f"log {files['log']}:\n{_tail(files['log'])}")
+                          f"log {files['log']}:\n{log_tail(files['log'])}")
     result = json.loads(files["result.json"].read_text())
     try:
         _, failed = get_results(files["results.xml"])
@@ -232,7 +236,7 @@ def run_cocotb(top: str, simulator: str, stimulus: dict, *, waves: bool = False,
         raise CocotbError(f"{simulator} run of {top}: the cocotb test "
                           f"{'failed' if failed else 'passed'} but the bench reported "
                           f"mismatch={result['mismatch']!r}; log {files['log']}:\n"
-                          f"{_tail(files['log'])}")
+                          f"{log_tail(files['log'])}")
     result["failed"] = bool(failed)
     if waves:
         result["waves"] = str(folder / ("dump.vcd" if simulator == "verilator"

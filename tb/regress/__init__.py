@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..common.simulators import VERILOG
-from . import blocks, dma_programs, dma_sweep, random_graphs, trace_replay, verilog_bulk
+from . import axi_lite, blocks, dma_programs, dma_sweep, random_graphs, trace_replay, verilog_bulk
 
 __all__ = ["REGRESSIONS", "Regression"]
 
@@ -56,5 +56,8 @@ REGRESSIONS: dict[str, Regression] = {r.name: r for r in (
     Regression("trace-replay", trace_replay.main, VERILOG,
                "whole-DMA runs in the loop on Verilator, their port traces replayed on "
                "Icarus (no --sim: it uses both)"),
+    Regression("axi-lite", axi_lite.main, axi_lite.RUNS_ON,
+               "the AXI4-Lite register slave of each whole DMA under cocotbext-axi: 10^4 "
+               "random reads and writes per kind under random pauses, against the model"),
 )}
 """Every regression, by name, in the order ``python -m aiedma.tb`` lists them."""

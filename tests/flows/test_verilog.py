@@ -21,6 +21,12 @@ def test_every_top_exports_and_lints_clean(top, tmp_path):
     if top.startswith("aiedma_dma_"):   # the whole DMAs' ports (test_hdl_export leaves them here)
         assert "reg_rdata" in text and "mm2s__0__o__payload" in text
         assert "s2mm__1__i__payload" in text and "mm2s__1__mem_addr" in text
+    if top.startswith("aiedma_axi_dma_"):   # AXI4-Lite and AXI4-Stream names, Vivado's
+        for port in ("s_axil_awaddr", "s_axil_wstrb", "s_axil_bresp", "s_axil_rdata",
+                     "m_axis_mm2s1_tdata", "m_axis_mm2s0_tlast", "s_axis_s2mm1_tready",
+                     "s_axis_s2mm0_tvalid", "mm2s1_mem_addr", "s2mm0_mem_we"):
+            assert f" {port}" in text, port
+        assert "reg_addr" not in result.ports
 
 
 def test_make_verilog_prints_a_line_per_top_and_a_total(monkeypatch, tmp_path, capsys):

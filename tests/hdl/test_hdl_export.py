@@ -13,16 +13,17 @@ from aiedma.model.bd.fields import KINDS
 
 
 def test_every_block_and_kind_is_a_top():
-    blocks = ("addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel")
+    blocks = ("addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel", "axi_lite")
     whole = {f"aiedma_{d}_dma_channel_{kind}" for d in ("mm2s", "s2mm") for kind in KINDS}
-    dmas = {f"aiedma_dma_{kind}" for kind in KINDS}
+    dmas = {f"aiedma_{dma}_{kind}" for dma in ("dma", "axi_dma") for kind in KINDS}
     assert set(TOPS) == ({f"aiedma_{block}_{kind}" for block in blocks for kind in KINDS}
                          | whole | dmas)
 
 
 # The whole DMAs are exported (and their ports checked) by make verilog's test in
 # tests/tb/test_cocotb.py: elaborating the memory tile's takes 20 s, once is enough.
-@pytest.mark.parametrize("name", sorted(t for t in TOPS if not t.startswith("aiedma_dma_")))
+@pytest.mark.parametrize("name", sorted(t for t in TOPS if not t.startswith(
+    ("aiedma_dma_", "aiedma_axi_dma_"))))
 def test_verilog_export(name, tmp_path):
     text = export_verilog(name, TOPS[name]())
     assert f"module {name}(" in text
@@ -32,6 +33,8 @@ def test_verilog_export(name, tmp_path):
         assert "i__payload" in text and "o__payload" in text
     elif "dma_channel" in name:
         assert "reg_addr" in text and "acquire__request" in text and "mem_addr" in text
+    elif "axi_lite" in name:
+        assert "s_axil_awaddr" in text and "reg_addr" in text
     elif "channel" in name:
         assert "bd__payload" in text and "mem_addr" in text
     else:

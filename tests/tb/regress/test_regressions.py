@@ -76,6 +76,7 @@ def test_make_sim_takes_the_regression_and_the_simulator_apart(variables, comman
     assert first == f".venv/bin/python {command}"
     for stage in ("random-graphs --graphs 200", "dma-programs --programs 200 --sim verilator",
                   "dma-programs --programs 50 --sim amaranth", "trace-replay --programs 50",
+                  "axi-lite --sim verilator --transactions 10000",
                   "-m aiedma.flows.graph_examples"):
         assert stage in done.stdout
 

@@ -1,0 +1,55 @@
+"""The AXI4-Lite slave of the whole DMAs under cocotb 2 and cocotbext-axi
+(tb/block/axi_lite_bench.py): short random runs and the directed tests.
+
+Builds are cached in ``build/cocotb`` as the other cocotb tests' are. The memory tile's
+whole DMA is left to ``python -m aiedma.tb axi-lite`` (its Verilator build is minutes);
+its slave is the same block with the memory tile's map, checked here on Icarus.
+"""
+
+from __future__ import annotations
+
+import pytest
+from repo import REPO
+
+from aiedma.tb.block.axi_lite_runner import run_axi_lite
+
+BUILD = REPO / "build"
+
+
+def run(kind, simulator, test, **options):
+    result = run_axi_lite(kind, simulator, test, build_root=BUILD, **options)
+    assert not result["failed"] and not result["failures"], result
+    return result
+
+
+@pytest.mark.parametrize(("simulator", "kind"), [("verilator", "tile"), ("verilator", "shim"),
+                                                 ("icarus", "tile"), ("icarus", "memtile")])
+def test_random_reads_and_writes_match_the_model(simulator, kind):
+    result = run(kind, simulator, "axi_lite_fuzz", transactions=300, seed=7)
+    counts = result["counts"]
+    # every role, both error rules and unaligned reads were drawn
+    for label in ("write bd", "write lock_value", "write start_queue", "write status",
+                  "write unmapped", "write partial strobe", "read bd", "read lock_value",
+                  "read start_queue", "read status", "read unmapped"):
+        assert counts.get(label, 0) > 0, label
+    assert any("unaligned" in label for label in counts)
+
+
+@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+def test_unmapped_addresses_answer_slverr(simulator):
+    run("tile", simulator, "unmapped_addresses_answer_slverr")
+
+
+@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+def test_partial_strobes_answer_slverr(simulator):
+    run("shim" if simulator == "icarus" else "tile", simulator, "partial_strobes_answer_slverr")
+
+
+def test_back_to_back_one_transaction_a_cycle():
+    result = run("tile", "verilator", "back_to_back_one_a_cycle")
+    assert result["writes_cycles"] <= 72 and result["reads_cycles"] <= 72
+
+
+def test_a_test_the_bench_does_not_have_is_refused():
+    with pytest.raises(ValueError, match="test='fuzz'"):
+        run_axi_lite("tile", "verilator", "fuzz")
