@@ -12,6 +12,7 @@ __all__ = [
     "AiedmaWarning",
     "BDError",
     "Hex",
+    "NotModelledWarning",
     "PacketError",
     "TilingError",
     "UndocumentedBehaviourWarning",
@@ -45,6 +46,11 @@ class UndocumentedBehaviourWarning(AiedmaWarning):
     The model runs it with a behaviour it chose (docs/decisions.md) and says so, rather
     than refusing what a driver writes.
     """
+
+
+class NotModelledWarning(AiedmaWarning):
+    """The hardware does something with the input that the model does not model yet; the
+    model runs on as if it were not set, and says so rather than ignore it silently."""
 
 
 class Hex(int):

@@ -53,9 +53,10 @@ def bds(draw: st.DrawFn, kind: str, *, min_length: int = 0, max_length: int = 20
                 v.update(dict.fromkeys(forbidden, 0))
     v["iteration_wrap"] = draw(_value("iteration_wrap", kind, 4))
     # At or past the wrap too: the hardware takes it (the model's choice, docs/decisions.md).
+    top = FIELD_INDEX[kind]["iteration_current"].maximum
     v["iteration_current"] = draw(st.one_of(
         st.integers(0, v["iteration_wrap"] - 1),
-        st.integers(v["iteration_wrap"], FIELD_INDEX[kind]["iteration_current"].maximum)))
+        st.integers(min(v["iteration_wrap"], top), top)))
     v["iteration_stepsize"] = draw(_value("iteration_stepsize", kind, 16))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndocumentedBehaviourWarning)

@@ -152,7 +152,8 @@ def test_run_dma_programs_through_registers_and_checks_the_rtl():
 
 
 @pytest.mark.parametrize(("write", "message"), [
-    ((0xA0000 - 4, 1), r"^address='0x9fffc': write 0: no BD, start-queue or lock register"),
+    ((0xA0000 - 4, 1),
+     r"^address='0x9fffc': write 0: no BD, start-queue, control or lock register"),
     ((0xA0000, 1 << 32), r"^value=4294967296: write 0 to 0xa0000: a register word is"),
     ((0xC0000, 64), r"^value=64: write 0 to lock 0: a lock holds 0..63"),
 ])
