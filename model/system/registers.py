@@ -81,8 +81,9 @@ def _decoder(dma: DMA) -> dict[int, tuple[str, object]]:
 
 def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
     """Program ``dma`` with register writes before a run: its BD table, its channels' control
-    words and queues, its locks. A reset bit empties its channel at once (tasks pushed
-    before it in the program are dropped).
+    words and queues, its locks. A reset bit empties its channel at once: tasks pushed
+    before it in the program, or while it reads 1, are dropped (as the RTL, held in reset
+    while it is loaded, drops them).
 
     Raises
     ------
@@ -134,12 +135,16 @@ def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> No
         except AiedmaError as error:
             raise RegisterError(f"{error}; BD {n} as written") from None
     held: dict[tuple[str, int], int] = {}     # each queue's fill as the writes go
+    in_reset = {(c.direction, c.index): bool(c.control_field("reset")) for c in dma.channels}
     for direction, index, what in tasks:
         channel = dma.channel(direction, index)
         count = held.setdefault((direction, index), len(channel.queue))
         if not isinstance(what, Task):
-            if what & _control_bits(channel, "reset"):
+            in_reset[direction, index] = bool(what & _control_bits(channel, "reset"))
+            if in_reset[direction, index]:
                 held[direction, index] = 0
+            continue
+        if in_reset[direction, index] and before_run:
             continue
         if count + 1 > TASK_QUEUE_DEPTH:
             raise field_error(RegisterError, "tasks", count + 1,
@@ -155,7 +160,8 @@ def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> No
     for direction, index, what in tasks:
         channel = dma.channel(direction, index)
         if isinstance(what, Task):
-            channel.push(what)
+            if not (before_run and channel.control_field("reset")):
+                channel.push(what)   # (a channel held in reset keeps its queue empty)
         else:
             channel.write_control(what)
             if before_run and channel.control_field("reset"):

@@ -94,6 +94,9 @@ def test_the_model_refuses_a_control_word_wider_than_32_bits():
     with pytest.raises(ValueError, match=r"^value=4294967296: write 0 to 0x1de10: a register "
                                          r"word is 0\.\.2\^32-1"):
         apply_writes(dma, [(control_address("tile", "mm2s", 0), 1 << 32)])
+    with pytest.raises(ValueError, match=r"^address='0x1de14': no BD, lock or control register "
+                                         r"of a tile DMA the model reads is there"):
+        read_register(dma, start_queue_address("tile", "mm2s", 0))
 
 
 def reset_program(kind):
@@ -159,8 +162,11 @@ def test_tokens_carry_the_controller_id_and_a_reset_before_the_run_empties_the_q
     assert [d.controller_id for d in dma.mm2s[0].done] == [7, 9]
     # a reset written before the run: the queue pushed before it is emptied
     dma = program_dma(kind, 2)
-    apply_writes(dma, [*bd_writes(kind, {0: bd}), (queue, Task(0).encode()), (control, 2)])
+    apply_writes(dma, [*bd_writes(kind, {0: bd}), (queue, Task(0).encode()), (control, 2),
+                       (queue, Task(0).encode())])   # and one pushed while held: dropped
     assert not dma.mm2s[0].queue and dma.mm2s[0].control == 2
+    apply_writes(dma, [(control, 0), (queue, Task(0).encode())])   # released: it runs
+    assert len(dma.mm2s[0].queue) == 1
 
 
 def test_a_task_on_a_channel_with_out_of_order_set_runs_with_a_warning():
