@@ -167,8 +167,8 @@ def test_a_bad_register_write_is_refused_before_anything_runs(write, message):
 def test_a_fifth_task_on_one_channel_is_refused_before_anything_runs():
     dma = DMA("memtile", 0, 1)
     queue = start_queue_address("memtile", "mm2s", 0)
-    with pytest.raises(RegisterError, match=r"^tasks=5: 5 pushes onto channel "
-                                            r"memtile\(0,1\)\.mm2s0, which holds 0: a queue"):
+    with pytest.raises(RegisterError, match=r"^tasks=5: 5 tasks queued on channel "
+                                            r"memtile\(0,1\)\.mm2s0: a queue holds 4"):
         apply_writes(dma, [(0xA0000 + 4 * w, word) for w, word in enumerate(
             BufferDescriptor("memtile", buffer_length=1, valid_bd=1).encode())]
             + [(queue, Task(0).encode())] * 5)
