@@ -7,10 +7,12 @@ standard error and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from .model.bd.compiler_count import PHASES, compiler_bd_count
 from .model.bd.descriptor import decode_image
 from .model.bd.fields import FIELDS, WORDS
 from .model.bd.lower import LoweredProgram, lower
+from .model.errors import AiedmaWarning
 from .model.system.registers import (
     channel_words,
     lowered_writes,
@@ -627,6 +630,8 @@ def _decode(args: argparse.Namespace) -> int:
         for problem in image.problems_of(f.name):
             print(f"{'':{width}}! {str(problem).split(': ', 1)[1]}")
     print("(* differs from the default)")
+    for note in image.notes:
+        print(f"~ {note}")
     if image.problems:
         print(f"! {len(image.problems)} broken rule(s): not a BD the hardware would run")
         return EXIT_BROKEN_RULES
@@ -812,11 +817,32 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _model_warnings(command: str) -> Iterator[None]:
+    """Print each distinct model warning (input the model runs but cannot vouch for) once,
+    as ``aiedma COMMAND: warning: ...`` on stderr, when the command ends."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", AiedmaWarning)
+            yield
+    finally:
+        seen = set()
+        for warning in caught:
+            if not issubclass(warning.category, AiedmaWarning):
+                warnings.warn_explicit(warning.message, warning.category,
+                                       warning.filename, warning.lineno)
+            elif str(warning.message) not in seen:
+                seen.add(str(warning.message))
+                print(f"aiedma {command}: warning: {warning.message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``aiedma`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        return args.run(args)
+        with _model_warnings(args.command):
+            return args.run(args)
     except (AiedmaError, _Usage) as error:
         print(f"aiedma {args.command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -10,7 +10,16 @@
 * a **lock value** register sets one of the tile's own locks in the
   :class:`~.lock_unit.LockUnit` (and reads it back);
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
-  queue size and overflow, the current BD, an invalid-BD error).
+  queue size and overflow, the current BD, an invalid-BD error);
+* a channel's **control** register (``CONTROL_FIELDS``) is stored here, reserved bits
+  dropped, and reads back as written. Its ``reset`` bit, from the register, holds the
+  channel in reset (every register of the channel to its initial value at the end of
+  each cycle it reads 1: the task queue, the fetch stage, the BDs in flight, the lock
+  requests and releases owed, the status); the lock unit, the BD table and the other
+  channels are not touched, and a grant the lock unit shows in the cycle after a reset
+  cycle answers a request the reset dropped, so the channel does not see it. The other
+  fields are stored only (docs/decisions.md; the model's channel warns when a task
+  runs with one set).
 
 Reads take one cycle, as the table's register read port does. The lock unit grants one
 acquire and one release a cycle: of the channels whose acquire holds, and of those with
@@ -25,14 +34,19 @@ neighbour's lock unit to answer; only the tile's own locks are in this block.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from typing import NamedTuple
+
+from amaranth.hdl import Cat, Const, Module, Mux, ResetInserter, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.arch.kinds import DMA_KINDS
 from ..model.arch.registers import (
+    CONTROL_FIELDS,
     LOCK_VALUE_BASE,
     STATUS_FIELDS,
+    control_address,
+    control_mask,
     lock_value_address,
     status_address,
 )
@@ -45,6 +59,14 @@ from .lock_unit import LockUnit, lock_port_signature
 from .register_port import REGISTER_ADDRESS_BITS, drive_register_port, register_port_signature
 
 __all__ = ["DMA"]
+
+
+class _Control(NamedTuple):
+    """A channel's control register and its reset, as the DMA keeps them."""
+
+    word: Signal      # the control word, reserved bits 0
+    held: Signal      # its reset bit: the channel is in reset at the end of this cycle
+    after: Signal     # ``held`` one cycle later: grants shown now answer dropped requests
 
 
 class DMA(wiring.Component):
@@ -101,22 +123,41 @@ class DMA(wiring.Component):
         m.submodules.locks = locks = LockUnit(DMA_KINDS[kind].locks, 2 * n)
         drive_register_port(m, self, table)
         errors, busy = [locks.error], []
+        controls = [self._control(m, channel) for channel in channels]
         for p, channel in enumerate(channels):
-            m.submodules[f"{channel.direction}{channel.index}"] = channel
+            name = f"{channel.direction}{channel.index}"
+            m.submodules[name] = ResetInserter({"sync": controls[p].held})(channel)
             wiring.connect(m, channel.fetch, table.fetch[p])
             drive_register_port(m, self, channel)
             m.d.comb += channel.pause.eq(self.pause)
             errors.append(channel.error)
             busy.append(channel.busy)
-            self._lock_ports(m, p, channel, locks)
+            self._lock_ports(m, p, channel, locks, controls[p].after)
             outside = getattr(self, channel.direction)[channel.index]
             connect_outside(m, channel, outside, channel.parts.outside(kind))
         m.d.comb += [self.error.eq(Cat(*errors).any()), self.busy.eq(Cat(*busy).any())]
-        self._registers(m, channels, locks, table)
+        self._registers(m, channels, locks, table, controls)
         return m
 
-    def _lock_ports(self, m: Module, p: int, channel: Channel, locks: LockUnit) -> None:
-        """The channel's lock requests: its own tile's to the lock unit, others out."""
+    def _control(self, m: Module, channel: Channel) -> _Control:
+        """A channel's control register (written through the register port, reserved bits
+        dropped), its reset bit as a register, and that bit one cycle later."""
+        kind, name = self.kind, f"{channel.direction}{channel.index}"
+        control = _Control(Signal(32, name=f"control_{name}"), Signal(name=f"reset_{name}"),
+                           Signal(name=f"after_reset_{name}"))
+        address = control_address(kind, channel.direction, channel.index)
+        with m.If(self.reg_write & (self.reg_addr == address)):
+            m.d.sync += control.word.eq(self.reg_wdata & control_mask(kind, channel.direction))
+        reset = CONTROL_FIELDS[kind, channel.direction].get("reset")
+        if reset is not None:
+            m.d.comb += control.held.eq(control.word[reset[0]])
+        m.d.sync += control.after.eq(control.held)
+        return control
+
+    def _lock_ports(self, m: Module, p: int, channel: Channel, locks: LockUnit,
+                    after_reset: Signal) -> None:
+        """The channel's lock requests: its own tile's to the lock unit, others out. A grant
+        in the cycle after a reset answers a request the reset dropped: held back."""
         acquire, release = channel.acquire, channel.release
         own = self.own_locks
         acq_own, rel_own = self._own(acquire.lock_id), self._own(release.lock_id)
@@ -130,7 +171,8 @@ class DMA(wiring.Component):
             unit_rel.value.eq(release.value),
         ]
         if not hasattr(self, "neighbour_acquire"):
-            m.d.comb += [acquire.grant.eq(unit_acq.grant), release.grant.eq(unit_rel.grant)]
+            m.d.comb += [acquire.grant.eq(unit_acq.grant & ~after_reset),
+                         release.grant.eq(unit_rel.grant & ~after_reset)]
             return
         out_acq, out_rel = self.neighbour_acquire[p], self.neighbour_release[p]
         m.d.comb += [
@@ -138,10 +180,10 @@ class DMA(wiring.Component):
             out_acq.value.eq(acquire.value),
             # A grant shows the cycle after the request it answers, by then the channel
             # may ask for another lock: take it from whichever unit gave it.
-            acquire.grant.eq(unit_acq.grant | out_acq.grant),
+            acquire.grant.eq((unit_acq.grant | out_acq.grant) & ~after_reset),
             out_rel.request.eq(release.request & ~rel_own), out_rel.lock_id.eq(release.lock_id),
             out_rel.value.eq(release.value),
-            release.grant.eq(unit_rel.grant | out_rel.grant),
+            release.grant.eq((unit_rel.grant | out_rel.grant) & ~after_reset),
         ]
 
     def _own(self, lock_id: Signal) -> Value:
@@ -155,8 +197,9 @@ class DMA(wiring.Component):
         return Cat(*checks).all() if checks else Const(1)
 
     def _registers(self, m: Module, channels: list[Channel], locks: LockUnit,
-                   table: SharedBDTable) -> None:
-        """Lock value writes and reads, status reads; one cycle of read latency."""
+                   table: SharedBDTable, controls: list[_Control]) -> None:
+        """Lock value writes and reads, status and control reads; one cycle of read
+        latency."""
         kind, count = self.kind, DMA_KINDS[self.kind].locks
         lock_base = LOCK_VALUE_BASE[kind]
         lock_offset = Signal(REGISTER_ADDRESS_BITS)
@@ -170,7 +213,10 @@ class DMA(wiring.Component):
         read = Signal(32)      # this cycle's read of a lock or a status register
         with m.If(self.reg_read & lock_hit):
             m.d.comb += read.eq(locks.read_value)
-        for channel in channels:
+        for channel, control in zip(channels, controls, strict=True):
+            with m.If(self.reg_read & (self.reg_addr == control_address(
+                    kind, channel.direction, channel.index))):
+                m.d.comb += read.eq(control.word)
             word = Signal(32, name=f"status_{channel.direction}{channel.index}")
             fields = {"status": Mux(channel.busy, 2, 0), "error_bd_invalid": channel.error,
                       "task_queue_overflow": channel.queue_overflow,

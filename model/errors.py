@@ -7,7 +7,17 @@ reading the source.
 
 from __future__ import annotations
 
-__all__ = ["AiedmaError", "BDError", "Hex", "PacketError", "TilingError", "field_error"]
+__all__ = [
+    "AiedmaError",
+    "AiedmaWarning",
+    "BDError",
+    "Hex",
+    "NotModelledWarning",
+    "PacketError",
+    "TilingError",
+    "UndocumentedBehaviourWarning",
+    "field_error",
+]
 
 
 class AiedmaError(ValueError):
@@ -24,6 +34,23 @@ class BDError(AiedmaError):
 
 class PacketError(AiedmaError):
     """A packet header is malformed (bad field or parity)."""
+
+
+class AiedmaWarning(UserWarning):
+    """Base class of the warnings the model gives on input it runs but cannot vouch for."""
+
+
+class UndocumentedBehaviourWarning(AiedmaWarning):
+    """The hardware accepts the input, but what it does with it is not documented.
+
+    The model runs it with a behaviour it chose (docs/decisions.md) and says so, rather
+    than refusing what a driver writes.
+    """
+
+
+class NotModelledWarning(AiedmaWarning):
+    """The hardware does something with the input that the model does not model yet; the
+    model runs on as if it were not set, and says so rather than ignore it silently."""
 
 
 class Hex(int):

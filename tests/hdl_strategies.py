@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 from hypothesis import strategies as st
 
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
+from aiedma.model.errors import UndocumentedBehaviourWarning
 
 # Padding legality (docs/bd.md): padding around a dimension that never wraps is illegal.
 _NEEDS_WRAP = {
@@ -49,9 +52,15 @@ def bds(draw: st.DrawFn, kind: str, *, min_length: int = 0, max_length: int = 20
             if v[wrap] == 0:
                 v.update(dict.fromkeys(forbidden, 0))
     v["iteration_wrap"] = draw(_value("iteration_wrap", kind, 4))
-    v["iteration_current"] = draw(st.integers(0, v["iteration_wrap"] - 1))
+    # At or past the wrap too: the hardware takes it (the model's choice, docs/decisions.md).
+    top = FIELD_INDEX[kind]["iteration_current"].maximum
+    v["iteration_current"] = draw(st.one_of(
+        st.integers(0, v["iteration_wrap"] - 1),
+        st.integers(min(v["iteration_wrap"], top), top)))
     v["iteration_stepsize"] = draw(_value("iteration_stepsize", kind, 16))
-    return BufferDescriptor(kind, **v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndocumentedBehaviourWarning)
+        return BufferDescriptor(kind, **v)
 
 
 def chains(kind: str, *, min_length: int = 0, max_length: int = 120, max_size: int = 4,
@@ -85,6 +94,13 @@ def corners(kind: str) -> list[BufferDescriptor]:
         BufferDescriptor(kind, buffer_length=0),
         BufferDescriptor(kind, buffer_length=1, **steps_max, **iteration_max),
     ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndocumentedBehaviourWarning)
+        # iteration_current at its field's maximum, past a wrap of 29 (the offset is
+        # 63 steps; mlir-aie writes such BDs).
+        out.append(BufferDescriptor(kind, buffer_length=3, iteration_wrap=29,
+                                    iteration_current=top("iteration_current"),
+                                    iteration_stepsize=top("iteration_stepsize")))
     if HAS_PADDING[kind]:
         pad_max = {f"d{k}_zero_{side}": top(f"d{k}_zero_{side}")
                    for k in range(n - 1) for side in ("before", "after")}

@@ -32,6 +32,7 @@ from ..errors import AiedmaError, field_error
 from .directions import CHANNEL_NAMES
 from .kinds import BD_REGISTER_STRIDE, DMA_KINDS, check_kind
 from .registers import (
+    CONTROL_BASE,
     LOCK_VALUE_BASE,
     LOCK_VALUE_STRIDE,
     START_QUEUE_BASE,
@@ -200,13 +201,16 @@ ROLES: tuple[Role, ...] = (
     Role("bd", Access(readable=True, writable=True), _bd_blocks),
     Role("start_queue", Access(readable=False, writable=True),
          _channel_blocks(START_QUEUE_BASE, START_QUEUE_STRIDE)),
+    Role("control", Access(readable=True, writable=True),
+         _channel_blocks(CONTROL_BASE, START_QUEUE_STRIDE)),
     Role("status", Access(readable=True, writable=False),
          _channel_blocks(STATUS_BASE, STATUS_STRIDE)),
     Role("lock_value", Access(readable=True, writable=True), _lock_blocks),
 )
-"""Every kind of register, one entry each: what the RTL DMA does with it (BD words and
-lock values are written and read back, a start-queue write pushes a task and the
-register reads 0, a status register is read and a write to it changes nothing)."""
+"""Every kind of register, one entry each: what the RTL DMA does with it (BD words,
+control words and lock values are written and read back, a start-queue write pushes a
+task and the register reads 0, a status register is read and a write to it changes
+nothing)."""
 
 def role_access(name: str) -> Access:
     """The access of the role called ``name`` (looked up in :data:`ROLES` when asked).

@@ -1,19 +1,37 @@
 """Register addresses of a DMA's channel controls, beside the BD table's (``kinds.py``).
 
-Each channel has a *start-queue* register: writing a task's word (``Task.encode()``
-in ``model/bd/task.py``) pushes the task onto the channel's queue, and a *status*
-register. The addresses are tile-local byte addresses of the AIE-ML register map (AM025;
-the same values are in AMD's aie-rt driver, ``xaiemlgbl_params.h``): channel ``n``'s
-start queue is 8 bytes after channel ``n - 1``'s (each channel has a control word and
-its queue), its status 4 bytes after.
+Each channel has a *control* register, a *start-queue* register 4 bytes after it
+(writing a task's word, ``Task.encode()`` in ``model/bd/task.py``, pushes the task onto
+the channel's queue), and a *status* register. The addresses are tile-local byte
+addresses of the AIE-ML register map (AM025; the same values are in AMD's aie-rt
+driver, ``xaiemlgbl_params.h``): channel ``n``'s control and start queue are 8 bytes
+after channel ``n - 1``'s, its status 4 bytes after.
 
-| kind | S2MM 0 queue | MM2S 0 queue | S2MM 0 status | MM2S 0 status | lock 0 value |
-|---|---|---|---|---|---|
-| core tile | 0x1DE04 | 0x1DE14 | 0x1DF00 | 0x1DF10 | 0x1F000 |
-| memory tile | 0xA0604 | 0xA0634 | 0xA0660 | 0xA0680 | 0xC0000 |
-| shim | 0x1D204 | 0x1D214 | 0x1D220 | 0x1D228 | 0x14000 |
+| kind | S2MM 0 ctrl | queue | MM2S 0 ctrl | queue | S2MM 0 status | MM2S 0 status | lock 0 |
+|---|---|---|---|---|---|---|---|
+| core tile | 0x1DE00 | 0x1DE04 | 0x1DE10 | 0x1DE14 | 0x1DF00 | 0x1DF10 | 0x1F000 |
+| memory tile | 0xA0600 | 0xA0604 | 0xA0630 | 0xA0634 | 0xA0660 | 0xA0680 | 0xC0000 |
+| shim | 0x1D200 | 0x1D204 | 0x1D210 | 0x1D214 | 0x1D220 | 0x1D228 | 0x14000 |
 
 A lock's value register holds its state (0..63); lock ``n``'s is 0x10 ``n`` after lock 0's.
+
+The control register's fields (``CONTROL_FIELDS``, aie-rt's
+``XAIEMLGBL_{MEMORY,MEM_TILE,NOC}_MODULE_DMA_{S2MM,MM2S}_0_CTRL_*``):
+
+| field | bits | core tile, memory tile | shim |
+|---|---|---|---|
+| ``reset`` | 1 | S2MM, MM2S | - |
+| ``pause_mem`` | 1 | - | S2MM, MM2S |
+| ``pause_stream`` | 2 | - | S2MM, MM2S |
+| ``enable_out_of_order`` | 3 | S2MM | S2MM |
+| ``decompression_enable`` | 4 | S2MM | - |
+| ``compression_enable`` | 4 | MM2S | - |
+| ``controller_id`` | 15:8 | S2MM, MM2S | S2MM, MM2S |
+| ``fot_mode`` | 17:16 | S2MM | S2MM |
+
+Every other bit is reserved. **decision**: a write stores the fields and drops the
+reserved bits (they read back 0), as a register that has no flip-flop there does; the
+core tile's bit 0, inside aie-rt's mask but named by no field, is taken as reserved.
 """
 
 from __future__ import annotations
@@ -23,6 +41,8 @@ from .directions import check_direction
 from .kinds import DMA_KINDS, check_kind
 
 __all__ = [
+    "CONTROL_BASE",
+    "CONTROL_FIELDS",
     "LOCK_VALUE_BASE",
     "LOCK_VALUE_STRIDE",
     "START_QUEUE_BASE",
@@ -30,6 +50,8 @@ __all__ = [
     "STATUS_BASE",
     "STATUS_FIELDS",
     "STATUS_STRIDE",
+    "control_address",
+    "control_mask",
     "lock_value_address",
     "start_queue_address",
     "status_address",
@@ -44,6 +66,44 @@ START_QUEUE_BASE: dict[tuple[str, str], int] = {
     ("shim", "s2mm"): 0x1D204, ("shim", "mm2s"): 0x1D214,
 }
 """Start-queue register of channel 0, per kind and direction."""
+
+
+CONTROL_BASE: dict[tuple[str, str], int] = {
+    key: address - 4 for key, address in START_QUEUE_BASE.items()}
+"""Control register of channel 0, per kind and direction: 4 bytes before its start queue
+(channel ``n``'s at ``START_QUEUE_STRIDE`` n after it, as the start queue's)."""
+
+_TILE_CONTROL = {
+    "s2mm": {"reset": (1, 1), "enable_out_of_order": (3, 1), "decompression_enable": (4, 1),
+             "controller_id": (8, 8), "fot_mode": (16, 2)},
+    "mm2s": {"reset": (1, 1), "compression_enable": (4, 1), "controller_id": (8, 8)},
+}
+_SHIM_CONTROL = {
+    "s2mm": {"pause_mem": (1, 1), "pause_stream": (2, 1), "enable_out_of_order": (3, 1),
+             "controller_id": (8, 8), "fot_mode": (16, 2)},
+    "mm2s": {"pause_mem": (1, 1), "pause_stream": (2, 1), "controller_id": (8, 8)},
+}
+
+CONTROL_FIELDS: dict[tuple[str, str], dict[str, tuple[int, int]]] = {
+    (kind, direction): (_SHIM_CONTROL if kind == "shim" else _TILE_CONTROL)[direction]
+    for kind, direction in START_QUEUE_BASE
+}
+"""``(lsb, width)`` of the control-register fields, per kind and direction (aie-rt's names in
+snake case). A shim channel has no reset bit (aie-rt's ``XAie_DmaChannelReset`` refuses a
+shim) but pauses its memory and stream sides."""
+
+
+def control_mask(kind: str, direction: str) -> int:
+    """The bits of a channel's control register that hold a field (the others are reserved).
+
+    Raises
+    ------
+    AiedmaError
+        For an unknown kind or direction.
+    """
+    _check_channel(kind, direction, 0)
+    return sum(((1 << width) - 1) << lsb
+               for lsb, width in CONTROL_FIELDS[kind, direction].values())
 
 
 STATUS_STRIDE = 4
@@ -84,6 +144,18 @@ def start_queue_address(kind: str, direction: str, index: int) -> int:
     """
     _check_channel(kind, direction, index)
     return START_QUEUE_BASE[kind, direction] + START_QUEUE_STRIDE * index
+
+
+def control_address(kind: str, direction: str, index: int) -> int:
+    """The control register address of a channel (4 bytes before its start queue).
+
+    Raises
+    ------
+    AiedmaError
+        For an unknown kind, direction or channel index.
+    """
+    _check_channel(kind, direction, index)
+    return CONTROL_BASE[kind, direction] + START_QUEUE_STRIDE * index
 
 
 def status_address(kind: str, direction: str, index: int) -> int:

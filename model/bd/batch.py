@@ -7,8 +7,9 @@ does the same work over all BDs at once:
 
 * :meth:`BDBatch.check` applies the constructor's rules (every field's range, the
   padding rules of :data:`~.descriptor.PADDING_NEEDS_WRAP`, ``enable_packet`` with
-  data, ``iteration_current`` below ``iteration_wrap``) to every BD; a broken one is
-  reported with the constructor's own message and the BD's index;
+  data) to every BD; a broken one is reported with the constructor's own message and
+  the BD's index, and ``iteration_current`` at or past ``iteration_wrap`` gives the
+  constructor's warning once for the batch;
 * :meth:`BDBatch.encode` gives every BD's register words (as
   :meth:`~.descriptor.BufferDescriptor.encode` does);
 * :meth:`BDBatch.streams` gives every BD's word addresses (as
@@ -20,12 +21,13 @@ The tests check each against the per-BD methods.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..arch.kinds import check_kind
-from ..errors import BDError, field_error
+from ..errors import BDError, UndocumentedBehaviourWarning, field_error
 from .descriptor import PADDING_NEEDS_WRAP, BufferDescriptor
 from .fields import ADDRESS_DIMENSIONS, BURST_LENGTHS, FIELDS, HAS_PADDING, WORDS, Encoding
 
@@ -157,7 +159,7 @@ class BDBatch:
                 for name in forbidden:
                     bad |= (c[wrap] == 0) & (c[name] != 0)
         bad |= (c["enable_packet"] != 0) & (c["buffer_length"] == 0)
-        bad |= c["iteration_current"] >= c["iteration_wrap"]
+        past = np.flatnonzero(c["iteration_current"] >= c["iteration_wrap"])
         if bad.any():
             index = int(np.flatnonzero(bad)[0])
             try:
@@ -166,6 +168,12 @@ class BDBatch:
                 raise BDError(f"BD {index} of the batch: {error}") from None
             raise AssertionError(f"BD {index} of the batch: the vectorised check refuses "
                                  "what the constructor accepts")
+        if past.size:
+            warnings.warn(UndocumentedBehaviourWarning(
+                f"{past.size} BD(s) of the batch, the first BD {int(past[0])}: "
+                f"iteration_current at or past iteration_wrap; the hardware's counter is "
+                f"undocumented there (the model writes back 0 after the load; "
+                f"docs/decisions.md)"), stacklevel=2)
 
     # --- registers -------------------------------------------------------------------
 

@@ -9,10 +9,13 @@ docs/bd.md "Field layouts" (via the table in :mod:`.bd_fields`), and
 
 Decisions (docs/bd.md is silent):
 
-* **decision**: ``iteration_current`` must be below ``iteration_wrap``. aie-rt treats
-  the current value as an index into the iteration wrap, and what the hardware does
-  with a larger value (count on to the 6-bit limit? wrap at once?) is undocumented.
-  Decoding such words is therefore an error too.
+* **decision**: ``iteration_current`` may be at or above ``iteration_wrap`` (aie-rt
+  checks it only against its field's maximum, and mlir-aie's lowering writes such BDs).
+  Such a load uses the offset ``iteration_current * iteration_stepsize`` as it stands,
+  and the value written back is 0: the counter restarts when ``iteration_current + 1``
+  reaches *or passes* the wrap (:func:`iteration_after`). What the silicon does is not
+  documented, so building or decoding such a BD gives an
+  :class:`~aiedma.model.errors.UndocumentedBehaviourWarning`, never an error.
 * **decision**: :meth:`BufferDescriptor.stream` returns plain integer word
   addresses, never reduced modulo the address width; whether they hit memory is
   the memory layer's check.
@@ -22,12 +25,13 @@ Decisions (docs/bd.md is silent):
 * **decision**: integers may be Python ``int`` or NumPy integers (stored as ``int``);
   ``bool`` and floats are rejected even when they hold a whole number.
 * **decision**: ``stream(iteration_current=...)`` takes the same range as the field
-  (``0 .. iteration_wrap - 1``).
+  (``0 .. 63``).
 """
 
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..arch.kinds import DMA_KINDS, check_kind
-from ..errors import BDError, Hex, field_error
+from ..errors import BDError, Hex, UndocumentedBehaviourWarning, field_error
 from ..tiling.doubling import fill_affine
 from .fields import (
     ADDRESS_DIMENSIONS,
@@ -51,7 +55,7 @@ from .fields import (
 )
 
 __all__ = ["PADDING_NEEDS_WRAP", "BufferDescriptor", "DecodedImage", "affine_layout", "check_chain",
-           "decode_image", "padded_digits", "padded_radices", "stream_addresses",
+           "decode_image", "iteration_after", "padded_digits", "padded_radices", "stream_addresses",
            "write_padding"]
 
 _WORD_MASK = 0xFFFF_FFFF
@@ -144,11 +148,50 @@ def _rule_problems(kind: str, v: Mapping[str, int]) -> list[BDError]:
     if v["enable_packet"] and v["buffer_length"] == 0:
         problems.append(field_error(BDError, "enable_packet", v["enable_packet"],
                                     "needs buffer_length >= 1 (a packet BD must carry data)"))
-    if v["iteration_current"] >= v["iteration_wrap"]:
-        problems.append(field_error(BDError, "iteration_current", v["iteration_current"],
-                                    f"must be below iteration_wrap={v['iteration_wrap']} "
-                                    f"(it counts 0 .. iteration_wrap - 1)"))
     return problems
+
+
+def _undocumented(v: Mapping[str, int]) -> list[str]:
+    """What a legal BD asks of the hardware that AMD does not document (the model's
+    choice named), as ``"<field>=<value>: ..."`` lines; empty for most BDs."""
+    current, wrap = v["iteration_current"], v["iteration_wrap"]
+    if current < wrap:
+        return []
+    return [f"iteration_current={current}: not below iteration_wrap={wrap}; the hardware's "
+            f"counter is undocumented there: the model applies offset {current} x "
+            f"iteration_stepsize at the next load and writes back 0 (docs/decisions.md)"]
+
+
+def _warn_undocumented(v: Mapping[str, int], stacklevel: int) -> None:
+    for note in _undocumented(v):
+        warnings.warn(UndocumentedBehaviourWarning(note), stacklevel=stacklevel + 1)
+
+
+def iteration_after(current: int, wrap: int, loads: int = 1) -> int:
+    """``iteration_current`` after ``loads`` loads of a BD (docs/bd.md "Iteration").
+
+    Each load adds one and returns to 0 when the value reaches ``wrap``; a value
+    already at or past ``wrap`` (undocumented, see the module's decisions) returns to 0
+    at its first load, as the RTL's comparator does (``current + 1 >= wrap``).
+
+    Parameters
+    ----------
+    current : int
+        ``iteration_current`` before the first of the loads (0..63).
+    wrap : int
+        ``iteration_wrap`` (actual value, 1..64).
+    loads : int
+        Loads taken (0 leaves ``current``).
+
+    Returns
+    -------
+    int
+    """
+    if loads <= 0:
+        return current
+    if current >= wrap:
+        current, loads = 0, loads - 1
+    return (current + loads) % wrap
 
 
 @dataclass(frozen=True)
@@ -165,12 +208,17 @@ class DecodedImage:
     problems : list of BDError
         Every broken rule, in table order: set reserved bits, values out of a field's
         range, broken rules between fields. Empty for a legal BD.
+    notes : list of str
+        What the BD asks that the hardware does not document (``iteration_current``
+        at or past its wrap), each naming the field and the model's choice; not a
+        problem: such a BD is built and run, with a warning.
     """
 
     kind: str
     words: tuple[int, ...]
     values: dict[str, int]
     problems: list[BDError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def problems_of(self, name: str) -> list[BDError]:
         """The problems that name field ``name`` (or ``words[i]``) first."""
@@ -181,9 +229,9 @@ def decode_image(kind: str, words: Sequence[int]) -> DecodedImage:
     """Decode a register image field by field, collecting every broken rule.
 
     Unlike :meth:`BufferDescriptor.decode` this never refuses an image with the right
-    number of 32-bit words: a dump from a hung device (``iteration_current`` above
-    its wrap, padding on a dimension that never wraps, a reserved bit set) shows every
-    field and every rule it breaks.
+    number of 32-bit words: a dump from a hung device (padding on a dimension that
+    never wraps, a reserved bit set) shows every field and every rule it breaks, and
+    ``notes`` what it asks that the hardware does not document.
 
     Raises
     ------
@@ -227,7 +275,7 @@ def decode_image(kind: str, words: Sequence[int]) -> DecodedImage:
                 problems.append(error)
         values[f.name] = value
     problems += _rule_problems(kind, values)
-    return DecodedImage(kind, tuple(words), values, problems)
+    return DecodedImage(kind, tuple(words), values, problems, _undocumented(values))
 
 
 def _rebuild(kind: str, values: dict[str, int]) -> BufferDescriptor:
@@ -253,8 +301,14 @@ class BufferDescriptor:
     BDError
         For an unknown kind or field, a non-integer, a value outside the field's
         range for this kind, or a broken cross-field rule (padding legality,
-        ``enable_packet`` with ``buffer_length`` 0, ``iteration_current`` not below
-        ``iteration_wrap``). The message names the field, the value and the rule.
+        ``enable_packet`` with ``buffer_length`` 0). The message names the field,
+        the value and the rule.
+
+    Warns
+    -----
+    UndocumentedBehaviourWarning
+        For ``iteration_current`` at or past ``iteration_wrap``: built, run as the
+        module's decision says.
 
     Examples
     --------
@@ -283,6 +337,8 @@ class BufferDescriptor:
                 _check_range(kind, f, value)   # raises, naming the field and its range
             values[f.name] = value
         _check_rules(kind, values)
+        if values["iteration_current"] >= values["iteration_wrap"]:
+            _warn_undocumented(values, 2)
         object.__setattr__(self, "_kind", kind)
         object.__setattr__(self, "_values", tuple(values.values()))
 
@@ -414,9 +470,10 @@ class BufferDescriptor:
         """The BD as the hardware writes it back after a load.
 
         ``iteration_current`` advances by one and returns to 0 at ``iteration_wrap``
-        (docs/bd.md "Iteration").
+        (docs/bd.md "Iteration"; a value at or past the wrap returns to 0:
+        :func:`iteration_after`).
         """
-        current = (self.iteration_current + 1) % self.iteration_wrap
+        current = iteration_after(self.iteration_current, self.iteration_wrap)
         if current == self.iteration_current:   # iteration off: the BD is written back as is
             return self
         # Only iteration_current changes, to a value below the wrap: every rule still
@@ -450,7 +507,7 @@ class BufferDescriptor:
         if iteration_current is None:
             current = self.iteration_current
         elif (type(iteration_current) is int
-              and 0 <= iteration_current < self.iteration_wrap):
+              and 0 <= iteration_current <= FIELD_INDEX[self._kind]["iteration_current"].maximum):
             current = iteration_current
         else:   # the constructor's checks give the error
             current = self.replace(iteration_current=iteration_current).iteration_current

@@ -21,6 +21,7 @@ from .descriptor import (
     BufferDescriptor,
     affine_layout,
     check_chain,
+    iteration_after,
     padded_radices,
     write_padding,
 )
@@ -184,8 +185,12 @@ def task_stream(kind: str, bds: Mapping[int, BufferDescriptor], task: Task,
     pass_length = sum(bd.buffer_length for bd in loads)
     words = np.empty(task.repeat_count * pass_length, dtype=np.int64)
     passes = words.reshape(task.repeat_count, pass_length)
-    # Pass r's iteration indices repeat with the period lcm(iteration_wrap).
+    # Pass r's iteration indices repeat with the period lcm(iteration_wrap), from pass 0
+    # on when every index starts below its wrap (else only from pass 1: each pass is
+    # written).
     period = min(math.lcm(*(bd.iteration_wrap for bd in loads)), task.repeat_count)
+    if any(bd.iteration_current >= bd.iteration_wrap for bd in loads):
+        period = task.repeat_count
     if _same_iteration(loads):
         _double_passes(loads, passes[:period], shift)
     else:
@@ -195,7 +200,7 @@ def task_stream(kind: str, bds: Mapping[int, BufferDescriptor], task: Task,
         done = min(period, task.repeat_count - r)
         passes[r : r + done] = passes[:done]
     for bd_id, bd in zip(chain, loads, strict=True):
-        current = (bd.iteration_current + task.repeat_count) % bd.iteration_wrap
+        current = iteration_after(bd.iteration_current, bd.iteration_wrap, task.repeat_count)
         table[bd_id] = bd if current == bd.iteration_current else bd.replace(
             iteration_current=current)
     return words, table
@@ -259,7 +264,7 @@ def _affine_runs(loads: list[BufferDescriptor], r: int, shift: int) -> list[_Aff
     """The loads of pass ``r`` as :class:`_AffineRun`s, in order."""
     runs: list[_AffineRun] = []
     for bd in loads:
-        current = (bd.iteration_current + r) % bd.iteration_wrap
+        current = iteration_after(bd.iteration_current, bd.iteration_wrap, r)
         pattern = bd.pattern()
         start = bd.base_address + current * bd.iteration_stepsize + shift
         origin, steps, radices = affine_layout(start, **pattern)

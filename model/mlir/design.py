@@ -64,7 +64,7 @@ def adf_dtype(bits: int) -> str:
 
 @dataclass(frozen=True)
 class MlirWarning:
-    """A construct that was not read, at its line and column."""
+    """A construct that was not read, or was read with a caveat, at its line and column."""
 
     line: int
     column: int

@@ -21,13 +21,14 @@ Decisions (mlir-aie's passes do these before lowering; a file may come before th
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..arch.kinds import DMA_KINDS, span_text
 from ..bd.descriptor import BufferDescriptor
-from ..errors import BDError
+from ..errors import BDError, UndocumentedBehaviourWarning
 from .core import CoreLoop, CoreProgram, CoreStep
 from .design import (
     Buffer,
@@ -650,7 +651,15 @@ class _Reader(RuntimeSequenceReader):
 
     def make_bd(self, tile: Tile, bd_id: int, converted: Converted, op: ParsedOp,
                 buffer: Buffer | HostBuffer | None, origin: str | None = None) -> DesignBD:
-        bd, problems = build_bd(tile.kind, converted.fields)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UndocumentedBehaviourWarning)
+            bd, problems = build_bd(tile.kind, converted.fields)
+        for warning in caught:   # shown with the design's warnings, at the BD's line
+            if isinstance(warning.message, UndocumentedBehaviourWarning):
+                self.warn(op.statement, f"BD {bd_id}: {warning.message}")
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                       warning.lineno)
         problems[:0] = converted.problems
         dma = DMA_KINDS[tile.kind]
         named = any(str(p).startswith("bd_id=") for p in problems)

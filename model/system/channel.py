@@ -40,10 +40,27 @@ Decisions (docs/bd.md is silent on timing and on these points):
   contract says; ``tlast_suppress`` only matters on MM2S.
 * **decision**: on the memory tile a task's start BD must lie in the channel's half
   (0-23 for channels 0/2/4, 24-47 for 1/3/5), checked when the task is pushed.
+* **decision**: the control register (``model/arch/registers.py``) is stored as
+  written, reserved bits dropped (:meth:`Channel.write_control`). Its ``reset`` bit
+  holds the channel in reset from the end of the cycle after the write (the RTL's
+  reset is a register) for as long as it reads 1: at the end of each such cycle the
+  task queue is emptied, the running task, the BDs fetched or in flight and their
+  words inside the channel are dropped, the lock requests and queued releases with
+  them; the locks themselves are not touched (they belong to the tile's lock unit: a
+  lock a dropped BD acquired stays acquired, a release not yet applied is never
+  applied), nor are the BD table (iterations already written back stay) or the words
+  already on the stream. A task pushed once the bit reads 0 again runs from the empty
+  channel. (AM025 and aie-rt say only that the bit resets the channel; aie-rt's
+  ``XAie_DmaChannelReset`` writes 1 then 0 and refuses a shim, whose control register
+  has no reset bit.) ``controller_id`` is stored and carried by the completion tokens
+  (:class:`TaskDone`). Out-of-order, (de)compression, FoT mode and the shim's pause
+  bits are stored and read back only: a task that starts with one set gives a
+  :class:`~aiedma.model.errors.NotModelledWarning` and runs as if it were clear.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -53,6 +70,7 @@ import numpy as np
 
 from ..arch.directions import READ, check_direction
 from ..arch.kinds import DMA_KINDS
+from ..arch.registers import CONTROL_FIELDS, control_mask
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
@@ -67,7 +85,7 @@ from ..cycle.contract import (
     RELEASE_QUEUE_DEPTH,
 )
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
-from ..errors import AiedmaError, PacketError, field_error
+from ..errors import AiedmaError, NotModelledWarning, PacketError, field_error
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
 from .scheduler import NEVER, FastPlan, Stall
 from .stream import Beat, Stream, data_beats
@@ -99,6 +117,7 @@ class TaskDone:
 
     cycle: int
     task: Task
+    controller_id: int = 0     # the channel's control register at the token (the ID it carries)
 
     @property
     def token(self) -> bool:
@@ -162,10 +181,17 @@ class Channel:
         self._way = check_direction(direction, "channel", ChannelError)
         self.name = f"{dma.name}.{direction}{index}"
         self.stream: Stream | None = None
-        self.queue: deque[Task] = deque()
         self.words = 0
         self.done: list[TaskDone] = []
+        self.control = 0            # the control register, reserved bits dropped
+        self._reset_held = False    # its reset bit as the channel sees it (a register)
+        self._clear()
         self.engine = ChannelEngine(dma.kind, self._way is READ)
+
+    def _clear(self) -> None:
+        """Everything a channel reset empties (the queue, the task, the BDs and words
+        inside, the lock registers and queued releases); its engine is a fresh one."""
+        self.queue: deque[Task] = deque()
         self._walk: TaskWalk | None = None
         self._fetched: deque[_InFlight] = deque()  # the fetch stage's BDs, oldest first
         self._gate: deque[_InFlight] = deque()     # accepted, first beat not yet granted
@@ -186,7 +212,63 @@ class Channel:
         self._written_bd = -1       # the BD of the word the datapath writes this cycle
         self._wants_fetch = False   # asked for the DMA's fetch port this cycle
         self._fetch_wait = 0        # cycles before it may fetch again (FETCH_INTERVAL)
-        self._cycle = 0
+        self._cycle = getattr(self, "_cycle", 0)
+
+    # -- the control register (model/arch/registers.py) --
+
+    def control_field(self, name: str) -> int:
+        """Field ``name`` of the control register (0 for a field this channel's kind and
+        direction does not have)."""
+        fields = CONTROL_FIELDS[self.dma.kind, self.direction]
+        if name not in fields:
+            return 0
+        lsb, width = fields[name]
+        return self.control >> lsb & ((1 << width) - 1)
+
+    def write_control(self, value: int) -> None:
+        """Write the control register (the end of a cycle: the channel's reset register
+        shows the bit from the next cycle, which it ends in reset; see the module's
+        decision). Reserved bits are dropped.
+
+        Raises
+        ------
+        ChannelError
+            For a value that is not a 32-bit word.
+        """
+        if not 0 <= value <= 0xFFFF_FFFF:
+            raise field_error(ChannelError, "control", value,
+                              f"a register word is 0..2^32-1; channel {self.name}")
+        self.control = value & control_mask(self.dma.kind, self.direction)
+        self._reset_held = bool(self.control_field("reset"))
+
+    def reset(self) -> None:
+        """Reset the channel now (see the module's decision): empty, locks untouched.
+
+        Raises
+        ------
+        ChannelError
+            On an engine other than the model's (an RTL engine in the loop is reset by
+            its own block, not here).
+        """
+        if type(self.engine) is not ChannelEngine:
+            raise field_error(ChannelError, "engine", type(self.engine).__name__,
+                              f"a reset of channel {self.name} with an engine in the loop "
+                              "is not modelled")
+        if self._wants_fetch:
+            self.dma.fetch_granted(self)   # withdraw this cycle's request
+        self._clear()
+        self.engine = ChannelEngine(self.dma.kind, self._way is READ)
+
+    def _warn_not_modelled(self, task: Task) -> None:
+        """A task starts with a control bit whose behaviour the model does not have."""
+        fields = ("enable_out_of_order", "compression_enable", "decompression_enable",
+                  "fot_mode", "pause_mem", "pause_stream")
+        set_ = [f"{name}={self.control_field(name)}" for name in fields
+                if self.control_field(name)]
+        if set_:
+            warnings.warn(NotModelledWarning(
+                f"channel {self.name}: a task (start BD {task.start_bd}) runs with control "
+                f"{', '.join(set_)}: not modelled, run as if clear"), stacklevel=4)
 
     def __repr__(self) -> str:
         return f"Channel({self.name!r})"
@@ -267,7 +349,9 @@ class Channel:
         if self._walk is None:
             if not self.queue:
                 return False
-            self._walk = TaskWalk(self.dma.kind, self.dma.bds, self.queue.popleft(),
+            task = self.queue.popleft()
+            self._warn_not_modelled(task)
+            self._walk = TaskWalk(self.dma.kind, self.dma.bds, task,
                                   error=ChannelError, where=lambda b: f"; {self._where(b)}")
         walk = self._walk
         bd_id, bd = walk.next()
@@ -673,4 +757,6 @@ class Channel:
             if done.bd.lock_rel_value:
                 self._releases.append(done)
             if done.ends_task:
-                self.done.append(TaskDone(cycle, done.task))
+                self.done.append(TaskDone(cycle, done.task, self.control_field("controller_id")))
+        if self._reset_held:   # the reset register reads 1 in this cycle: it ends in reset
+            self.reset()

@@ -13,7 +13,10 @@ what the RTL DMA (``hdl/dma.py``) changes and shows, with no channel taking a BD
   while it holds one, and a push onto a full queue sets ``task_queue_overflow`` and
   is lost;
 * a status word shows that and nothing else (``cur_bd`` 0: nothing was fetched);
-* a read of a start queue gives 0; a write to a status register changes nothing.
+* a read of a start queue gives 0; a write to a status register changes nothing;
+* a control word reads back with its reserved bits 0; while its ``reset`` bit reads 1
+  the channel is held in reset: its queue is empty, its status clear, a push is lost
+  (the channel model's decision, docs/decisions.md).
 
 What a running channel shows is the channel model's (``model/system/channel.py``); the
 whole-DMA regressions compare that, this module only the bus in front of it.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from ..arch.kinds import DMA_KINDS, check_kind
 from ..arch.register_map import ALL_BYTES, access_taken, register_at
-from ..arch.registers import STATUS_FIELDS
+from ..arch.registers import CONTROL_FIELDS, STATUS_FIELDS, control_mask
 from .channel import TASK_QUEUE_DEPTH
 from .locks import LOCK_VALUE_MAX
 
@@ -44,6 +47,7 @@ class RegisterBank:
         self.locks = [0] * DMA_KINDS[kind].locks
         self.queued: dict[tuple[str, int], int] = {}
         self.overflow: set[tuple[str, int]] = set()
+        self.controls: dict[tuple[str, int], int] = {}
 
     def write(self, address: int, value: int, strobe: int = ALL_BYTES) -> bool:
         """Apply a write; True if it is taken (OKAY), False if refused (nothing changes)."""
@@ -55,9 +59,15 @@ class RegisterBank:
             self.bd_words[register.address] = value
         elif register.role == "lock_value":
             self.locks[register.index] = value & LOCK_VALUE_MAX
+        elif register.role == "control":
+            channel = (register.direction, register.index)
+            self.controls[channel] = value & control_mask(self.kind, register.direction)
+            self._hold(channel)
         elif register.role == "start_queue":
             channel = (register.direction, register.index)
-            if self.queued.get(channel, 0) == TASK_QUEUE_DEPTH:
+            if self._hold(channel):
+                pass
+            elif self.queued.get(channel, 0) == TASK_QUEUE_DEPTH:
                 self.overflow.add(channel)
             else:
                 self.queued[channel] = self.queued.get(channel, 0) + 1
@@ -72,9 +82,20 @@ class RegisterBank:
             return True, self.bd_words.get(register.address, 0)
         if register.role == "lock_value":
             return True, self.locks[register.index]
+        if register.role == "control":
+            return True, self.controls.get((register.direction, register.index), 0)
         if register.role == "status":
             return True, self.status(register.direction, register.index)
         return True, 0
+
+    def _hold(self, channel: tuple[str, int]) -> bool:
+        """A channel whose reset bit reads 1 is held empty; True if it is."""
+        lsb, _ = CONTROL_FIELDS[self.kind, channel[0]].get("reset", (None, 0))
+        if lsb is None or not self.controls.get(channel, 0) >> lsb & 1:
+            return False
+        self.queued.pop(channel, None)
+        self.overflow.discard(channel)
+        return True
 
     def status(self, direction: str, index: int) -> int:
         """The status word of a paused channel (``STATUS_FIELDS``)."""

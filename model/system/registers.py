@@ -1,16 +1,23 @@
-"""Programming a model DMA through the AIE-ML register map: BD words, task pushes, lock values.
+"""Programming a model DMA through the AIE-ML register map: BD words, task pushes, lock
+values, channel controls.
 
 A program is a list of ``(register_address, value)`` writes, as a host (or a CDO
 file) issues them: BD ``n`` word ``w`` at the kind's BD base + 0x20 n + 4 w, a task
 word (``Task.encode()``) at a channel's start-queue register, a lock's value at its
-value register (``model/arch/registers.py``). :func:`apply_writes` applies one to a
+value register, a channel's control word at its control register
+(``model/arch/registers.py``). :func:`apply_writes` applies one to a
 :class:`~.dma.DMA` before a run; :func:`program_writes` gives the writes that load
-a DMA's BD table, queued tasks and locks, so a lowered port or a whole graph can be
-written out and replayed (into this model or into the RTL: ``aiedma.tb.system.dma_check``).
+a DMA's BD table, control words, queued tasks and locks, so a lowered port or a whole
+graph can be written out and replayed (into this model or into the RTL:
+``aiedma.tb.system.dma_check``). During a run, :class:`RegisterWriter` (a scheduler
+agent) writes at given cycles through :func:`write_register`, and
+:func:`read_register` reads a register back as the RTL's register port does.
 
 **decision**: writes are applied in order before cycle 0; a BD is decoded once all
 writes are in (its words as they stand then), so a program may write a BD's words in
-any order, and a start-queue write may come before the words of its BDs.
+any order, and a start-queue write may come before the words of its BDs. Control and
+start-queue writes are applied in their order (a reset empties the queue pushed before
+it).
 """
 
 from __future__ import annotations
@@ -21,23 +28,32 @@ from typing import Any
 from ..arch.directions import check_direction
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
 from ..arch.register_map import registers
-from ..arch.registers import lock_value_address, start_queue_address
+from ..arch.registers import (
+    CONTROL_FIELDS,
+    control_address,
+    lock_value_address,
+    start_queue_address,
+)
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import WORDS
 from ..bd.lower import LoweredProgram
 from ..bd.task import Task, run_task
 from ..errors import AiedmaError, field_error
-from .channel import TASK_QUEUE_DEPTH
+from .channel import TASK_QUEUE_DEPTH, Channel
 from .dma import DMA
 from .memory import Memory, shim_space
+from .scheduler import Stall
 
 __all__ = [
     "RegisterError",
+    "RegisterWriter",
     "apply_writes",
     "channel_words",
     "lowered_writes",
     "program_writes",
+    "read_register",
     "read_writes_document",
+    "write_register",
     "writes_document",
 ]
 
@@ -47,21 +63,27 @@ class RegisterError(AiedmaError):
 
 
 def _decoder(dma: DMA) -> dict[int, tuple[str, object]]:
-    """Register address -> what a write there does (``bd``, ``task``, ``lock``), from the
-    register map (``model/arch/register_map.py``): every register a write changes."""
+    """Register address -> what a write there does (``bd``, ``task``, ``control``, ``lock``),
+    from the register map (``model/arch/register_map.py``): every register a write
+    changes."""
     table: dict[int, tuple[str, object]] = {}
     for register in registers(dma.kind):
         if register.role == "bd":
             table[register.address] = ("bd", (register.index, register.word))
         elif register.role == "start_queue":
             table[register.address] = ("task", (register.direction, register.index))
+        elif register.role == "control":
+            table[register.address] = ("control", (register.direction, register.index))
         elif register.role == "lock_value":
             table[register.address] = ("lock", register.index)
     return table
 
 
 def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
-    """Program ``dma`` with register writes (its BD table, its channels' queues, its locks).
+    """Program ``dma`` with register writes before a run: its BD table, its channels' control
+    words and queues, its locks. A reset bit empties its channel at once: tasks pushed
+    before it in the program, or while it reads 1, are dropped (as the RTL, held in reset
+    while it is loaded, drops them).
 
     Raises
     ------
@@ -71,9 +93,14 @@ def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
         the rule named); nothing is applied then.
         More tasks than a channel's queue holds is refused the same way.
     """
+    _apply(dma, writes, before_run=True)
+
+
+def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> None:
+    """``apply_writes`` (``before_run``) or one write during a run (:func:`write_register`)."""
     decoder = _decoder(dma)
     images = {n: list(bd.encode()) for n, bd in dma.bds.items()}
-    tasks: list[tuple[str, int, Task]] = []
+    tasks: list[tuple[str, int, Task | int]] = []   # pushes and control words, in order
     locks: list[tuple[int, int]] = []
     for k, write in enumerate(writes):
         address, value = int(write[0]), int(write[1])
@@ -83,7 +110,7 @@ def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
         what = decoder.get(address)
         if what is None:
             raise field_error(RegisterError, "address", f"{address:#x}",
-                              f"write {k}: no BD, start-queue or lock register of a "
+                              f"write {k}: no BD, start-queue, control or lock register of a "
                               f"{dma.kind} DMA is there")
         role, where = what
         if role == "bd":
@@ -93,6 +120,9 @@ def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
             direction, index = where
             tasks.append((direction, index, Task(value & 0x3F, (value >> 16 & 0xFF) + 1,
                                                  bool(value >> 31))))
+        elif role == "control":
+            direction, index = where
+            tasks.append((direction, index, value))
         else:
             if value > 63:
                 raise field_error(RegisterError, "value", value,
@@ -104,29 +134,129 @@ def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
             bds[n] = BufferDescriptor.decode(dma.kind, words)
         except AiedmaError as error:
             raise RegisterError(f"{error}; BD {n} as written") from None
-    pushed: dict[tuple[str, int], int] = {}
-    for direction, index, _ in tasks:
-        pushed[direction, index] = pushed.get((direction, index), 0) + 1
-    for (direction, index), count in pushed.items():
+    held: dict[tuple[str, int], int] = {}     # each queue's fill as the writes go
+    in_reset = {(c.direction, c.index): bool(c.control_field("reset")) for c in dma.channels}
+    for direction, index, what in tasks:
         channel = dma.channel(direction, index)
-        if len(channel.queue) + count > TASK_QUEUE_DEPTH:
-            raise field_error(RegisterError, "tasks", count,
-                              f"{count} pushes onto channel {channel.name}, which holds "
-                              f"{len(channel.queue)}: a queue holds {TASK_QUEUE_DEPTH}")
+        count = held.setdefault((direction, index), len(channel.queue))
+        if not isinstance(what, Task):
+            in_reset[direction, index] = bool(what & _control_bits(channel, "reset"))
+            if in_reset[direction, index]:
+                held[direction, index] = 0
+            continue
+        if in_reset[direction, index] and before_run:
+            continue
+        if count + 1 > TASK_QUEUE_DEPTH:
+            raise field_error(RegisterError, "tasks", count + 1,
+                              f"{count + 1} tasks queued on channel {channel.name}: a queue "
+                              f"holds {TASK_QUEUE_DEPTH}")
+        held[direction, index] = count + 1
     own = DMA_KINDS[dma.kind].lock_window("own").start
     for n, bd in bds.items():
         dma.write_bd(n, bd)
     for lock, value in locks:
         table, local = dma.locks.route(own + lock)
         table.set(local, value)
-    for direction, index, task in tasks:
-        dma.channel(direction, index).push(task)
+    for direction, index, what in tasks:
+        channel = dma.channel(direction, index)
+        if isinstance(what, Task):
+            if not (before_run and channel.control_field("reset")):
+                channel.push(what)   # (a channel held in reset keeps its queue empty)
+        else:
+            channel.write_control(what)
+            if before_run and channel.control_field("reset"):
+                channel.reset()
+
+
+def _control_bits(channel: Channel, name: str) -> int:
+    """The bits of control field ``name`` on ``channel`` (0 where its kind has none)."""
+    lsb, width = CONTROL_FIELDS[channel.dma.kind, channel.direction].get(name, (0, 0))
+    return ((1 << width) - 1) << lsb
+
+
+def write_register(dma: DMA, address: int, value: int) -> None:
+    """One register write now (during a run: at the end of the cycle, see
+    :class:`RegisterWriter`): a BD word (the BD decoded with it), a task push, a lock
+    value, a control word.
+
+    Raises
+    ------
+    RegisterError
+        As :func:`apply_writes` (a BD whose words, with this one, do not decode).
+    """
+    _apply(dma, [(address, value)], before_run=False)
+
+
+def read_register(dma: DMA, address: int) -> int:
+    """A register's word as the DMA's register port reads it: a BD word (0 for a BD never
+    written), a lock's value, a channel's control word (reserved bits 0).
+
+    Raises
+    ------
+    RegisterError
+        For an address with no readable register the model keeps (start queues are
+        written only; status registers are the RTL's).
+    """
+    what = _decoder(dma).get(int(address))
+    if what is None or what[0] == "task":
+        raise field_error(RegisterError, "address", f"{int(address):#x}",
+                          f"no BD, lock or control register of a {dma.kind} DMA the model "
+                          f"reads is there")
+    role, where = what
+    if role == "bd":
+        n, w = where
+        return int(dma.bds[n].encode()[w]) if n in dma.bds else 0
+    if role == "control":
+        return dma.channel(*where).control
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    table, local = dma.locks.route(own + where)
+    return int(table[local])
+
+
+class RegisterWriter:
+    """A host writing a DMA's registers during a run; a scheduler agent.
+
+    Each write ``(cycle, address, value)`` takes effect at the end of its cycle, as the
+    RTL's register port's does: the channels see it from the next cycle. It must come
+    after the DMA's channels in the agent list (its :meth:`commit` after theirs).
+
+    Parameters
+    ----------
+    dma : DMA
+    writes : iterable of (int, int, int)
+        ``(cycle, address, value)``, in any order (a cycle's writes in theirs).
+    """
+
+    def __init__(self, dma: DMA, writes: Iterable[Sequence[int]]) -> None:
+        self.dma, self.name = dma, f"{dma.name}.host"
+        self.writes = sorted(((int(c), int(a), int(v)) for c, a, v in writes),
+                             key=lambda w: w[0])
+        self._next, self._cycle = 0, 0
+
+    @property
+    def busy(self) -> bool:
+        return self._next < len(self.writes)
+
+    def ports(self) -> tuple:
+        return ()
+
+    def step(self, cycle: int) -> Stall:
+        self._cycle = cycle
+        return Stall("idle", progress=self.busy)   # waiting for a write's cycle is progress
+
+    def commit(self) -> None:
+        while self.busy and self.writes[self._next][0] <= self._cycle:
+            _, address, value = self.writes[self._next]
+            self._next += 1
+            write_register(self.dma, address, value)
 
 
 def program_writes(dma: DMA) -> list[tuple[int, int]]:
-    """The writes that load ``dma``'s BD table, its queued tasks and its own locks.
+    """The writes that load ``dma``'s BD table, its own locks, its channels' control words
+    and queued tasks.
 
-    Lock values are written only where they are not 0 (their reset value).
+    Lock values and control words are written only where they are not 0 (their reset
+    value); a channel's control word comes before its tasks.
     """
     kind = dma.kind
     base = DMA_KINDS[kind].bd_register_base
@@ -138,6 +268,9 @@ def program_writes(dma: DMA) -> list[tuple[int, int]]:
         if table[local]:
             writes.append((lock_value_address(kind, lock), table[local]))
     for channel in dma.channels:
+        if channel.control:
+            writes.append((control_address(kind, channel.direction, channel.index),
+                           channel.control))
         queue = start_queue_address(kind, channel.direction, channel.index)
         writes += [(queue, task.encode()) for task in channel.queue]
     return writes

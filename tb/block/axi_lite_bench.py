@@ -14,7 +14,8 @@ every register changes only by a host's write; the golden model is
 handed to the master at once, so they go back to back (the master keeps them queued),
 reads beside writes. Writes are in order on AXI, reads in order, but a read and a write
 of one batch have no order between them, so a batch reads only registers its writes
-do not change (not their addresses, nor the status of a channel whose queue they push).
+do not change (not their addresses, nor the status of a channel whose queue they push or
+whose control they write).
 Each write's response and each read's response and word are compared with the golden
 model's, a batch must end within a bound of cycles (no hang), and a last sweep reads
 every register back. Writes go to registers (with random words), to addresses no
@@ -186,14 +187,15 @@ def _unmapped(tb: TB) -> int:
 
 
 def _changed_by(kind: str, writes: list) -> set[int]:
-    """The addresses a batch's writes may change: their own, and a pushed queue's status."""
+    """The addresses a batch's writes may change: their own, and the status of a channel
+    whose queue they push or whose control they write (a reset empties the queue)."""
     changed = set()
     for address, _ in writes:
         register = register_at(kind, address & ~3)
         if register is None:
             continue
         changed.add(register.address)
-        if register.role == "start_queue":
+        if register.role in ("start_queue", "control"):
             changed.update(r.address for r in registers(kind) if r.role == "status"
                            and (r.direction, r.index) == (register.direction, register.index))
     return changed

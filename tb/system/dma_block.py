@@ -24,7 +24,7 @@ from amaranth.sim import Simulator
 from ...hdl.dma import DMA
 from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import lock_value_address
-from ...model.system.registers import program_writes
+from ...model.system.registers import RegisterWriter, program_writes
 from ...model.system.scheduler import Agent, Stall, SystemReport, SystemRun
 from ...model.system.stream import Beat
 
@@ -149,8 +149,15 @@ class RtlDmaAgent:
     """
 
     def __init__(self, dma: Any, channels: Sequence[Any], simulator: str = "amaranth",
-                 reuse: bool = False) -> None:
+                 reuse: bool = False, timed_writes: Sequence[Sequence[int]] = ()) -> None:
         self.model, self.channels = dma, list(channels)
+        self.timed: dict[int, tuple[int, int]] = {}
+        for cycle, address, value in timed_writes:
+            if int(cycle) in self.timed:
+                raise ValueError(f"timed_writes: two writes in cycle {cycle}; the register "
+                                 "port takes one a cycle")
+            self.timed[int(cycle)] = (int(address), int(value))
+        self._last_write = max(self.timed, default=-1)
         self.name = f"{dma.name}.rtl"
         where = (dma.kind, dma.column, dma.row)
         if simulator == "amaranth":
@@ -167,6 +174,7 @@ class RtlDmaAgent:
         self.words = 0
         self._reads = {self._name(c): 0 for c in self.channels}
         self._releases: list[tuple[int, int]] = []
+        self._cycle = -1
         self._neighbours = 2 * DMA_KINDS[dma.kind].channels if len(
             DMA_KINDS[dma.kind].windows) > 1 else 0
         # The neighbours' lock units' grant registers: decided in one cycle, shown in
@@ -184,13 +192,19 @@ class RtlDmaAgent:
 
     @property
     def busy(self) -> bool:
-        return bool(self.ports_.get("busy"))
+        return bool(self.ports_.get("busy")) or self._cycle < self._last_write
 
     def ports(self) -> tuple:
         return tuple(c.stream for c in self.channels)
 
     def step(self, cycle: int) -> Stall | None:
         port, dma = self.ports_, self.model
+        self._cycle = cycle
+        write = self.timed.get(cycle)     # lands at the end of the cycle, as the model's
+        port.set("reg_write", write is not None)
+        if write is not None:
+            port.set("reg_addr", write[0])
+            port.set("reg_wdata", write[1])
         for channel in self.channels:     # inputs first: streams change only at commit
             path, stream = self._path(channel), channel.stream
             if channel.is_mm2s:
@@ -267,6 +281,7 @@ class RtlDmaAgent:
         """Read every own lock through the register port; a generator of cycles whose
         result is in :attr:`locks` at the end."""
         port, kind = self.ports_, self.model.kind
+        port.set("reg_write", 0)
         self.locks: list[int] = []
         for lock in range(DMA_KINDS[kind].locks + 1):
             if lock:
@@ -279,12 +294,16 @@ class RtlDmaAgent:
 
 def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
                 max_cycles: int = 100_000, simulator: str = "amaranth", *,
-                reuse: bool = False) -> tuple[SystemReport, RtlDmaAgent]:
+                reuse: bool = False,
+                timed_writes: Sequence[Sequence[int]] = ()) -> tuple[SystemReport, RtlDmaAgent]:
     """Run ``agents`` with ``channels`` (the model channels of ``dma`` among them) replaced
     by one :class:`RtlDmaAgent` where the first of them stood; then read its locks.
 
     With ``reuse`` (regressions of many programs) the Amaranth simulator of a block at
     that placement is elaborated once per process and reset between runs.
+    ``timed_writes`` (``(cycle, address, value)``) go through the block's register port
+    in their cycles; a model :class:`~aiedma.model.system.registers.RegisterWriter` among
+    ``agents`` (the model run's) is left out, the block taking its writes.
 
     Returns
     -------
@@ -292,8 +311,9 @@ def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
     block : RtlDmaAgent
         Its ``tokens`` per channel and ``locks`` (the lock unit's values after the run).
     """
+    agents = [a for a in agents if not isinstance(a, RegisterWriter)]
     block = RtlDmaAgent(dma, [a for a in agents if any(a is c for c in channels)], simulator,
-                        reuse)
+                        reuse, timed_writes)
     first = next(i for i, a in enumerate(agents) if any(a is c for c in channels))
     rest = [a for a in agents if not any(a is c for c in channels)]
     agents = [*rest[:first], block, *rest[first:]]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...model.arch.kinds import DMA_KINDS
 from ...model.errors import AiedmaError, field_error
-from ...model.system.registers import apply_writes, program_writes
+from ...model.system.registers import RegisterWriter, apply_writes, program_writes
 from ...model.system.scheduler import Stall, SystemReport, run_system
 from ...model.system.stream import Stream, StreamSink, StreamSource
 from ..common.simulators import check_simulator
@@ -160,7 +160,7 @@ class DmaRun:
 
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
-                inputs: dict, ready: dict) -> tuple:
+                inputs: dict, ready: dict, timed: Sequence[Sequence[int]] = ()) -> tuple:
     dma = program_dma(kind, {"memtile": 1, "tile": 2}.get(kind, 0))
     window = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
     store, offset = dma.memory.resolve(window)
@@ -183,12 +183,15 @@ def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
                                   f"channel {name} has tasks but no input words")
             agents.append(StreamSource(f"{name}.source", stream, inputs[name]))
     agents += channels + list(sinks.values())
+    if timed:   # stepped last: its writes land after the channels' cycle
+        agents.append(RegisterWriter(dma, timed))
     return dma, store, offset, agents, channels, sinks, times
 
 
 def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
             inputs: dict | None = None, ready: dict | None = None,
-            simulator: str | None = "amaranth") -> DmaRun:
+            simulator: str | None = "amaranth",
+            timed_writes: Sequence[Sequence[int]] = ()) -> DmaRun:
     """Program a DMA through its register map and run it, its channels as RTL, checked.
 
     Parameters
@@ -206,7 +209,12 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     simulator : {"amaranth", "verilator", None}
         Where the whole RTL DMA runs; None runs the model alone. On Verilator the
         model's run is replayed into the block (:mod:`.dma_replay`) unless a BD names
-        a neighbour's lock.
+        a neighbour's lock or there are ``timed_writes``.
+    timed_writes : sequence of (cycle, address, value)
+        Register writes during the run, each at the end of its cycle (the model's
+        :class:`~aiedma.model.system.registers.RegisterWriter`, the RTL's register
+        port; one a cycle), e.g. a channel reset and a task pushed after it. Only
+        channels with a task before the run take part.
 
     Returns
     -------
@@ -225,8 +233,9 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     memory = np.zeros(0, dtype=np.int64) if memory is None else np.asarray(memory)
     inputs, ready = dict(inputs or {}), dict(ready or {})
     dma, store, offset, agents, channels, sinks, times = _dma_system(kind, writes, memory,
-                                                                    inputs, ready)
-    replayed = simulator == "verilator" and bool(channels) and replayable(dma)
+                                                                    inputs, ready, timed_writes)
+    replayed = (simulator == "verilator" and bool(channels) and replayable(dma)
+                and not timed_writes)
     if replayed:   # the block's register writes are the DMA's state before the run
         block, recorder = RtlDmaAgent(dma, channels, "verilator"), DmaRecorder(channels)
     word_cycles = {f"{c.direction}{c.index}": _timed(c) for c in channels}
@@ -242,7 +251,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         return model
     dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,
                                                                         inputs, ready)
-    rtl_report, block = run_rtl_dma(agents, dma, channels, report.cycles + 200, simulator)
+    rtl_report, block = run_rtl_dma(agents, dma, channels, report.cycles + 200, simulator,
+                                    timed_writes=timed_writes)
     result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)
     result.tokens = {f"{c.direction}{c.index}": block.tokens[f"{c.direction}{c.index}"]
                      for c in channels}

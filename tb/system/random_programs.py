@@ -20,6 +20,7 @@ The regression over many seeds is :mod:`aiedma.tb.regress.random_graphs`.
 from __future__ import annotations
 
 import random
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,7 @@ import numpy as np
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.fields import HAS_PADDING
 from ...model.bd.task import Task
-from ...model.errors import AiedmaError, field_error
+from ...model.errors import AiedmaError, UndocumentedBehaviourWarning, field_error
 from ...model.system.dma import DMA
 from ...model.system.graph import Graph, GraphResult
 from ...model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
@@ -315,6 +316,15 @@ def random_program(seed: int, kind: str = "memtile") -> RandomProgram:
         # second reader.
         tokens += (rng.random() < 0.5,)
         readies.append([rng.random() < 0.6 for _ in range(rng.randint(0, 300))])
+    if rng.random() < 0.3:
+        # Drawn after the rest, so a seed's other draws stay as they were: a read whose
+        # iteration_current starts at or past its wrap (undocumented in hardware; the
+        # model's choice, docs/decisions.md, which the RTL must follow too).
+        k = rng.randrange(chain)
+        current = rng.randint(reads[k].iteration_wrap, reads[k].iteration_wrap + 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndocumentedBehaviourWarning)
+            reads[k] = reads[k].replace(iteration_current=current)
     text = f"{kind}, repeat {repeat}, tokens {tokens}, reads {reads}"
     return RandomProgram(seed, reads, writes, repeat, memory, readies, text, tokens, kind)
 

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from aiedma import cli
+from aiedma.model.arch.registers import start_queue_address
+from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.lower import lower
+from aiedma.model.bd.task import Task
+from aiedma.model.errors import UndocumentedBehaviourWarning
+from aiedma.model.system.registers import writes_document
 from aiedma.model.tiling.parameters import TilingParameters
 
 PADDED = {"buffer_dimension": [13], "tiling_dimension": [16], "offset": [-2]}
@@ -67,12 +72,32 @@ def test_the_text_report(tmp_path, capsys):
     assert lines[2] == "locks after the run: all 0"
 
 
+@pytest.mark.parametrize("rtl", [None, "amaranth"])
+def test_a_bd_with_iteration_current_past_its_wrap_replays_with_a_warning(tmp_path, capsys,
+                                                                          rtl):
+    # mlir-aie writes iteration_current 42 with a wrap of 29: run, never refused
+    with pytest.warns(UndocumentedBehaviourWarning):
+        bd = BufferDescriptor("tile", base_address=1024, buffer_length=2, iteration_wrap=29,
+                              iteration_current=42, iteration_stepsize=3, valid_bd=1)
+    writes = [(0x1D000 + 4 * w, word) for w, word in enumerate(bd.encode())]
+    writes.append((start_queue_address("tile", "mm2s", 0), Task(0, 2).encode()))
+    path = tmp_path / "past.writes"
+    path.write_text(json.dumps(writes_document("tile", writes)))
+    assert cli.main(["replay", "--format", "json", str(path),
+                     *(["--rtl", rtl] if rtl else [])]) == 0
+    out, err = capsys.readouterr()
+    assert [d for d, _ in json.loads(out)["outputs"]["mm2s0"]] == [1150, 1151, 1024, 1025]
+    assert err.count("aiedma replay: warning: iteration_current=42: not below "
+                     "iteration_wrap=29") == 1
+
+
 @pytest.mark.parametrize("text, options, message", [
     ("{", [], "not JSON"),
     ('{"kind": "memtile", "writes": [["0xA0000", "zz"]]}', [],
      "writes[0] value='zz': must be an integer or a hex string (0x...)"),
     ('{"kind": "memtile", "writes": [["0x5", 1]]}', [],
-     "address='0x5': write 0: no BD, start-queue or lock register of a memtile DMA is there"),
+     "address='0x5': write 0: no BD, start-queue, control or lock register of a memtile DMA "
+     "is there"),
     ('{"kind": "tile", "writes": []}', ["--kind", "memtile"],
      "bad.json programs a tile DMA"),
 ])

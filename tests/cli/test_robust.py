@@ -145,7 +145,7 @@ def test_output_into_a_closed_pipe_is_quiet(tmp_path):
 
 def broken_memtile_words() -> list[int]:
     words = BufferDescriptor("memtile", buffer_length=8, d0_wrap=2, iteration_wrap=2).encode()
-    words[6] |= 5 << 23   # iteration_current 5, above its wrap of 2
+    words[6] |= 5 << 23   # iteration_current 5, above its wrap of 2: a note, not a problem
     words[5] |= 1 << 31   # d2_zero_after on dimensions that never wrap
     return words
 
@@ -154,7 +154,8 @@ def test_decode_image_collects_every_broken_rule():
     image = decode_image("memtile", broken_memtile_words())
     assert image.values["iteration_current"] == 5
     assert [str(p).split(":")[0] for p in image.problems] == [
-        "d2_zero_after=8", "d2_zero_after=8", "iteration_current=5"]
+        "d2_zero_after=8", "d2_zero_after=8"]
+    assert [n.split(":")[0] for n in image.notes] == ["iteration_current=5"]
     with pytest.raises(BDError, match=r"^d2_zero_after=8: must be 0 when d1_wrap is 0"):
         BufferDescriptor.decode("memtile", broken_memtile_words())
 
@@ -173,11 +174,13 @@ def test_decode_command_shows_every_field_and_marks_each_broken_rule(capsys):
     status, out, err = main(capsys, "decode", "--kind", "memtile", *words)
     assert status == cli.EXIT_BROKEN_RULES and err == ""
     lines = out.splitlines()
-    assert len([line for line in lines if not line.lstrip().startswith(("!", "("))]) == 32
+    assert len([line for line in lines if not line.lstrip().startswith(("!", "(", "~"))]) == 32
     below = lines[lines.index(next(line for line in lines
-                                   if line.startswith("iteration_current"))) + 1]
-    assert below.strip() == "! must be below iteration_wrap=2 (it counts 0 .. iteration_wrap - 1)"
-    assert lines[-1] == "! 3 broken rule(s): not a BD the hardware would run"
+                                   if line.startswith("d2_zero_after"))) + 1]
+    assert below.strip() == "! must be 0 when d1_wrap is 0 (padding around a dimension that " \
+                            "never wraps is illegal)"
+    assert lines[-2].startswith("~ iteration_current=5: not below iteration_wrap=2; ")
+    assert lines[-1] == "! 2 broken rule(s): not a BD the hardware would run"
 
 
 def test_decode_command_of_a_legal_image_exits_0(capsys):

@@ -214,3 +214,40 @@ def test_the_shared_table_serves_one_fetch_a_cycle_in_round_robin(ports, seed):
     sim.add_testbench(bench)
     sim.run()
     assert min(served) > 0, served
+
+
+@pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
+@pytest.mark.filterwarnings("ignore::aiedma.model.errors.UndocumentedBehaviourWarning")
+def test_iteration_current_past_its_wrap_restarts_at_0_as_in_the_model(kind):
+    """mlir-aie writes ``iteration_current`` 42 with a wrap of 29: the first fetch shows 42
+    (its offset is 42 steps), the next ones 0 and 1, as ``next_iteration`` gives."""
+    dut = BDTable(kind)
+    base = DMA_KINDS[kind].bd_register_base
+    bd = BufferDescriptor(kind, valid_bd=1, buffer_length=2, iteration_wrap=29,
+                          iteration_current=42, iteration_stepsize=3)
+    expected = [bd, bd.next_iteration(), bd.next_iteration().next_iteration()]
+    seen = []
+
+    async def bench(ctx):
+        await write_bds(ctx, dut, kind, {5: bd})
+        ctx.set(dut.fetch_id, 5)
+        for k in range(len(expected) + BD_FETCH_LATENCY - 1):
+            ctx.set(dut.fetch_en, k < len(expected))
+            await ctx.tick()
+            if k >= BD_FETCH_LATENCY - 1:
+                seen.append(ctx.get(dut.bd.iteration_current))
+        ctx.set(dut.fetch_en, 0)
+        await ctx.tick()
+        w = FIELD_INDEX[kind]["iteration_current"].slices[0].word
+        ctx.set(dut.reg_addr, base + 0x20 * 5 + 4 * w)
+        ctx.set(dut.reg_read, 1)
+        await ctx.tick()
+        seen.append(ctx.get(dut.reg_rdata))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    after = expected[-1].next_iteration()
+    assert seen[:3] == [b.iteration_current for b in expected] == [42, 0, 1]
+    assert seen[3] == after.encode()[FIELD_INDEX[kind]["iteration_current"].slices[0].word]

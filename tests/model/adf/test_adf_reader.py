@@ -533,6 +533,7 @@ def bd_words(draw):
 
 
 @settings(max_examples=400, deadline=None)
+@pytest.mark.filterwarnings("ignore::aiedma.model.errors.UndocumentedBehaviourWarning")
 @given(case=bd_words())
 @example(case=("tile", [0] * 6))
 @example(case=("memtile", [0, 0, 0, 0, 0, 0, 0, 1 << 31]))

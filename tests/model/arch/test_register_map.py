@@ -13,7 +13,12 @@ from aiedma.model.arch.register_map import (
     register_span,
     registers,
 )
-from aiedma.model.arch.registers import lock_value_address, start_queue_address, status_address
+from aiedma.model.arch.registers import (
+    control_address,
+    lock_value_address,
+    start_queue_address,
+    status_address,
+)
 from aiedma.model.errors import AiedmaError
 
 
@@ -34,6 +39,7 @@ def test_the_map_holds_the_address_functions_registers(kind):
     for d in ("mm2s", "s2mm"):
         for c in range(dma.channels):
             expected[start_queue_address(kind, d, c)] = ("start_queue", c, 0, d)
+            expected[control_address(kind, d, c)] = ("control", c, 0, d)
             expected[status_address(kind, d, c)] = ("status", c, 0, d)
     for lock in range(dma.locks):
         expected[lock_value_address(kind, lock)] = ("lock_value", lock, 0, None)
@@ -63,5 +69,5 @@ def test_roles_and_blocks_are_checked():
     assert {r.name for r in ROLES} == {b.role for k in KINDS for b in register_blocks(k)}
     with pytest.raises(AiedmaError, match="stride=24"):
         RegisterBlock("bd", 0x1000, 2, 24, words=6)
-    with pytest.raises(AiedmaError, match="role='control'"):
-        RegisterBlock("control", 0x1000, 2, 8)
+    with pytest.raises(AiedmaError, match="role='dma_control'"):
+        RegisterBlock("dma_control", 0x1000, 2, 8)

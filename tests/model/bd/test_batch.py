@@ -18,7 +18,7 @@ from test_stream_vectorised import bds
 from aiedma.model.bd.batch import BDBatch
 from aiedma.model.bd.descriptor import BufferDescriptor, padded_radices
 from aiedma.model.bd.fields import FIELDS, KINDS
-from aiedma.model.errors import BDError
+from aiedma.model.errors import BDError, UndocumentedBehaviourWarning
 
 
 def _assert_batch_equals(kind: str, listed: list[BufferDescriptor]) -> None:
@@ -80,7 +80,6 @@ def test_encoded_words_decode_to_the_batch(kind: str) -> None:
 @pytest.mark.parametrize(("kind", "bad"), [
     ("memtile", {"d0_wrap": 0, "d1_zero_before": 1}),
     ("memtile", {"d1_wrap": 0, "d1_zero_after": 2}),
-    ("tile", {"iteration_wrap": 3, "iteration_current": 3}),
     ("shim", {"enable_packet": 1, "buffer_length": 0}),
     ("tile", {"d0_stepsize": 0}),
     ("shim", {"burst_length": 100}),
@@ -96,6 +95,14 @@ def test_check_refuses_what_the_constructor_refuses(kind: str, bad: dict) -> Non
     with pytest.raises(BDError, match=r"^BD 2 of the batch: ") as got:
         BDBatch(kind, columns)
     assert str(got.value) == f"BD 2 of the batch: {want.value}"
+
+
+def test_check_warns_once_for_iteration_current_past_its_wrap() -> None:
+    columns = {"iteration_wrap": [3, 3, 3, 29], "iteration_current": [0, 2, 3, 42]}
+    with pytest.warns(UndocumentedBehaviourWarning, match=r"^2 BD\(s\) of the batch, the "
+                                                          r"first BD 2: iteration_current"):
+        batch = BDBatch("tile", columns)
+    assert [bd.iteration_current for bd in batch.bds()] == [0, 2, 3, 42]
 
 
 def test_columns_are_checked_for_shape_and_names() -> None:

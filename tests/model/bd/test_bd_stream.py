@@ -172,9 +172,10 @@ def test_iteration_offset() -> None:
 
 
 def test_iteration_argument_is_validated() -> None:
-    bd = BufferDescriptor("shim", buffer_length=3, iteration_wrap=4)
-    with pytest.raises(BDError, match=r"^iteration_current=4: must be below iteration_wrap=4"):
-        bd.stream(iteration_current=4)
+    bd = BufferDescriptor("shim", buffer_length=3, iteration_wrap=4, iteration_stepsize=10)
+    assert bd.stream(iteration_current=6).tolist() == [60, 61, 62]   # past the wrap: taken
+    with pytest.raises(BDError, match=r"^iteration_current=64: must be in 0\.\.63"):
+        bd.stream(iteration_current=64)
     with pytest.raises(BDError, match=r"^iteration_current=True: must be an integer"):
         bd.stream(iteration_current=True)
 

@@ -40,6 +40,24 @@ def test_iteration_offsets_each_load_and_is_written_back():
     assert table[0].iteration_current == 0, "the caller's table is not changed"
 
 
+@pytest.mark.filterwarnings("ignore::aiedma.model.errors.UndocumentedBehaviourWarning")
+def test_iteration_current_past_its_wrap_uses_its_offset_once_then_restarts():
+    # mlir-aie's dma_to_npu_core_tile.mlir: current 42, wrap 29
+    table = {0: bd(base_address=0, buffer_length=1, iteration_wrap=29, iteration_current=42,
+                   iteration_stepsize=2, use_next_bd=1, next_bd=1),
+             1: bd(base_address=1000, buffer_length=1, iteration_wrap=3, iteration_current=5,
+                   iteration_stepsize=10)}
+    words, after = run_task("tile", table, Task(0, repeat_count=40))
+    loads = dict(table)
+    want = []
+    for _ in range(40):   # one load at a time, as a channel fetches them
+        for n in (0, 1):
+            want.append(int(loads[n].stream()[0]))
+            loads[n] = loads[n].next_iteration()
+    assert words.tolist() == want and want[:4] == [84, 1050, 0, 1000]
+    assert after == loads and after[0].iteration_current == 39 % 29
+
+
 @pytest.mark.parametrize(("table", "message"), [
     ({}, r"^bd_id=0: no such BD in the table"),
     ({0: BufferDescriptor("tile", buffer_length=1)}, r"valid_bd=0: a BD loaded by a task must"),

@@ -172,6 +172,23 @@ def test_writebd_on_a_memtile_subtracts_one_from_steps_and_iteration():
         "lock_rel_value": 1, "d0_zero_before": 1, "valid_bd": 1}
 
 
+def test_writebd_with_iteration_current_past_its_wrap_is_read_with_a_warning():
+    # mlir-aie's dma_to_npu_core_tile.mlir writes current 42 with a wrap of 29 (size 29)
+    registers = {"bd_id": 3, "buffer_length": 8, "buffer_offset": 0, "column": 0, "row": 2,
+                 "d0_size": 0, "d0_stride": 0, "d1_size": 0, "d1_stride": 0, "d2_stride": 0,
+                 "iteration_current": 42, "iteration_size": 28, "iteration_stride": 0,
+                 "valid_bd": 1}
+    attributes = ", ".join(f"{name} = {value} : i32" for name, value in registers.items())
+    text = ("aie.device(npu1_1col) {\n  aiex.runtime_sequence(%a: memref<8xi32>) {\n"
+            f"    aiex.npu.writebd {{{attributes}}}\n  }}\n}}\n")
+    read = read_mlir(text)
+    (written,) = read.bds
+    assert (written.bd.iteration_current, written.bd.iteration_wrap) == (42, 29)
+    assert not written.problems
+    (warning,) = [w for w in read.warnings if "iteration_current" in w.message]
+    assert warning.line == 3 and "BD 3: iteration_current=42: not below" in warning.message
+
+
 # --- each construct read on its own ---------------------------------------------------------
 
 BROKEN_LINE = """module {

@@ -29,8 +29,9 @@ def test_random_reads_and_writes_match_the_model(simulator, kind):
     counts = result["counts"]
     # every role, both error rules and unaligned reads were drawn
     for label in ("write bd", "write lock_value", "write start_queue", "write status",
-                  "write unmapped", "write partial strobe", "read bd", "read lock_value",
-                  "read start_queue", "read status", "read unmapped"):
+                  "write control", "write unmapped", "write partial strobe", "read bd",
+                  "read lock_value", "read start_queue", "read status", "read control",
+                  "read unmapped"):
         assert counts.get(label, 0) > 0, label
     assert any("unaligned" in label for label in counts)
 

@@ -106,6 +106,7 @@ def test_edge_beats_are_d0_wraps_and_padding_edges(kind):
         assert edge_beats(bd).tolist() == want, bd
 
 
+@pytest.mark.filterwarnings("ignore::aiedma.model.errors.UndocumentedBehaviourWarning")
 def test_stall_pattern_stalls_longer_on_edges():
     """Stall cycles before a beat are geometric: mean p / (1 - p), p by edge or not."""
     bds = random_bds("memtile", 3000, 2, allow_empty=True)
@@ -119,6 +120,7 @@ def test_stall_pattern_stalls_longer_on_edges():
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.filterwarnings("ignore::aiedma.model.errors.UndocumentedBehaviourWarning")
 def test_random_bds_are_legal_by_the_decoder(kind):
     """Each BD's register words, from the batch, decode to the same BD (and the
     checked objects equal ones built through the constructor)."""

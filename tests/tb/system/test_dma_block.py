@@ -280,3 +280,16 @@ def test_the_block_has_the_channels_of_its_kind(kind):
     dma = DMA(kind)
     assert len(dma.mm2s) == len(dma.s2mm) == DMA_KINDS[kind].channels
     assert hasattr(dma, "neighbour_acquire") == (kind == "memtile")
+
+
+@pytest.mark.filterwarnings("ignore::aiedma.model.errors.UndocumentedBehaviourWarning")
+def test_a_bd_whose_iteration_current_is_past_its_wrap_runs_as_in_the_model():
+    # mlir-aie writes iteration_current 42 with a wrap of 29: the first load's offset is
+    # 42 steps, the next loads count 0, 1, ...; the RTL as the model, every cycle
+    own = DMA_KINDS["tile"].memory_window("own").start
+    bd = BufferDescriptor("tile", base_address=own, buffer_length=2, iteration_wrap=29,
+                          iteration_current=42, iteration_stepsize=3, valid_bd=1)
+    writes = [*bd_writes("tile", {0: bd}),
+              (start_queue_address("tile", "mm2s", 0), Task(0, 3).encode())]
+    result = run_dma("tile", writes, memory=np.arange(200), simulator="amaranth")
+    assert [d for d, _ in result.outputs["mm2s0"]] == [126, 127, 0, 1, 3, 4]

@@ -152,7 +152,8 @@ def test_run_dma_programs_through_registers_and_checks_the_rtl():
 
 
 @pytest.mark.parametrize(("write", "message"), [
-    ((0xA0000 - 4, 1), r"^address='0x9fffc': write 0: no BD, start-queue or lock register"),
+    ((0xA0000 - 4, 1),
+     r"^address='0x9fffc': write 0: no BD, start-queue, control or lock register"),
     ((0xA0000, 1 << 32), r"^value=4294967296: write 0 to 0xa0000: a register word is"),
     ((0xC0000, 64), r"^value=64: write 0 to lock 0: a lock holds 0..63"),
 ])
@@ -166,8 +167,8 @@ def test_a_bad_register_write_is_refused_before_anything_runs(write, message):
 def test_a_fifth_task_on_one_channel_is_refused_before_anything_runs():
     dma = DMA("memtile", 0, 1)
     queue = start_queue_address("memtile", "mm2s", 0)
-    with pytest.raises(RegisterError, match=r"^tasks=5: 5 pushes onto channel "
-                                            r"memtile\(0,1\)\.mm2s0, which holds 0: a queue"):
+    with pytest.raises(RegisterError, match=r"^tasks=5: 5 tasks queued on channel "
+                                            r"memtile\(0,1\)\.mm2s0: a queue holds 4"):
         apply_writes(dma, [(0xA0000 + 4 * w, word) for w, word in enumerate(
             BufferDescriptor("memtile", buffer_length=1, valid_bd=1).encode())]
             + [(queue, Task(0).encode())] * 5)

@@ -190,4 +190,5 @@ def test_random_task_programs_draw_what_they_claim():
     assert any(bd.enable_packet for bd in reads) and any(bd.tlast_suppress for bd in reads)
     assert any(bd.d0_zero_before or bd.d0_zero_after for bd in reads)
     assert any(bd.iteration_wrap > 1 for bd in reads) and any(bd.use_next_bd for bd in reads)
+    assert any(bd.iteration_current >= bd.iteration_wrap for bd in reads)
     assert any(p.repeat > 1 for p in drawn)
