@@ -7,8 +7,8 @@ fetch of BD ``n`` in cycle ``t`` shows its fields, decoded to actual values (the
 table's encodings: minus one, two's complement, burst length), in cycle
 ``t + BD_FETCH_LATENCY`` (the contract's fetch stage): the block RAM reads in cycle
 ``t``, its output is registered at the end of ``t + 1``, and logic reads only that
-register. ``iteration_current`` is advanced modulo ``iteration_wrap`` (docs/bd.md
-"Iteration") for the next fetch of the BD: a fetch in the next cycle or later sees the
+register. ``iteration_current`` is advanced for the next fetch of the BD, back to 0
+once it reaches ``iteration_wrap`` or if it stood past it (docs/bd.md "Iteration"): a fetch in the next cycle or later sees the
 new value.
 
 The field the hardware writes back (``iteration_current``) is also kept in flip-flops
@@ -235,7 +235,7 @@ class BDTable(wiring.Component):
     def _iteration(self, m: Module, sides: SideTables, wrap: Value, reg_bd: Value,
                    fetched: Value, shown_id: Value) -> _Iteration:
         """``iteration_current``, in two steps from registers: read in the cycle after the
-        fetch, advanced modulo ``iteration_wrap`` (``wrap``, raw, from the fetched words)
+        fetch, advanced (0 at or past ``iteration_wrap``: ``wrap``, raw, from the words)
         and written back in the cycle after that, when the fetched BD's words show. A
         fetch of the same BD in the cycle between reads the advanced value through a
         bypass.
