@@ -8,8 +8,8 @@ table's encodings: minus one, two's complement, burst length), in cycle
 ``t + BD_FETCH_LATENCY`` (the contract's fetch stage): the block RAM reads in cycle
 ``t``, its output is registered at the end of ``t + 1``, and logic reads only that
 register. ``iteration_current`` is advanced for the next fetch of the BD, back to 0
-once it reaches ``iteration_wrap`` or if it stood past it (docs/bd.md "Iteration"): a fetch in the next cycle or later sees the
-new value.
+once it reaches ``iteration_wrap`` or if it stood past it (docs/bd.md "Iteration"): a
+fetch in the next cycle or later sees the new value.
 
 The field the hardware writes back (``iteration_current``) is also kept in flip-flops
 beside the RAM, written by the same register writes; the fetch walk decides the next
