@@ -99,8 +99,11 @@ class FetchStage(wiring.Component):
         flying, arriving = Signal(), Signal()
         held = Signal(range(FETCH_DEPTH + 1))     # BDs in the stage's own entries
         arrived = Signal(_held_layout(self.kind))
-        m.d.comb += [arrived.bd.eq(self.fetch.bd), arrived.bad.eq(self._refused(arrived.bd)),
-                     arrived.empty.eq(arrived.bd.buffer_length == 0)]
+        # (from the port, not from arrived.bd: a signal's bits made from its own other
+        # bits read as a combinational loop to Verilator)
+        bd = self.fetch.bd
+        m.d.comb += [arrived.bd.eq(bd), arrived.bad.eq(self._refused(bd)),
+                     arrived.empty.eq(bd.buffer_length == 0)]
         fetch, pending = self._walk(m, flying, arriving, arrived,
                                     room=held + flying + arriving < FETCH_DEPTH)
         m.d.sync += [flying.eq(fetch), arriving.eq(flying)]
