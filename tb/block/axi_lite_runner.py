@@ -8,21 +8,12 @@ configuration passed as a JSON file, the verdict read back from one.
 
 from __future__ import annotations
 
-import itertools
-import json
-import os
 from pathlib import Path
 
 from ...model.arch.kinds import check_kind
 from ..common.simulators import VERILOG, check_simulator
 from .axi_lite_bench import CONFIG_ENV, RESULT_ENV
-from .cocotb_runner import (
-    CocotbError,
-    ensure_built,
-    folder_lock,
-    log_tail,
-    tool_environment,
-)
+from .cocotb_runner import log_tail, run_bench
 
 __all__ = ["BENCH_TESTS", "RUNS_ON", "run_axi_lite"]
 
@@ -33,9 +24,6 @@ BENCH_MODULE = "aiedma.tb.block.axi_lite_bench"
 BENCH_TESTS = ("axi_lite_fuzz", "unmapped_addresses_answer_slverr",
                "partial_strobes_answer_slverr", "back_to_back_one_a_cycle")
 """The bench's cocotb tests, by name."""
-
-_runs = itertools.count()
-
 
 def run_axi_lite(kind: str, simulator: str, test: str = "axi_lite_fuzz", *,
                  transactions: int = 300, seed: int = 1, pause: float = 0.3,
@@ -76,35 +64,10 @@ def run_axi_lite(kind: str, simulator: str, test: str = "axi_lite_fuzz", *,
     top = f"aiedma_axi_dma_{kind}"
     folder = (Path(build_root) / "cocotb" / simulator / top).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    run = f"axil-{os.getpid()}-{next(_runs)}"
-    files = {name: folder / f"{run}.{name}" for name in
-             ("config.json", "result.json", "results.xml", "log")}
     config = {"kind": kind, "transactions": transactions, "seed": seed, "pause": pause}
-    with tool_environment(simulator):
-        from cocotb_tools.check_results import get_results
-        from cocotb_tools.runner import get_runner
-
-        runner = get_runner(simulator)
-        with folder_lock(folder, exclusive=True):
-            ensure_built(runner, simulator, top, folder, False)
-        with folder_lock(folder, exclusive=False):
-            files["config.json"].write_text(json.dumps(config))
-            try:
-                runner.test(test_module=BENCH_MODULE, hdl_toplevel=top, testcase=test,
-                            hdl_toplevel_lang="verilog", build_dir=folder, test_dir=folder,
-                            results_xml=str(files["results.xml"]), log_file=files["log"],
-                            extra_env={CONFIG_ENV: str(files["config.json"]),
-                                       RESULT_ENV: str(files["result.json"])})
-            except (SystemExit, RuntimeError):
-                pass    # a failed test exits under pytest: the result and log say why
-    if not files["result.json"].exists():
-        raise CocotbError(f"{simulator} run of {test} on {top} ended without a result; "
-                          f"log {files['log']}:\n{log_tail(files['log'])}")
-    result = json.loads(files["result.json"].read_text())
-    try:
-        _, failed = get_results(files["results.xml"])
-    except RuntimeError:
-        failed = 1
+    result, failed, files = run_bench(simulator, top, folder, module=BENCH_MODULE,
+                                      input_env=CONFIG_ENV, inputs=config,
+                                      result_env=RESULT_ENV, testcase=test, prefix="axil")
     result["failed"] = bool(failed)
     if failed:
         result["log"] = log_tail(files["log"])

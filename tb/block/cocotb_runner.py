@@ -146,6 +146,61 @@ def ensure_built(runner: object, simulator: str, top: str, folder: Path,
     stamp.write_text(key)
 
 
+def run_bench(simulator: str, top: str, folder: Path, *, module: str, input_env: str,
+              inputs: dict, result_env: str, testcase: str | None = None,
+              waves: bool = False, prefix: str = "run") -> tuple[dict, bool, dict[str, Path]]:
+    """Build ``top`` in ``folder`` (once, under a lock) and run cocotb ``module`` on it.
+
+    ``inputs`` go to the bench as a JSON file named by environment variable
+    ``input_env``; the bench writes its result to the file named by ``result_env``.
+
+    Returns
+    -------
+    tuple
+        The bench's result (a dict), whether the cocotb test failed, and the run's
+        files (``input.json``, ``result.json``, ``results.xml``, ``log``) for the
+        caller to keep or delete.
+
+    Raises
+    ------
+    CocotbError
+        If the build fails or the bench ends without writing a result.
+    """
+    run = f"{prefix}-{os.getpid()}-{next(_runs)}"
+    files = {name: folder / f"{run}.{name}" for name in
+             ("input.json", "result.json", "results.xml", "log")}
+    with tool_environment(simulator):
+        from cocotb_tools.check_results import get_results
+        from cocotb_tools.runner import get_runner
+
+        runner = get_runner(simulator)
+        with folder_lock(folder, exclusive=True):
+            ensure_built(runner, simulator, top, folder, waves)
+        with folder_lock(folder, exclusive=False):
+            files["input.json"].write_text(json.dumps(inputs))
+            try:
+                runner.test(test_module=module, hdl_toplevel=top, testcase=testcase,
+                            hdl_toplevel_lang="verilog", build_dir=folder, test_dir=folder,
+                            results_xml=str(files["results.xml"]), log_file=files["log"],
+                            waves=waves,
+                            extra_env={input_env: str(files["input.json"]),
+                                       result_env: str(files["result.json"])})
+            except (SystemExit, RuntimeError):
+                # Under pytest a failing cocotb test exits, and a crashed simulator
+                # raises: either way the result file and the log tell why, below.
+                pass
+    if not files["result.json"].exists():
+        what = f"{testcase} on {top}" if testcase else top
+        raise CocotbError(f"{simulator} run of {what} ended without a result; "
+                          f"log {files['log']}:\n{log_tail(files['log'])}")
+    result = json.loads(files["result.json"].read_text())
+    try:
+        _, failed = get_results(files["results.xml"])
+    except RuntimeError:
+        failed = 1
+    return result, bool(failed), files
+
+
 def run_cocotb(top: str, simulator: str, stimulus: dict, *, waves: bool = False,
                build_root: str | Path = "build") -> dict:
     """Simulate an exported top with cocotb, checked every cycle against the model.
@@ -199,39 +254,9 @@ def run_cocotb(top: str, simulator: str, stimulus: dict, *, waves: bool = False,
         # away (and make every later run rebuild) the untraced build beside it.
         folder = folder / "waves"
     folder.mkdir(parents=True, exist_ok=True)
-    run = f"run-{os.getpid()}-{next(_runs)}"
-    files = {name: folder / f"{run}.{name}" for name in
-             ("stimulus.json", "result.json", "results.xml", "log")}
-
-    with tool_environment(simulator):
-        from cocotb_tools.check_results import get_results
-        from cocotb_tools.runner import get_runner
-
-        runner = get_runner(simulator)
-        with folder_lock(folder, exclusive=True):
-            ensure_built(runner, simulator, top, folder, waves)
-        with folder_lock(folder, exclusive=False):
-            files["stimulus.json"].write_text(json.dumps(stimulus))
-            try:
-                runner.test(test_module=BENCH_MODULE, hdl_toplevel=top,
-                            hdl_toplevel_lang="verilog", build_dir=folder, test_dir=folder,
-                            results_xml=str(files["results.xml"]), log_file=files["log"],
-                            waves=waves,
-                            extra_env={STIMULUS_ENV: str(files["stimulus.json"]),
-                                       RESULT_ENV: str(files["result.json"])})
-            except (SystemExit, RuntimeError):
-                # Under pytest a failing cocotb test exits, and a crashed simulator
-                # raises: either way the result file and the log tell why, below.
-                pass
-
-    if not files["result.json"].exists():
-        raise CocotbError(f"{simulator} run of {top} ended without a result; "
-                          f"log {files['log']}:\n{log_tail(files['log'])}")
-    result = json.loads(files["result.json"].read_text())
-    try:
-        _, failed = get_results(files["results.xml"])
-    except RuntimeError:
-        failed = 1
+    result, failed, files = run_bench(simulator, top, folder, module=BENCH_MODULE,
+                                      input_env=STIMULUS_ENV, inputs=stimulus,
+                                      result_env=RESULT_ENV, waves=waves)
     if bool(failed) != (result["mismatch"] is not None):
         raise CocotbError(f"{simulator} run of {top}: the cocotb test "
                           f"{'failed' if failed else 'passed'} but the bench reported "
