@@ -4,9 +4,9 @@ A completed BD's release joins the queue; the head asks on the release port from
 registers (the head and the entry behind it are kept in registers, the port shows one
 of them by the grant), so the lock unit's choice among channels waits on nothing
 decided in the same cycle. The lock unit applies a release at the end of the cycle
-it chooses it; its grant (a register) shows in the next cycle, when the head leaves
-the queue and the release behind it asks in its place, so a channel can release every
-cycle. The lock requester keeps the queue from overflowing (it counts the releases owed).
+after it chooses it; its grant (a register) shows in the cycle after that, when the
+head leaves the queue and the release behind it asks in its place. The lock requester
+keeps the queue from overflowing (it counts the releases owed).
 """
 
 from __future__ import annotations
