@@ -6,21 +6,27 @@ docs/cycle.md "Channel", Locks):
 
 * an acquire with a negative value ``v`` waits for the lock to be ``>= -v`` and adds
   ``v``; with a value ``v >= 0`` it waits for the lock to be ``== v`` and leaves it;
-* **requests and grants are registers**: a channel asks from registers, the unit
-  decides in that cycle and its ``grant`` is a register, high for one cycle in the
-  cycle after the decision (``LOCK_GRANT_LATENCY`` in ``model/cycle/contract.py``). In
-  that cycle an acquire port's request, still up, is not looked at (the channel drops
-  it at the end of the cycle), and a release port asks with the release behind the
-  granted one. So nothing another channel decides in a cycle reaches a channel in
-  that cycle, and no grant waits on a channel's logic;
-* **one acquire a cycle**: the unit decides from the lock values at the start of the
-  cycle; of the ports whose acquire holds, the lowest-numbered is granted and the
-  others wait; the lock takes its new value at the end of the cycle;
-* **one release a cycle**: of the release ports asking, the lowest-numbered is granted
-  and its release is applied at the end of the cycle, after that cycle's acquire (it
-  sees its lock as the acquire left it); a result outside ``0 .. LOCK_VALUE_MAX`` is
-  not applied and sets the sticky ``error`` flag (the model raises there), never
-  wraps;
+* **requests and grants are registers**: a channel asks from registers and each
+  ``grant`` is a register, high for one cycle. In that cycle an acquire port's request,
+  still up, is not looked at (the channel drops it at the end of the cycle), and a
+  release port asks with the release behind the granted one. So nothing another
+  channel decides in a cycle reaches a channel in that cycle, and no grant waits on a
+  channel's logic;
+* **an acquire is tested, then granted** (``LOCK_GRANT_LATENCY`` in
+  ``model/cycle/contract.py``): in each cycle every request is tested against its lock
+  and what the lock would become is worked out, into registers; in the next cycle, of
+  the requests whose test held and whose lock was not written at the end of the cycle
+  between (so the test still holds), the lowest-numbered port is granted (**one
+  acquire a cycle**), its lock takes its new value at the end of that cycle and its
+  grant shows in the next. So the grant's path starts at the test's registers, not at
+  a lock read and compare;
+* **a release is chosen, then applied**: of the release ports asking (not the one
+  being applied), the lowest-numbered is chosen into registers; the unit applies it at
+  the end of the next cycle, after that cycle's acquire (it sees its lock as the
+  acquire left it), if its port still asks then (a channel reset drops the request),
+  and its grant shows in the cycle after (**one release a cycle**).
+  A result outside ``0 .. LOCK_VALUE_MAX`` is not applied and sets the sticky
+  ``error`` flag (the model raises there), never wraps;
 * a write on the register port (``set``) puts a value, at the end of the cycle,
   after acquires and releases.
 
@@ -71,6 +77,27 @@ def _select(onehot: list[Value], values: list[Value]) -> Value:
     return reduce(operator.or_, (Mux(hit, v, 0) for hit, v in zip(onehot, values, strict=True)))
 
 
+class _Release:
+    """The release chosen in the cycle before, applied in this one (registers)."""
+
+    def __init__(self, count: int, ports: int) -> None:
+        self.lock_id = Signal(range(count), name="rel_id")
+        self.value = Signal(signed(LOCK_VALUE_BITS), name="rel_value")
+        self.port = [Signal(name=f"rel_port{p}") for p in range(ports)]
+
+
+class _Acquire:
+    """One acquire port's test of the cycle before (registers) and this cycle's facts."""
+
+    def __init__(self, k: int) -> None:
+        self.fit = Signal(name=f"acq{k}_fit")           # its acquire held when tested
+        self.after = Signal(_STATE_BITS, name=f"acq{k}_after")  # the lock, granted
+        self.dirty = Signal(name=f"acq{k}_dirty")       # its lock was written since
+        self.eligible = Signal(name=f"acq{k}_eligible")
+        self.on_release = Signal(name=f"acq{k}_on_release")
+        self.with_release: tuple[Value, Value] = (Signal(), Signal())
+
+
 class LockUnit(wiring.Component):
     """``count`` locks with ``ports`` acquire and ``ports`` release ports.
 
@@ -108,74 +135,102 @@ class LockUnit(wiring.Component):
         m = Module()
         values = Array(Signal(_STATE_BITS, name=f"lock{i}") for i in range(self.count))
         m.d.comb += self.read_value.eq(values[self.read_id])
-        # The release is chosen from registers alone (the ports' requests), so all that
-        # waits on the acquire decision is a few multiplexers at the end: what every
-        # release result would be is worked out beside the acquires, not after them.
-        asking = [p.request for p in self.release]
-        chosen = _first(asking)
-        rel_any, rel_id = Signal(), Signal(range(self.count))
-        rel_value = Signal(signed(LOCK_VALUE_BITS))
-        m.d.comb += [rel_any.eq(Cat(*asking).any()),
-                     rel_id.eq(_select(chosen, [p.lock_id for p in self.release])),
-                     rel_value.eq(_select(chosen, [p.value for p in self.release]))]
-        for port, grant in zip(self.release, chosen, strict=True):
-            m.d.sync += port.grant.eq(grant)
-        alone = self._release_result(m, "alone", values[rel_id], rel_value)
+        release = self._chosen_release(m)
+        acquires = [self._tested_acquire(m, k, values, release) for k in range(self.ports)]
 
-        # Acquires: every port tests its lock; the first that holds is granted. A port
-        # whose grant shows now is not looked at (its request drops at this edge).
-        holds, after, with_release, same = [], [], [], []
-        for k, port in enumerate(self.acquire):
-            # What the acquire adds (0 for an acquire-equal, which leaves the lock as it
-            # is) and, with the release, what both add: from registers, so each result
-            # below is one adder after the lock's value.
-            adds = Signal(signed(LOCK_VALUE_BITS), name=f"acq{k}_adds")
-            both = Signal(signed(LOCK_VALUE_BITS + 1), name=f"acq{k}_both")
-            m.d.comb += [adds.eq(Mux(port.value < 0, port.value, 0)),
-                         both.eq(adds + rel_value)]
-            seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
-            hold = Signal(name=f"acq{k}_holds")
-            left = Signal(_STATE_BITS, name=f"acq{k}_after")
-            m.d.comb += [seen.eq(values[port.lock_id]),
-                         hold.eq(port.request & ~port.grant
-                                 & Mux(port.value < 0, seen >= -port.value,
-                                       seen == port.value)),
-                         left.eq(seen + adds)]
-            holds.append(hold)
-            after.append(left)
-            # The release, were this acquire granted on the release's lock.
-            with_release.append(self._release_result(m, f"acq{k}", seen, both))
-            same.append(port.lock_id == rel_id)
-        granted = _first(holds)
+        # Grants: of the requests tested in the cycle before (their locks unwritten
+        # since), the first is granted; its grant register shows in the next cycle.
+        granted = _first([a.eligible for a in acquires])
         for port, grant in zip(self.acquire, granted, strict=True):
             m.d.sync += port.grant.eq(grant)
         acq_after = Signal(_STATE_BITS)
-        m.d.comb += acq_after.eq(_select(granted, after))
-        # The release sees its lock as the acquire left it.
+        m.d.comb += acq_after.eq(_select(granted, [a.after for a in acquires]))
+
+        # The release chosen in the cycle before is applied now, after the acquire: on a
+        # lock just acquired it adds to what the acquire left (worked out beside it).
+        alone = self._release_result(m, "alone", values[release.lock_id], release.value)
         meets = Signal()
-        m.d.comb += meets.eq(Cat(*(g & s for g, s in zip(granted, same, strict=True))).any())
+        m.d.comb += meets.eq(Cat(*(g & a.on_release for g, a in
+                                   zip(granted, acquires, strict=True))).any())
         tried, fits = Signal(_STATE_BITS), Signal()
         m.d.comb += [
-            tried.eq(Mux(meets, _select(granted, [r[0] for r in with_release]), alone[0])),
-            fits.eq(Mux(meets, _select(granted, [r[1] for r in with_release]), alone[1])),
+            tried.eq(Mux(meets, _select(granted, [a.with_release[0] for a in acquires]),
+                         alone[0])),
+            fits.eq(Mux(meets, _select(granted, [a.with_release[1] for a in acquires]),
+                        alone[1])),
         ]
+        # Applied only while its port still asks (a channel reset drops its queue); its
+        # grant shows in the next cycle.
+        still = [bit & p.request for bit, p in zip(release.port, self.release, strict=True)]
+        due = Signal()
+        m.d.comb += due.eq(Cat(*still).any())
+        m.d.sync += [p.grant.eq(bit) for p, bit in zip(self.release, still, strict=True)]
         applied = Signal()
-        m.d.comb += applied.eq(rel_any & fits)
+        m.d.comb += applied.eq(due & fits)
         error = Signal()
         m.d.comb += self.error.eq(error)
-        with m.If(rel_any & ~applied):
+        with m.If(due & ~fits):
             m.d.sync += error.eq(1)
 
         for i in range(self.count):
             acquired = Cat(*(g & (p.lock_id == i)
                              for g, p in zip(granted, self.acquire, strict=True))).any()
-            with m.If(self.set_en & (self.set_id == i)):
+            set_here = self.set_en & (self.set_id == i)
+            released = applied & (release.lock_id == i)
+            with m.If(set_here):
                 m.d.sync += values[i].eq(self.set_value)
-            with m.Elif(applied & (rel_id == i)):
+            with m.Elif(released):
                 m.d.sync += values[i].eq(tried)
             with m.Elif(acquired):
                 m.d.sync += values[i].eq(acq_after)
+        # Which tested request's lock is written at this edge (it waits a cycle more):
+        # the ID compares are made from registers beside the decision, so only an AND
+        # and an OR follow the grant.
+        for port, acquire in zip(self.acquire, acquires, strict=True):
+            by_acquire = [g & (other.lock_id == port.lock_id)
+                          for g, other in zip(granted, self.acquire, strict=True)]
+            m.d.sync += acquire.dirty.eq(
+                Cat(*by_acquire).any() | (applied & acquire.on_release)
+                | (self.set_en & (self.set_id == port.lock_id)))
         return m
+
+    def _chosen_release(self, m: Module) -> _Release:
+        """The release port's choice: of the ports asking (a port whose release is being
+        applied now is not), the first; held in registers, applied in the next cycle."""
+        release = _Release(self.count, self.ports)
+        asking = [p.request & ~applying for p, applying in
+                  zip(self.release, release.port, strict=True)]
+        chosen = _first(asking)
+        m.d.sync += [
+            release.lock_id.eq(_select(chosen, [p.lock_id for p in self.release])),
+            release.value.eq(_select(chosen, [p.value for p in self.release])),
+            *(bit.eq(c) for bit, c in zip(release.port, chosen, strict=True)),
+        ]
+        return release
+
+    def _tested_acquire(self, m: Module, k: int, values: Array, release: _Release) -> _Acquire:
+        """Acquire port ``k``'s test: in each cycle its request (not one whose grant
+        shows) is tested against its lock, and what the lock would become is worked
+        out; the next cycle may grant it if its lock was not written in between."""
+        port, acquire = self.acquire[k], _Acquire(k)
+        # What the acquire adds (0 for an acquire-equal, which leaves the lock as it is).
+        adds = Signal(signed(LOCK_VALUE_BITS), name=f"acq{k}_adds")
+        seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
+        m.d.comb += [adds.eq(Mux(port.value < 0, port.value, 0)),
+                     seen.eq(values[port.lock_id])]
+        holds = Mux(port.value < 0, seen >= -port.value, seen == port.value)
+        m.d.sync += [acquire.fit.eq(port.request & ~port.grant & holds),
+                     acquire.after.eq(seen + adds)]
+        m.d.comb += acquire.eligible.eq(acquire.fit & port.request & ~port.grant
+                                        & ~acquire.dirty)
+        # The release of this cycle, were this acquire granted on the release's lock.
+        both = Signal(signed(_STATE_BITS + 2), name=f"acq{k}_both")
+        m.d.comb += both.eq(acquire.after + release.value)
+        fits = Signal(name=f"acq{k}_rel_fits")
+        m.d.comb += fits.eq((both >= 0) & (both <= LOCK_VALUE_MAX))
+        acquire.with_release = (both[:_STATE_BITS], fits)
+        m.d.comb += acquire.on_release.eq(port.lock_id == release.lock_id)
+        return acquire
 
     @staticmethod
     def _release_result(m: Module, name: str, before: Value,

@@ -1,16 +1,17 @@
 """The release queue: completed BDs' lock releases, applied one at a time.
 
 A completed BD's release joins the queue; the head asks on the release port from
-registers, so the lock unit's choice among channels waits on nothing decided in the
-same cycle. The lock unit applies a release at the end of the cycle it chooses it; its
-grant (a register) shows in the next cycle, when the head leaves the queue and the
-release behind it asks in its place, so a channel can release every cycle. The lock
-requester keeps the queue from overflowing (it counts the releases owed).
+registers (the head and the entry behind it are kept in registers, the port shows one
+of them by the grant), so the lock unit's choice among channels waits on nothing
+decided in the same cycle. The lock unit applies a release at the end of the cycle
+after it chooses it; its grant (a register) shows in the cycle after that, when the
+head leaves the queue and the release behind it asks in its place. The lock requester
+keeps the queue from overflowing (it counts the releases owed).
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Array, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -61,17 +62,47 @@ class ReleaseQueue(wiring.Component):
         values = Array(Signal(LOCK_VALUE_BITS, name=f"value{k}") for k in range(_SLOTS))
         wr, rd = Signal(bits), Signal(bits)
         granted = self.release.grant
-        asking = Signal(bits)       # the entry that asks: the one behind a granted head
-        m.d.comb += asking.eq(rd + granted)
+        wr_next, rd_next = Signal(bits), Signal(bits)
+        m.d.comb += [wr_next.eq(wr + self.push), rd_next.eq(rd + granted)]
         with m.If(self.push):
-            m.d.sync += [ids[wr].eq(self.lock_id), values[wr].eq(self.value), wr.eq(wr + 1)]
-        with m.If(granted):
-            m.d.sync += rd.eq(rd + 1)
+            m.d.sync += [ids[wr].eq(self.lock_id), values[wr].eq(self.value)]
+        m.d.sync += [wr.eq(wr_next), rd.eq(rd_next)]
+        # The head and the entry behind it, as registers: the port shows the head, or
+        # the entry behind once the head's grant shows, through one multiplexer.
+        head, behind = _Entry(self.id_bits, "head"), _Entry(self.id_bits, "behind")
+        ahead = (rd_next + 1)[:bits]
+        for entry, pointer, valid in ((head, rd_next, rd_next != wr_next),
+                                      (behind, ahead, (rd_next != wr_next) & (ahead != wr_next))):
+            arriving = self.push & (pointer == wr)
+            m.d.sync += [
+                entry.valid.eq(valid),
+                entry.lock_id.eq(Mux(arriving, self.lock_id, ids[pointer])),
+                entry.value.eq(Mux(arriving, self.value, values[pointer])),
+            ]
+        shown = _Entry.choose(granted, behind, head)
         m.d.comb += [
-            self.release.request.eq(asking != wr),
-            self.release.lock_id.eq(ids[asking]),
-            self.release.value.eq(values[asking]),
+            self.release.request.eq(shown.valid),
+            self.release.lock_id.eq(shown.lock_id),
+            self.release.value.eq(shown.value),
             self.applied.eq(granted),
-            self.pending.eq(rd != wr),
+            self.pending.eq(head.valid),
         ]
         return m
+
+
+class _Entry:
+    """One queued release as registers: whether it is there, its lock and value."""
+
+    def __init__(self, id_bits: int, name: str) -> None:
+        self.valid = Signal(name=f"{name}_valid")
+        self.lock_id = Signal(id_bits, name=f"{name}_id")
+        self.value = Signal(LOCK_VALUE_BITS, name=f"{name}_value")
+
+    @staticmethod
+    def choose(select: Value, when: _Entry, otherwise: _Entry) -> _Entry:
+        """``when``'s members if ``select``, else ``otherwise``'s (values, not registers)."""
+        chosen = object.__new__(_Entry)
+        chosen.valid = Mux(select, when.valid, otherwise.valid)
+        chosen.lock_id = Mux(select, when.lock_id, otherwise.lock_id)
+        chosen.value = Mux(select, when.value, otherwise.value)
+        return chosen

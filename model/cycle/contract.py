@@ -181,23 +181,29 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   to pass after ``t`` and, when it releases, its channel will owe fewer than
   ``RELEASE_QUEUE_DEPTH`` releases after ``t`` (below). A BD without an acquire holds
   from ``t + 1`` at once; a BD with one sets the channel's request register (lock ID
-  and value), shown from ``t + 1``. In each cycle the tile's lock unit decides on the
-  request registers from the lock values at the start of the cycle: of the channels
-  whose acquire holds, the first in channel order (MM2S 0.., then S2MM 0..) is granted
-  (**one acquire a cycle per tile**), its lock takes its new value at the end of the
-  cycle, and its grant register shows in the next cycle; a channel's request is not
-  looked at in the cycle its grant shows, and drops at its end. A BD holds from the
-  cycle its grant shows until its first beat passes the gate (a length-0 BD: until
-  it completes). So a BD that asks in ``t`` with its lock free passes from
-  ``t + LOCK_GRANT_LATENCY``: after a BD of two beats or more, the next BD's first
-  beat follows its last beat with no bubble; after a one-beat BD it comes a cycle
-  late (the request starts in that BD's own cycle); a lock released by another
-  channel at the end of ``t`` is used from ``t + 2``.
-  **decision**: requests and grants are registers, so no path runs from one channel,
-  or from the lock unit's decision, into another channel's logic in one cycle
-  (docs/decisions.md); asking ahead keeps the no-bubble rule. A channel holds the
-  lock of a BD only while the BD waits for the engine's own pipeline and at most
-  ``LOCK_ASK_AHEAD`` beats of the BD ahead, never for a fetch or another lock.
+  and value), shown from ``t + 1``. The tile's lock unit *tests* a request in each
+  cycle it shows (not in the cycle its grant shows) and may *grant* it from the next:
+  in cycle ``u``, of the channels whose request was tested in ``u - 1``, whose lock
+  was not written at the end of ``u - 1`` (an acquire granted, a release applied, a
+  register write) and whose acquire holds on the lock values at the start of ``u``,
+  the first in channel order (MM2S 0.., then S2MM 0..) is granted (**one acquire a
+  cycle per tile**), its lock takes its new value at the end of ``u``, and its grant
+  register shows in ``u + 1``; a channel's request is not looked at in the cycle its
+  grant shows, and drops at its end. A BD holds from the cycle its grant shows until
+  its first beat passes the gate (a length-0 BD: until it completes). So a BD that
+  asks in ``t`` with its lock free passes from ``t + LOCK_GRANT_LATENCY``: after a BD
+  of ``LOCK_GRANT_LATENCY`` beats or more, the next BD's first beat follows its last
+  beat with no bubble; after a shorter one it comes ``LOCK_GRANT_LATENCY - length``
+  cycles late (the request starts in that BD's first cycle); a lock released by
+  another channel at the end of ``t`` is used from ``t + 2`` by a request already
+  tested, and a lock acquired at the end of ``t`` can be acquired again from ``t + 2``.
+  **decision**: requests and grants are registers and a grant starts from the
+  registers of the unit's test, so no path runs from one channel, or from the lock
+  unit's decision, into another channel's logic in one cycle, and none from a lock's
+  value through its test into the grant (docs/decisions.md); asking ahead keeps the
+  no-bubble rule. A channel holds the lock of a BD only while the BD waits for the
+  engine's own pipeline and at most ``LOCK_ASK_AHEAD`` beats of the BD ahead, never
+  for a fetch or another lock.
 * **Completion and release.** A BD is complete when its last memory access is done:
   MM2S in the cycle its last beat enters the datapath (the read port samples memory
   at that edge), S2MM ``S2MM_WRITE_LATENCY`` cycles after its last join (its last
@@ -207,19 +213,22 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   it has left on the stream: the lock guards memory, and the words still in the
   datapath wait for nothing the lock holds.
 * **Release port.** In cycle ``t`` the channels with a release queued (at the start
-  of ``t``) ask for their tile's release port; the first in channel order has it
-  and its queue's head is applied at the end of ``t``, after ``t``'s acquire, so
-  other channels see it from ``t + 1`` (two-phase cycles,
-  ``model/system/scheduler.py``). **One release a cycle per tile**. The port's grant
-  is a register: it shows in ``t + 1``, when the head leaves the queue and the release
-  behind it asks in its place, so a channel can release every cycle. A channel owes a
-  release from its BD's first beat passing the gate (or a length-0 BD's completion)
-  until the head leaves the queue, and owes at most ``RELEASE_QUEUE_DEPTH``.
+  of ``t``) ask for their tile's release port, except one whose release the unit
+  applies in ``t``; the first in channel order has it: the unit keeps its queue's
+  head in registers and applies it at the end of ``t + 1``, after that cycle's
+  acquire, if the channel still asks (a channel reset drops it), so other channels
+  see it from ``t + 2`` (two-phase cycles, ``model/system/scheduler.py``). **One
+  release a cycle per tile**. The port's grant is a register: it shows in ``t + 2``,
+  when the head leaves the queue and the release behind it asks in its place, so a
+  channel can release every other cycle. A channel owes a release from its BD's first
+  beat passing the gate (or a length-0 BD's completion) until the head leaves the
+  queue, and owes at most ``RELEASE_QUEUE_DEPTH``.
 * **Deadlock.** Between its first beat passing and its completion a BD holds its
   lock. The next BD's lock may be taken in that window only once the BD has at most
   ``LOCK_ASK_AHEAD`` beats left to pass; after its last beat the completion is a
   fixed number of cycles away (0 or ``S2MM_WRITE_LATENCY``) and waits for nothing,
-  and the release then waits only for the release port. So while a channel waits on
+  and the release then waits only for the release port and the unit's next cycle.
+  So while a channel waits on
   anything outside it, it holds the locks the untimed order (acquire, move the words,
   release, next BD) holds at that point, plus, for at most ``LOCK_ASK_AHEAD`` beats
   of a BD, the lock of the BD after it: the one wait-for edge the timing adds is
@@ -331,23 +340,25 @@ COMPLETION_LATENCY: dict[str, int] = {"mm2s": 0, "s2mm": S2MM_WRITE_LATENCY}
 """Cycles from a BD's last beat entering the datapath to the cycle at whose end the BD
 completes (its task ends, its lock release joins the channel's release queue)."""
 
-LOCK_GRANT_LATENCY = 2
+LOCK_GRANT_LATENCY = 3
 """Cycles from a channel's decision to ask for a BD's lock (cycle ``t``) to the first
 cycle the BD may pass the lock gate (``t + LOCK_GRANT_LATENCY``): the request is a
-register of the channel (shown in ``t + 1``), the lock unit decides on it in ``t + 1``
-and its grant is a register of the lock unit (shown in ``t + 2``)."""
+register of the channel (shown in ``t + 1``), the lock unit tests it in ``t + 1``,
+grants it in ``t + 2`` when its lock was not written at the end of ``t + 1``, and its
+grant is a register of the lock unit (shown in ``t + 3``)."""
 
 LOCK_ASK_AHEAD = LOCK_GRANT_LATENCY - 1
 """A BD asks for its lock once the BD ahead of it at the gate has at most this many
 beats left to pass after the cycle, so a free lock is held by the cycle after that
-BD's last beat: no bubble at the boundary of BDs of two beats or more."""
+BD's last beat: no bubble at the boundary of BDs of ``LOCK_GRANT_LATENCY`` beats or
+more."""
 
 RELEASE_QUEUE_DEPTH = 3
 """Lock releases a channel may owe: BDs past the lock gate (or length-0 BDs past the
 fetch stage) whose release the lock unit has not applied yet. A BD that releases
 passes the gate only while its channel owes fewer. Three keep one channel's BDs from
-waiting for the queue, one beat each included, when no other channel's release waits:
-an S2MM BD's release is applied two cycles after its last beat at the earliest."""
+waiting for the queue, one beat each (one every ``FETCH_INTERVAL`` cycles) included,
+when no other channel's release waits."""
 
 DATA_BITS = 32
 """Width of a stream word."""

@@ -18,21 +18,23 @@ Decisions (docs/bd.md is silent on timing and on these points):
 
 * **decision**: BDs are fetched ahead and each BD asks for its lock ahead, from the
   channel's request register, while the BD before it ends (``LOCK_ASK_AHEAD``); the
-  lock unit's grant is a register (``LOCK_GRANT_LATENCY``). So chained BDs, repeats
-  and queued tasks follow with no bubble when their locks are free (the
-  architecture's "one word per cycle, no bubble at a BD boundary"), one-beat BDs with
-  an acquire excepted (a cycle each). A BD of ``buffer_length`` 0 completes in the
-  cycle it holds its lock (stall cause ``load``), as in the RTL contract.
+  lock unit tests a request in the cycle it shows, grants it from the next unless its
+  lock was written in between, and its grant is a register (``LOCK_GRANT_LATENCY``).
+  So chained BDs, repeats and queued tasks follow with no bubble when their locks are
+  free (the architecture's "one word per cycle, no bubble at a BD boundary"), BDs of
+  fewer than ``LOCK_GRANT_LATENCY`` beats before one with an acquire excepted. A BD of
+  ``buffer_length`` 0 completes in the cycle it holds its lock (stall cause ``load``),
+  as in the RTL contract.
 * **decision**: the DMA's BD table has one fetch port: channels asking for a BD in
   the same cycle are served one a cycle, in round robin over the channel order
   (:meth:`.dma.DMA.fetch_granted`; docs/cycle.md "Channel").
 * **decision**: a tile's locks grant one acquire and apply one release a cycle. A BD's
   release joins its channel's release queue when the BD completes; the queue's head is
-  applied at the end of a cycle its channel gets the tile's release port (the first
-  asking, in the order the scheduler steps channels: a DMA's in channel order), so
-  another channel sees it the cycle after, and leaves the queue at the end of the next
-  cycle (the port's grant register). A BD that releases asks for its lock only while
-  its channel will owe fewer than ``RELEASE_QUEUE_DEPTH`` releases
+  chosen in a cycle its channel gets the tile's release port (the first asking, in the
+  order the scheduler steps channels: a DMA's in channel order) and applied at the end
+  of the next, so another channel sees it the cycle after that, and leaves the queue at
+  the end of the next cycle (the port's grant register). A BD that releases asks for
+  its lock only while its channel will owe fewer than ``RELEASE_QUEUE_DEPTH`` releases
   (docs/cycle.md "Channel", Locks).
 * **decision**: the task queue holds tasks not yet started; the running task has
   left it. A fifth pending task is an overflow error.
@@ -200,9 +202,12 @@ class Channel:
         self._completions: deque[tuple[int, _InFlight]] = deque()  # (cycle, BD) due
         self._releases: deque[_InFlight] = deque()  # completed, release not yet applied
         self._owed = 0              # BDs past the gate whose release is not applied
-        self._releasing = False     # the queue's head is applied at this cycle's end
+        self._releasing = False     # the release port chose the queue's head this cycle
+        self._applying = False      # the lock unit applies the head at this cycle's end
         self._released = False     # the lock unit's release grant register: pop the head
         self._ask: _InFlight | None = None  # the acquire request register: the BD asking
+        self._ask_shown = 0         # the first cycle the request register shows _ask
+        self._settling = False      # the unit tests _ask this cycle, to decide in the next
         self._answer = False        # the lock unit's grant register: _ask's lock is taken
         self._granted = False       # the lock unit grants _ask in this cycle (seen next)
         self._held: _InFlight | None = None  # its lock held, its first beat not yet passed
@@ -388,16 +393,22 @@ class Channel:
     def _decide_lock(self) -> None:
         """The lock unit's decision on the request register, from the lock values at the
         start of the cycle (one acquire a cycle per tile: channels step in channel
-        order); the channel sees a grant in the next cycle."""
-        self._granted, self._refused = False, None
+        order); the channel sees a grant in the next cycle. The unit tests a request in
+        the cycle before it may grant it: not in the first cycle the request shows, nor
+        while its lock was written at the end of the cycle before."""
+        self._granted, self._refused, self._settling = False, None, False
         ask = self._ask
         if ask is None or self._answer:
             return          # no request, or its grant shows now (the unit ignores it)
+        if self._cycle <= self._ask_shown:
+            self._settling = True   # the unit tests it in this cycle
+            return
         bd, locks = ask.bd, self.dma.locks
         if locks.try_acquire(bd.lock_acq_id, bd.lock_acq_value, self._where(ask.bd_id),
-                             self._cycle):
+                             self._cycle, settled=True):
             self._granted = True
         else:
+            self._settling = locks.written_before(bd.lock_acq_id, self._cycle)
             self._refused = Stall("lock", ask.bd_id,
                                   locks.wait(bd.lock_acq_id, bd.lock_acq_value))
 
@@ -429,7 +440,7 @@ class Channel:
         if candidate.bd.lock_rel_value and self._owed_after() >= RELEASE_QUEUE_DEPTH:
             return
         if candidate.bd.lock_acq_enable:
-            self._ask = candidate
+            self._ask, self._ask_shown = candidate, self._cycle + 1
         else:
             self._held = candidate
 
@@ -456,10 +467,11 @@ class Channel:
         self._cycle = cycle
         self._fetch_wait = max(0, self._fetch_wait - 1)
         before = self._state()
-        # The release queue's head asks for its tile's release port (applied at commit);
-        # in the cycle the grant of the last one shows, the one behind it asks.
+        # The release queue's head asks for its tile's release port (applied at the end
+        # of the next cycle); in the cycle the grant of the last one shows, the one
+        # behind it asks.
         self._decide_lock()
-        if len(self._releases) > self._released:
+        if not self._applying and len(self._releases) > self._released:
             head = self._releases[self._released]
             self._releasing = self.dma.locks.take_release_port(
                 head.bd.lock_rel_id, cycle, self._where(head.bd_id))
@@ -578,6 +590,7 @@ class Channel:
         # its way from the table arrives and a granted release leaves its queue whatever
         # else happens.
         progress = (self._state() != before or self._wants_fetch or self._released
+                    or self._applying or self._settling
                     or any(f.offered > cycle for f in self._fetched))
         if stall is not None and stall.cause in ("lock", "load"):
             return Stall(stall.cause, stall.bd, stall.lock, progress=progress or stall.progress,
@@ -611,12 +624,14 @@ class Channel:
     def _state(self) -> tuple:
         return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
-                len(self._releases), self._owed, self._releasing, self._lock_state(),
-                tuple(r.header for r in self._stage))
+                len(self._releases), self._owed, self._releasing, self._applying,
+                self._lock_state(), tuple(r.header for r in self._stage))
 
     def _lock_state(self) -> tuple:
-        """The lock registers: request, grants, hold, release grant."""
-        return (id(self._ask), self._answer, self._granted, id(self._held), self._released)
+        """The lock registers: request (and whether the unit has tested it), grants, hold,
+        release grant."""
+        return (id(self._ask), self._cycle < self._ask_shown, self._answer, self._granted,
+                id(self._held), self._released, self._applying)
 
     # -- the fast path (:class:`.scheduler.Steady`) --
 
@@ -747,11 +762,13 @@ class Channel:
             self._released = False
             self._releases.popleft()
             self._owed -= 1
-        if self._releasing:    # the lock unit applies the head at this edge
-            self._releasing, self._released = False, True
-            head = self._releases[0]   # the one that asked: the head after the pop
+        if self._applying:     # the lock unit applies the head at this edge
+            self._applying, self._released = False, True
+            head = self._releases[0]
             self.dma.locks.release(head.bd.lock_rel_id, head.bd.lock_rel_value,
-                                   self._where(head.bd_id))
+                                   self._where(head.bd_id), self._cycle)
+        if self._releasing:    # chosen: applied at the end of the next cycle
+            self._releasing, self._applying = False, True
         while self._completions and self._completions[0][0] <= self._cycle:
             cycle, done = self._completions.popleft()
             if done.bd.lock_rel_value:

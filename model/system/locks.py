@@ -12,7 +12,11 @@ A :class:`LockTable` is one tile's locks, each holding 0..63. The rules:
   first asking in a cycle. The scheduler steps a DMA's channels in channel order, so of
   the acquires that hold at the start of the cycle, and of the channels with a release
   queued, the first in that order wins; the RTL lock unit (``hdl/lock_unit.py``)
-  decides its ports in parallel by the same rule.
+  decides its ports in parallel by the same rule;
+* a table remembers the cycle each lock was last written (an acquire granted, a
+  release applied or a register write made with its cycle number), so a DMA's channel
+  can ask for an acquire that waits while its lock was written at the end of the cycle
+  before (``settled``: the lock unit grants from a test made in that cycle).
 
 A :class:`LockSpace` routes the lock ID of a BD to a table: core tile and shim
 IDs 0-15 are their own; memory-tile IDs 0-63 are the west neighbour's, 64-127
@@ -136,6 +140,7 @@ class LockTable:
     def __init__(self, name: str, count: int, initial: Mapping[int, int] | None = None) -> None:
         self.name = name
         self.values = [0] * count
+        self._written: dict[int, int] = {}       # lock -> the cycle at whose end it was written
         self._acquired_in: int | None = None     # the cycle of the last acquire
         self._released_in: int | None = None     # the cycle the release port was last given
         for lock_id, value in (initial or {}).items():
@@ -156,13 +161,16 @@ class LockTable:
             raise field_error(LockError, "lock_id", lock_id,
                               f"{self.name} has locks 0..{len(self.values) - 1}{_where(where)}")
 
-    def set(self, lock_id: int, value: int) -> None:
-        """Initialise a lock (host write): ``value`` in 0..63."""
+    def set(self, lock_id: int, value: int, cycle: int | None = None) -> None:
+        """Initialise a lock (host write): ``value`` in 0..63; with ``cycle``, the lock is
+        written at the end of that cycle."""
         self._check_id(lock_id, "")
         if not 0 <= value <= LOCK_VALUE_MAX:
             raise field_error(LockError, "value", value,
                               f"a lock holds 0..{LOCK_VALUE_MAX} (lock {lock_id} of {self.name})")
         self.values[lock_id] = value
+        if cycle is not None:
+            self._written[lock_id] = cycle
 
     def can_acquire(self, lock_id: int, value: int, where: str = "") -> bool:
         """True if an acquire of ``value`` would succeed now (nothing changes).
@@ -185,7 +193,7 @@ class LockTable:
         return current >= -value if value < 0 else current == value
 
     def try_acquire(self, lock_id: int, value: int, where: str = "",
-                    cycle: int | None = None) -> bool:
+                    cycle: int | None = None, settled: bool = False) -> bool:
         """Acquire if the rule allows it now; False (and no change) while it must wait.
 
         Parameters
@@ -193,14 +201,20 @@ class LockTable:
         cycle : int, optional
             The cycle of the attempt: a table that granted an acquire in this cycle
             refuses it (one acquire a cycle per tile). Without it (an untimed caller)
-            only the value decides.
+            only the value decides. A granted acquire writes its lock (see
+            :meth:`written_before`).
+        settled : bool
+            With ``cycle``: also refuse while the lock was written at the end of the
+            cycle before (a DMA's lock unit tests a request a cycle before it grants
+            it, docs/cycle.md "Lock requests").
         """
         if not self.can_acquire(lock_id, value, where):
             return False
         if cycle is not None:
-            if self._acquired_in == cycle:
+            if self._acquired_in == cycle or (settled and self.written_before(lock_id, cycle)):
                 return False
             self._acquired_in = cycle
+            self._written[lock_id] = cycle
         if value < 0:
             self.values[lock_id] += value
         return True
@@ -213,8 +227,15 @@ class LockTable:
         self._released_in = cycle
         return True
 
-    def release(self, lock_id: int, value: int, where: str = "") -> None:
-        """Add ``value`` (``R = 0``: nothing).
+    def written_before(self, lock_id: int, cycle: int) -> bool:
+        """True if ``lock_id`` was written at the end of the cycle before ``cycle`` (an
+        acquire granted, a release applied)."""
+        return self._written.get(lock_id) == cycle - 1
+
+    def release(self, lock_id: int, value: int, where: str = "",
+                cycle: int | None = None) -> None:
+        """Add ``value`` (``R = 0``: nothing); with ``cycle``, the lock is written at the
+        end of that cycle.
 
         Raises
         ------
@@ -235,6 +256,8 @@ class LockTable:
                               f"{'+' if value >= 0 else '-'} {abs(value)} = {result} {what} "
                               f"0..{LOCK_VALUE_MAX}{_where(where)}")
         self.values[lock_id] = result
+        if cycle is not None:
+            self._written[lock_id] = cycle
 
     def wait(self, lock_id: int, value: int, bd_lock_id: int | None = None) -> LockWait:
         """A :class:`LockWait` describing an acquire of ``value`` on ``lock_id``."""
@@ -294,20 +317,26 @@ class LockSpace:
                           f"{self.name} has lock IDs {extent}{_where(where)}")
 
     def try_acquire(self, lock_id: int, value: int, where: str = "",
-                    cycle: int | None = None) -> bool:
+                    cycle: int | None = None, settled: bool = False) -> bool:
         """:meth:`LockTable.try_acquire` on the lock ``lock_id`` names."""
         table, local = self.route(lock_id, where)
-        return table.try_acquire(local, value, where, cycle)
+        return table.try_acquire(local, value, where, cycle, settled)
+
+    def written_before(self, lock_id: int, cycle: int) -> bool:
+        """:meth:`LockTable.written_before` on the lock ``lock_id`` names."""
+        table, local = self.route(lock_id)
+        return table.written_before(local, cycle)
 
     def take_release_port(self, lock_id: int, cycle: int, where: str = "") -> bool:
         """:meth:`LockTable.take_release_port` of the table ``lock_id`` names."""
         table, _ = self.route(lock_id, where)
         return table.take_release_port(cycle)
 
-    def release(self, lock_id: int, value: int, where: str = "") -> None:
+    def release(self, lock_id: int, value: int, where: str = "",
+                cycle: int | None = None) -> None:
         """:meth:`LockTable.release` on the lock ``lock_id`` names."""
         table, local = self.route(lock_id, where)
-        table.release(local, value, where)
+        table.release(local, value, where, cycle)
 
     def wait(self, lock_id: int, value: int) -> LockWait:
         """The :class:`LockWait` of an acquire of ``value`` on ``lock_id``."""

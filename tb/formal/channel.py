@@ -5,12 +5,13 @@ The channel's engine (:class:`~aiedma.hdl.engine.MM2SEngine`: address generator,
 gate, datapath), its ring of in-flight records and its lock requester
 (:class:`~aiedma.hdl.channel.lock_requests.LockRequester`), wired as
 :class:`~aiedma.hdl.channel.channel.Channel` wires them, take BDs offered in every
-cycle, of 2 to 4 beats, each with or without an acquire (free), the other fields 0.
-The lock unit is one whose locks are always free: it grants every request, its grant a
-register as the contract says (shown the cycle after the request, the request not
-looked at then). The stream is always ready. Asserted by BMC: once the first beat has
-passed the gate, a beat passes in every cycle, across every BD boundary, so the
-request of each BD goes out ahead and its grant is there in time.
+cycle, of ``LENGTHS`` beats (3 to 5), each with or without an acquire (free), the
+other fields 0. The lock unit is one whose locks are always free: it tests a request in the first
+cycle it shows and grants it in the next, its grant a register shown in the cycle after
+(the request not looked at then), as the contract says. The stream is always ready.
+Asserted by BMC: once the first beat has passed the gate, a beat passes in every cycle,
+across every BD boundary, so the request of each BD goes out ahead and its grant is
+there in time.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ from amaranth.lib import wiring
 from ...hdl.channel.lock_requests import LockRequester
 from ...hdl.channel.record import InFlightRing, record_layout
 from ...hdl.engine import MM2SEngine
-from ...model.cycle.contract import LOCK_ASK_AHEAD, address_generation_fields
+from ...model.cycle.contract import (
+    LOCK_ASK_AHEAD,
+    LOCK_GRANT_LATENCY,
+    address_generation_fields,
+)
 
 __all__ = ["LENGTHS", "ChannelLockFormal"]
 
-LENGTHS = (2, 4)
-"""Smallest and largest ``buffer_length`` of the BDs offered: two beats is the shortest
-BD the no-bubble rule covers (after a one-beat BD with an acquire the next comes a
-cycle late, docs/cycle.md)."""
+LENGTHS = (LOCK_GRANT_LATENCY, LOCK_GRANT_LATENCY + 2)
+"""Smallest and largest ``buffer_length`` of the BDs offered: ``LOCK_GRANT_LATENCY``
+beats is the shortest BD the no-bubble rule covers (after a shorter BD with an acquire
+the next comes late, docs/cycle.md)."""
 
 
 class ChannelLockFormal(wiring.Component):
@@ -68,9 +73,11 @@ class ChannelLockFormal(wiring.Component):
             locks.gate_next.eq(ring.gate_next), locks.next_valid.eq(ring.next_valid),
             locks.zero_ready.eq(0), locks.released.eq(0),
         ]
-        # The lock unit, every lock free: it grants each request, from a register.
-        grant = Signal()
-        m.d.sync += grant.eq(locks.acquire.request & ~grant)
+        # The lock unit, every lock free: it tests each request, then grants it, from
+        # registers.
+        tested, grant = Signal(), Signal()
+        asking = locks.acquire.request & ~grant
+        m.d.sync += [tested.eq(asking), grant.eq(asking & tested)]
         m.d.comb += locks.acquire.grant.eq(grant)
 
         started = Signal()      # the first beat has passed the gate

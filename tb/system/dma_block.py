@@ -177,9 +177,13 @@ class RtlDmaAgent:
         self._cycle = -1
         self._neighbours = 2 * DMA_KINDS[dma.kind].channels if len(
             DMA_KINDS[dma.kind].windows) > 1 else 0
-        # The neighbours' lock units' grant registers: decided in one cycle, shown in
-        # the next (the contract's LOCK_GRANT_LATENCY, as the DMA's own unit).
+        # The neighbours' lock units, by the contract's rules as the DMA's own unit's
+        # (docs/cycle.md "Lock requests"): an acquire request is tested in one cycle
+        # and may be granted in the next; a release is chosen in one cycle and applied
+        # at the end of the next; each grant register shows in the cycle after.
+        self._acquire_tested = [False] * self._neighbours
         self._acquire_shown = [False] * self._neighbours
+        self._release_applying: list[tuple[int, int] | None] = [None] * self._neighbours
         self._release_shown = [False] * self._neighbours
 
     @staticmethod
@@ -218,11 +222,13 @@ class RtlDmaAgent:
         for k in range(self._neighbours):
             shown = self._acquire_shown[k]
             port.set(f"neighbour_acquire.{k}.grant", shown)
+            asking = not shown and bool(port.get(f"neighbour_acquire.{k}.request"))
             self._acquire_shown[k] = bool(
-                not shown and port.get(f"neighbour_acquire.{k}.request")
+                asking and self._acquire_tested[k]
                 and dma.locks.try_acquire(port.get(f"neighbour_acquire.{k}.lock_id"),
                                           port.get(f"neighbour_acquire.{k}.value"),
-                                          self.name, cycle))
+                                          self.name, cycle, settled=True))
+            self._acquire_tested[k] = asking
         moved = 0
         for channel in self.channels:
             path, stream, name = self._path(channel), channel.stream, self._name(channel)
@@ -242,15 +248,19 @@ class RtlDmaAgent:
             if port.get(f"{path}.token"):
                 self.tokens[name].append(cycle)
         for k in range(self._neighbours):
-            shown = self._release_shown[k]
-            port.set(f"neighbour_release.{k}.grant", shown)
-            grant = False
-            if port.get(f"neighbour_release.{k}.request"):
+            port.set(f"neighbour_release.{k}.grant", self._release_shown[k])
+            applying = self._release_applying[k]
+            asking = bool(port.get(f"neighbour_release.{k}.request"))
+            # Chosen last cycle: applied at this cycle's end if its port still asks.
+            self._release_shown[k] = applying is not None and asking
+            if self._release_shown[k]:
+                self._releases.append(applying)
+            self._release_applying[k] = None
+            if applying is None and asking:
                 lock_id = port.get(f"neighbour_release.{k}.lock_id")
-                grant = dma.locks.take_release_port(lock_id, cycle, self.name)
-                if grant:
-                    self._releases.append((lock_id, port.get(f"neighbour_release.{k}.value")))
-            self._release_shown[k] = grant
+                if dma.locks.take_release_port(lock_id, cycle, self.name):
+                    self._release_applying[k] = (lock_id,
+                                                 port.get(f"neighbour_release.{k}.value"))
         if port.get("error"):
             raise AssertionError(f"{self.name}: the RTL DMA flagged an error in cycle {cycle}")
         if moved:
@@ -263,7 +273,7 @@ class RtlDmaAgent:
     def commit(self) -> None:
         releases, self._releases = self._releases, []
         for lock_id, value in releases:
-            self.model.locks.release(lock_id, value, self.name)
+            self.model.locks.release(lock_id, value, self.name, self._cycle)
 
     def load(self) -> Any:
         """The register writes, one a cycle with ``pause`` high; a generator of cycles."""

@@ -72,8 +72,8 @@ def test_memory_tile_programs_have_two_readers_the_lock_rule_decides_between(mon
     beaten = []
     rule = LockTable.try_acquire
 
-    def counted(self, lock_id, value, where="", cycle=None):
-        granted = rule(self, lock_id, value, where, cycle)
+    def counted(self, lock_id, value, where="", cycle=None, settled=False):
+        granted = rule(self, lock_id, value, where, cycle, settled)
         beaten[-1] += bool(cycle is not None and not granted
                            and self.can_acquire(lock_id, value, where))
         return granted
@@ -93,7 +93,7 @@ def test_memory_tile_programs_have_two_readers_the_lock_rule_decides_between(mon
     assert all(b > 0 for b in beaten), beaten
     # The rule away (every acquire that holds is granted): some programs run shorter.
     monkeypatch.setattr(LockTable, "try_acquire",
-                        lambda self, lock_id, value, where="", cycle=None:
+                        lambda self, lock_id, value, where="", cycle=None, settled=False:
                         rule(self, lock_id, value, where))
     without = [cycles(p) for p in drawn]
     assert any(w < c for w, c in zip(without, with_rule, strict=True)), (with_rule, without)
