@@ -554,6 +554,30 @@ class BufferDescriptor:
                 for name, positions in _PATTERN_POSITIONS[self._kind].items()}
 
 
+
+def _field_property(name: str) -> property:
+    """The property that reads field ``name`` of a BD of any kind.
+
+    A field read through ``__getattr__`` first fails the normal lookup, which costs
+    Python an ``AttributeError`` each time; the system model reads BD fields in every
+    cycle, so each field is a class property. On a kind without the field the getter
+    raises, and ``__getattr__`` gives the message naming the kind.
+    """
+    positions = {kind: index.get(name) for kind, index in _POSITION.items()}
+
+    def value(self: BufferDescriptor) -> int:
+        position = positions[self._kind]
+        if position is None:
+            raise AttributeError(name)
+        return self._values[position]
+
+    return property(value, doc=f"The ``{name}`` field.")
+
+
+for _name in dict.fromkeys(name for index in _POSITION.values() for name in index):
+    setattr(BufferDescriptor, _name, _field_property(_name))
+
+
 def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Sequence[int],
                      before: Sequence[int], after: Sequence[int], *,
                      out: np.ndarray | None = None) -> np.ndarray:
