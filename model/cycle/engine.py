@@ -43,9 +43,13 @@ __all__ = [
 ]
 
 
-def bd_beat_lists(kind: str, bd: BufferDescriptor) -> tuple[list[int], list[bool]]:
-    """One BD's beats as the RTL gives them: addresses (0 on zero beats) and zero flags."""
-    stream = wrap_addresses(kind, bd.stream())
+def bd_beat_lists(kind: str, bd: BufferDescriptor,
+                  stream: np.ndarray | None = None) -> tuple[list[int], list[bool]]:
+    """One BD's beats as the RTL gives them: addresses (0 on zero beats) and zero flags.
+
+    ``stream`` is ``bd.stream()`` when the caller has it already.
+    """
+    stream = wrap_addresses(kind, bd.stream() if stream is None else stream)
     zero = stream < 0
     return np.where(zero, 0, stream).tolist(), zero.tolist()
 

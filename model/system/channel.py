@@ -107,6 +107,10 @@ _PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].
                         for side in ("before", "after"))
 
 
+_IDLE = Stall("idle")
+"""The stall of a cycle in which a channel has nothing to do and nothing changes."""
+
+
 class ChannelError(AiedmaError):
     """A channel cannot do what it was asked: queue overflow, a bad BD at load, ..."""
 
@@ -357,7 +361,8 @@ class Channel:
         bd_id, bd = walk.next()
         where = self._where(bd_id)
         if not DMA_KINDS[self.dma.kind].pads(self._way):
-            padded = [f for f in _PADDING_FIELDS if bd.fields().get(f)]
+            values = bd.fields()
+            padded = [f for f in _PADDING_FIELDS if values.get(f)]
             if padded:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),
                                   f"S2MM cannot pad (zero padding is memory-tile MM2S only); "
@@ -368,18 +373,20 @@ class Channel:
         fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
                             bd.buffer_length, offered=self._cycle + BD_FETCH_LATENCY)
         if bd.buffer_length:
-            self._check_address_width(bd, where)
-            fetched.beats = (*bd_beat_lists(self.dma.kind, bd), bd_id, bd)
+            stream = bd.stream()
+            self._check_address_width(stream, where)
+            fetched.beats = (*bd_beat_lists(self.dma.kind, bd, stream), bd_id, bd)
         self._fetched.append(fetched)
         self._fetch_wait = FETCH_INTERVAL
         if walk.done:
             self._walk = None
         return True
 
-    def _check_address_width(self, bd: BufferDescriptor, where: str) -> None:
-        """A BD whose addresses run past the kind's address width is refused at fetch."""
+    def _check_address_width(self, stream: np.ndarray, where: str) -> None:
+        """A BD whose addresses (``stream``) run past the kind's address width is refused
+        at fetch."""
         bits = ADDRESS_BITS[self.dma.kind]
-        address = int(bd.stream().max())
+        address = int(stream.max())
         if address >= 1 << bits:
             raise field_error(MemoryAccessError, "address", address,
                               f"past the {bits}-bit address space of a {self.dma.kind} DMA (the "
@@ -454,6 +461,8 @@ class Channel:
             header received; each names the channel and the BD.
         """
         self._cycle = cycle
+        if self._quiet():
+            return self._quiet_step()
         self._fetch_wait = max(0, self._fetch_wait - 1)
         before = self._state()
         # The release queue's head asks for its tile's release port (applied at commit);
@@ -583,6 +592,27 @@ class Channel:
             return Stall(stall.cause, stall.bd, stall.lock, progress=progress or stall.progress,
                          detail=stall.detail)
         return self._stall_cause(signals, header_due and not header_word, progress)
+
+    def _quiet(self) -> bool:
+        """Nothing inside, queued or due (no fetch wait, no lock register set), on the
+        model's engine: a cycle of it changes nothing and moves nothing."""
+        return (not self._fetch_wait and self._ask is None and self._held is None
+                and not self._answer and type(self.engine) is ChannelEngine and not self.busy)
+
+    def _quiet_step(self) -> Stall:
+        """:meth:`step` of a :meth:`_quiet` channel (a quarter of the cycles of short task
+        programs): its empty engine still runs its cycle, which a recorder of its ports
+        sees, and nothing else can change."""
+        engine, stream = self.engine, self.stream
+        if self.is_mm2s:
+            engine.drive(None, o_ready=stream is not None and stream.can_push(),
+                         mem_data=self._mem_data)
+        else:
+            i_valid = stream is not None and stream.can_pop()
+            engine.drive(None, i_valid=i_valid, i_data=stream.peek().data if i_valid else 0)
+        engine.sample()
+        engine.clock(None)
+        return _IDLE
 
     def _stall_cause(self, signals: EngineCycle, header_due: bool, progress: bool) -> Stall:
         stream = self.stream

@@ -326,13 +326,13 @@ class SystemRun:
             raise field_error(AiedmaError, "max_cycles", self.max_cycles,
                               "the run did not finish within this many cycles")
         progress = False
-        waits: dict[str, Stall] = {}
         moved, kinds = self._moved, self._causes
         moved.clear()
         kinds.clear()
+        stalls = []
         for agent in self.agents:
-            busy = agent.busy
             stall = agent.step(cycle)
+            stalls.append(stall)
             moved.append(stall is None)
             kinds.append(None if stall is None else stall.cause)
             if stall is None:
@@ -342,14 +342,16 @@ class SystemRun:
             causes = self.stalls[agent.name]
             causes[stall.cause] = causes.get(stall.cause, 0) + 1
             progress |= stall.progress
-            if busy:
-                waits[agent.name] = stall
         for agent in self.agents:
             agent.commit()
         for stream in self.streams:
             stream.commit()
         self.cycles += 1
         if not progress:
+            # Nothing moved or changed in the cycle, so who is busy now was busy at its
+            # start: asked only here, not of every agent in every cycle.
+            waits = {agent.name: stall for agent, stall in zip(self.agents, stalls, strict=True)
+                     if agent.busy}
             raise DeadlockError(cycle, waits, self.report())
 
     def advance(self) -> None:
