@@ -39,19 +39,27 @@ __all__ = [
     "EngineCycle",
     "MM2SDatapath",
     "S2MMDatapath",
+    "bd_beat_arrays",
     "bd_beat_lists",
 ]
 
 
-def bd_beat_lists(kind: str, bd: BufferDescriptor,
-                  stream: np.ndarray | None = None) -> tuple[list[int], list[bool]]:
+def bd_beat_arrays(kind: str, bd: BufferDescriptor,
+                   stream: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One BD's beats as the RTL gives them: addresses (0 on zero beats) and zero flags.
 
     ``stream`` is ``bd.stream()`` when the caller has it already.
     """
     stream = wrap_addresses(kind, bd.stream() if stream is None else stream)
     zero = stream < 0
-    return np.where(zero, 0, stream).tolist(), zero.tolist()
+    return np.where(zero, 0, stream), zero
+
+
+def bd_beat_lists(kind: str, bd: BufferDescriptor,
+                  stream: np.ndarray | None = None) -> tuple[list[int], list[bool]]:
+    """:func:`bd_beat_arrays` as lists (what the engine indexes every cycle)."""
+    addresses, zero = bd_beat_arrays(kind, bd, stream)
+    return addresses.tolist(), zero.tolist()
 
 
 class AddrgenSlots:

@@ -84,11 +84,11 @@ from ..cycle.contract import (
     LOCK_ASK_AHEAD,
     RELEASE_QUEUE_DEPTH,
 )
-from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
+from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_arrays
 from ..errors import AiedmaError, NotModelledWarning, PacketError, field_error
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
 from .scheduler import NEVER, FastPlan, Stall
-from .stream import Beat, Stream, data_beats
+from .stream import Beat, Stream
 
 if TYPE_CHECKING:  # a channel belongs to a DMA, which builds it (.dma imports this module)
     from .dma import DMA
@@ -140,7 +140,7 @@ class _InFlight:
     header: bool               # a packet header is still to send / receive
     words_left: int            # S2MM: data words still to pass to the engine
     offered: int = 0           # the first cycle the fetch stage offers it
-    beats: tuple | None = None  # the engine's beat lists of a BD with words
+    beats: tuple | None = None  # a BD with words: beat lists, its ID and BD, beat arrays
     accepted: int = 0          # the cycle the engine took it (it may ask from the next)
 
 
@@ -375,7 +375,9 @@ class Channel:
         if bd.buffer_length:
             stream = bd.stream()
             self._check_address_width(stream, where)
-            fetched.beats = (*bd_beat_lists(self.dma.kind, bd, stream), bd_id, bd)
+            addresses, zeros = bd_beat_arrays(self.dma.kind, bd, stream)
+            # The engine indexes the lists every cycle; a jump slices the arrays.
+            fetched.beats = (addresses.tolist(), zeros.tolist(), bd_id, bd, addresses, zeros)
         self._fetched.append(fetched)
         self._fetch_wait = FETCH_INTERVAL
         if walk.done:
@@ -697,8 +699,8 @@ class Channel:
             return FastPlan()
         slots = self.engine.slots
         start = slots.position
-        addresses = np.asarray(slots.run[0][start:start + cycles], dtype=np.int64)
-        zeros = np.asarray(slots.run[1][start:start + cycles], dtype=bool)
+        addresses = slots.run[4][start:start + cycles]
+        zeros = slots.run[5][start:start + cycles]
         if self.is_mm2s:
             return self._plan_mm2s(cycles, addresses, zeros)
         return self._plan_s2mm(cycles, addresses, zeros)
@@ -720,11 +722,12 @@ class Channel:
             data = np.zeros(cycles, dtype=np.int64)
             data[~zeros] = values
             held = len(datapath.buffer)
-            words = [word for word, _ in datapath.buffer]
-            words.append(0 if datapath.flight[0] else self._mem_data)
-            words += data.tolist()
-            self.stream.bulk_push(data_beats(words[:cycles]))
-            datapath.buffer = deque((word, False) for word in words[cycles:cycles + held])
+            ahead = [word for word, _ in datapath.buffer]
+            ahead.append(0 if datapath.flight[0] else self._mem_data)
+            words = np.concatenate((np.asarray(ahead, dtype=np.int64), data))
+            self.stream.bulk_push_words(words[:cycles])
+            datapath.buffer = deque((word, False)
+                                    for word in words[cycles:cycles + held].tolist())
             datapath.flight = (bool(zeros[-1]), False)
             if values.size:
                 self._mem_data = int(values[-1])
@@ -747,15 +750,15 @@ class Channel:
             return None
 
         def pop() -> None:
-            beats = self.stream.bulk_pop(cycles)
-            values = np.asarray([pending[1], *(b.data for b in beats[:-1])], dtype=np.int64)
+            words, _ = self.stream.bulk_pop_words(cycles)   # S2MM ignores TLAST
+            values = np.concatenate((np.asarray([pending[1]], dtype=np.int64), words[:-1]))
             bad = np.flatnonzero((values < WORD_MIN) | (values > WORD_MAX))
             if bad.size:   # the error stepping gives at that word
                 self.dma.memory.write(int(written[bad[0]]), int(values[bad[0]]),
                                       self._where(self._written_bd))
             for memory, mask, offsets in placed:
                 memory.data[offsets] = (values[mask] & 0xFFFF_FFFF).astype(np.uint32)
-            engine.datapath.write = (int(addresses[-1]), beats[-1].data)
+            engine.datapath.write = (int(addresses[-1]), int(words[-1]))
             self._stage[0].words_left -= cycles
             engine.slots.position += cycles
             self._left -= cycles
