@@ -215,12 +215,14 @@ class S2MMDatapath:
             self.write = (joined[0], joined[2])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EngineCycle:
     """Every port of a channel engine in one cycle; what RTL and model must agree on.
 
     Payloads are 0 (and flags False) in cycles their ``valid`` (or enable) is low, so
-    two engines compare field by field.
+    two engines compare field by field. Not frozen: the model makes one per channel per
+    stepped cycle, and a frozen dataclass sets each field through ``object.__setattr__``
+    (2.5 times the cost); nothing changes one after it is made.
 
     Attributes
     ----------
