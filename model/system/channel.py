@@ -60,6 +60,7 @@ Decisions (docs/bd.md is silent on timing and on these points):
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import deque
 from collections.abc import Hashable
@@ -109,6 +110,30 @@ _PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].
 
 _IDLE = Stall("idle")
 """The stall of a cycle in which a channel has nothing to do and nothing changes."""
+
+
+_SHORT_BD = 256
+"""BDs up to this many words have their beats kept (:func:`_bd_beats`)."""
+
+
+def _bd_beats(kind: str, bd: BufferDescriptor) -> tuple:
+    """A BD's highest address and its beats (:func:`~.cycle.engine.bd_beat_arrays`, as
+    arrays and as lists). Short BDs' are kept by value: task programs fetch the same
+    few-word BDs over and over, and computing a stream costs more than their cycles.
+    Nothing changes them once made."""
+    if bd.buffer_length > _SHORT_BD:
+        return _beats_of(kind, bd)
+    return _short_beats(kind, bd)
+
+
+def _beats_of(kind: str, bd: BufferDescriptor) -> tuple:
+    stream = bd.stream()
+    addresses, zeros = bd_beat_arrays(kind, bd, stream)
+    addresses.flags.writeable = zeros.flags.writeable = False   # shared by every fetch
+    return int(stream.max()), addresses, zeros, addresses.tolist(), zeros.tolist()
+
+
+_short_beats = functools.lru_cache(maxsize=1024)(_beats_of)
 
 
 class ChannelError(AiedmaError):
@@ -373,22 +398,20 @@ class Channel:
         fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
                             bd.buffer_length, offered=self._cycle + BD_FETCH_LATENCY)
         if bd.buffer_length:
-            stream = bd.stream()
-            self._check_address_width(stream, where)
-            addresses, zeros = bd_beat_arrays(self.dma.kind, bd, stream)
+            top, addresses, zeros, address_list, zero_list = _bd_beats(self.dma.kind, bd)
+            self._check_address_width(top, where)
             # The engine indexes the lists every cycle; a jump slices the arrays.
-            fetched.beats = (addresses.tolist(), zeros.tolist(), bd_id, bd, addresses, zeros)
+            fetched.beats = (address_list, zero_list, bd_id, bd, addresses, zeros)
         self._fetched.append(fetched)
         self._fetch_wait = FETCH_INTERVAL
         if walk.done:
             self._walk = None
         return True
 
-    def _check_address_width(self, stream: np.ndarray, where: str) -> None:
-        """A BD whose addresses (``stream``) run past the kind's address width is refused
-        at fetch."""
+    def _check_address_width(self, address: int, where: str) -> None:
+        """A BD whose highest address runs past the kind's address width is refused at
+        fetch."""
         bits = ADDRESS_BITS[self.dma.kind]
-        address = int(stream.max())
         if address >= 1 << bits:
             raise field_error(MemoryAccessError, "address", address,
                               f"past the {bits}-bit address space of a {self.dma.kind} DMA (the "
