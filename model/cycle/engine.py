@@ -98,7 +98,9 @@ class AddrgenSlots:
         p = self.position
         return True, addresses[p], zeros[p], p == len(addresses) - 1
 
-    def _ready(self, o_ready: bool) -> tuple[list[bool], bool, bool]:
+    def readiness(self, o_ready: bool) -> tuple[list[bool], bool, bool]:
+        """In a cycle whose ``o.ready`` is given: each slot's ready, whether the last one's
+        BD leaves, whether ``R`` gives a beat (what :meth:`clock` applies)."""
         slots, last = self.prepare, len(self.prepare) - 1
         remaining = 0 if self.run is None else len(self.run[0]) - self.position
         take = self.run is not None and o_ready
@@ -113,12 +115,14 @@ class AddrgenSlots:
 
     def i_ready(self, o_ready: bool) -> bool:
         """``i.ready`` in a cycle whose ``o.ready`` is given (combinational)."""
-        return self._ready(o_ready)[0][0]
+        return self.readiness(o_ready)[0][0]
 
-    def clock(self, accepted: tuple[list[int], list[bool]] | None, o_ready: bool) -> None:
-        """The edge: ``accepted`` is the BD taken on ``i`` this cycle, if any."""
+    def clock(self, accepted: tuple[list[int], list[bool]] | None, o_ready: bool,
+              readiness: tuple | None = None) -> None:
+        """The edge: ``accepted`` is the BD taken on ``i`` this cycle, if any;
+        ``readiness`` is this cycle's :meth:`readiness`, when the caller has it."""
         slots, last = self.prepare, len(self.prepare) - 1
-        ready, leave, take = self._ready(o_ready)
+        ready, leave, take = readiness or self.readiness(o_ready)
         remaining = 0 if self.run is None else len(self.run[0]) - self.position
         if leave and slots[last][0]:
             self.run, self.position = slots[last], 0
@@ -291,6 +295,7 @@ class ChannelEngine:
         self._o_ready = self._i_valid = False
         self._i_data = self._mem_data = 0
         self._grant = False
+        self._settled: tuple | None = None   # this cycle's _settle, until the edge
 
     @property
     def empty(self) -> bool:
@@ -313,6 +318,7 @@ class ChannelEngine:
         """This cycle's inputs: the BD offered (None: ``bd.valid`` low) and the stream side."""
         self._bd, self._o_ready, self._i_valid = bd, o_ready, i_valid
         self._i_data, self._mem_data, self._grant = i_data, mem_data, False
+        self._settled = None
 
     def _datapath_ready(self) -> bool:
         return self.datapath.beats_ready() if self.mm2s else self._i_valid
@@ -324,38 +330,45 @@ class ChannelEngine:
     def grant(self, granted: bool) -> None:
         """Whether the BD at the gate holds its lock in this cycle (its first beat passes)."""
         self._grant = granted
+        self._settled = None
 
-    def _gate(self) -> tuple[bool, bool]:
-        """``(beat passes to the datapath, address generator's o.ready)``."""
-        passes = not self.first or self._grant
-        valid = self.slots.run is not None
-        ready = self._datapath_ready() and passes
-        return valid and passes, ready
+    def _settle(self) -> tuple:
+        """This cycle's combinational values, worked out once for :meth:`sample` and
+        :meth:`clock` (the inputs are all in after :meth:`drive` and :meth:`grant`): the
+        beat shown, whether the gate lets it pass, the address generator's ``o.ready``
+        and its slots' :meth:`~AddrgenSlots.readiness`."""
+        if self._settled is None:
+            passes = not self.first or self._grant
+            a_ready = self._datapath_ready() and passes
+            self._settled = (self.slots.outputs(), passes, a_ready,
+                             self.slots.readiness(a_ready))
+        return self._settled
 
     def sample(self) -> EngineCycle:
         """Every port of this cycle (after :meth:`drive` and :meth:`grant`)."""
-        beat_valid, address, zero, last = self.slots.outputs()
-        _, a_ready = self._gate()
+        (beat_valid, address, zero, last), passes, a_ready, readiness = self._settle()
         request = beat_valid and self.first and self._datapath_ready()
         bd_valid = self._bd is not None
-        bd_ready = self.slots.i_ready(a_ready)
+        bd_ready = readiness[0][0]
         moved = beat_valid and a_ready
-        common = {"bd_valid": bd_valid, "bd_ready": bd_ready, "beat_valid": beat_valid,
-                  "beat_ready": a_ready, "address": address, "zero": zero, "last": last,
-                  "lock_request": request, "lock_grant": request and self._grant}
+        grant = request and self._grant
         if self.mm2s:
             o_valid, data, o_last = self.datapath.outputs(self._mem_data)
             read = moved and not zero
-            return EngineCycle(**common, stream_valid=o_valid, stream_ready=self._o_ready,
-                               data=data if o_valid else 0, stream_last=o_last and o_valid,
-                               mem_read=read, mem_addr=address if read else 0)
+            return EngineCycle(bd_valid=bd_valid, bd_ready=bd_ready, beat_valid=beat_valid,
+                               beat_ready=a_ready, address=address, zero=zero, last=last,
+                               lock_request=request, lock_grant=grant, stream_valid=o_valid,
+                               stream_ready=self._o_ready, data=data if o_valid else 0,
+                               stream_last=o_last and o_valid, mem_read=read,
+                               mem_addr=address if read else 0)
         write = self.datapath.write
-        passes, _ = self._gate()
-        return EngineCycle(**common, stream_valid=self._i_valid,
+        return EngineCycle(bd_valid=bd_valid, bd_ready=bd_ready, beat_valid=beat_valid,
+                           beat_ready=a_ready, address=address, zero=zero, last=last,
+                           lock_request=request, lock_grant=grant, stream_valid=self._i_valid,
                            stream_ready=beat_valid and passes,
                            data=self._i_data if self._i_valid else 0,
-                           mem_write=write is not None,
-                           mem_addr=write[0] if write else 0, mem_data=write[1] if write else 0)
+                           mem_write=write is not None, mem_addr=write[0] if write else 0,
+                           mem_data=write[1] if write else 0)
 
     def clock(self, accepted_beats: tuple[list[int], list[bool]] | None = None) -> None:
         """The rising edge.
@@ -366,11 +379,11 @@ class ChannelEngine:
             The beats of the BD offered this cycle (:func:`bd_beat_lists`), computed
             once by the caller; taken if the BD was accepted.
         """
-        beat_valid, address, zero, last = self.slots.outputs()
-        _, a_ready = self._gate()
+        (beat_valid, address, zero, last), _, a_ready, readiness = self._settle()
+        self._settled = None
         moved = beat_valid and a_ready
         accepted = None
-        if self._bd is not None and self.slots.i_ready(a_ready):
+        if self._bd is not None and readiness[0][0]:
             accepted = (accepted_beats if accepted_beats is not None
                         else bd_beat_lists(self.kind, self._bd))
         if self.mm2s:
@@ -379,4 +392,4 @@ class ChannelEngine:
             self.datapath.clock((address, zero, self._i_data) if moved else None)
         if moved:
             self.first = last
-        self.slots.clock(accepted, a_ready)
+        self.slots.clock(accepted, a_ready, readiness)
