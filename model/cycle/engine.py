@@ -84,11 +84,11 @@ class AddrgenSlots:
     @property
     def empty(self) -> bool:
         """No BD is held."""
-        return self.run is None and all(s is None for s in self.prepare)
+        return self.run is None and self.prepare.count(None) == len(self.prepare)
 
     def state(self) -> tuple:
         """Everything that changes, for telling a cycle that changed nothing."""
-        return (*(id(s) for s in self.prepare), id(self.run), self.position)
+        return (*map(id, self.prepare), id(self.run), self.position)
 
     def outputs(self) -> tuple[bool, int, bool, bool]:
         """``o.valid`` and the beat shown: ``(valid, address, zero, last)``."""
@@ -310,7 +310,7 @@ class ChannelEngine:
         """:meth:`state` without what advances at a steady rate: the beat position
         and the words passing through (the system model's fast path)."""
         slots = self.slots
-        return (*(id(s) for s in slots.prepare), id(slots.run), *self.datapath.steady_state(),
+        return (*map(id, slots.prepare), id(slots.run), *self.datapath.steady_state(),
                 self.first)
 
     def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,

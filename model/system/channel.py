@@ -656,8 +656,8 @@ class Channel:
     def _fetch_state(self) -> tuple:
         """The fetch stage's BDs, each with whether it is still on its way from the table,
         and the cycles before it may fetch again."""
-        return (tuple((id(f), f.offered > self._cycle + 1) for f in self._fetched),
-                self._fetch_wait)
+        after = self._cycle + 1
+        return tuple([(id(f), f.offered > after) for f in self._fetched]), self._fetch_wait
 
     def _drained(self) -> bool:
         """Every BD before the fetched one is complete (a BD of length 0 may run)."""
@@ -667,7 +667,7 @@ class Channel:
         return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._releasing, self._lock_state(),
-                tuple(r.header for r in self._stage))
+                tuple([r.header for r in self._stage]))
 
     def _lock_state(self) -> tuple:
         """The lock registers: request, grants, hold, release grant."""
@@ -683,7 +683,7 @@ class Channel:
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._lock_state(),
-                tuple(r.header for r in self._stage), self._written_bd)
+                tuple([r.header for r in self._stage]), self._written_bd)
 
     def next_event(self, last: int, moved: bool) -> int:
         """The cycle a lock release is due (the release queue's head asks for the port
