@@ -362,12 +362,10 @@ class BufferDescriptor:
         return self._kind
 
     def __getattr__(self, name: str) -> int:
-        # Only reached when normal lookup fails, i.e. for field names.
+        # Only reached when normal lookup fails: every field is a class property
+        # (_field_property), so this is a name the kind has no field for.
         if name.startswith("_"):
             raise AttributeError(name)
-        position = _POSITION[self._kind].get(name)
-        if position is not None:
-            return self._values[position]
         raise AttributeError(f"a {self._kind} BD has no field {name!r}")
 
     def __setattr__(self, name: str, value: object) -> None:
