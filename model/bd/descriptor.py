@@ -362,12 +362,10 @@ class BufferDescriptor:
         return self._kind
 
     def __getattr__(self, name: str) -> int:
-        # Only reached when normal lookup fails, i.e. for field names.
+        # Only reached when normal lookup fails: every field is a class property
+        # (_field_property), so this is a name the kind has no field for.
         if name.startswith("_"):
             raise AttributeError(name)
-        position = _POSITION[self._kind].get(name)
-        if position is not None:
-            return self._values[position]
         raise AttributeError(f"a {self._kind} BD has no field {name!r}")
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -552,6 +550,30 @@ class BufferDescriptor:
         v = self._values
         return {name: [v[i] if i is not None else 0 for i in positions]
                 for name, positions in _PATTERN_POSITIONS[self._kind].items()}
+
+
+
+def _field_property(name: str) -> property:
+    """The property that reads field ``name`` of a BD of any kind.
+
+    A field read through ``__getattr__`` first fails the normal lookup, which costs
+    Python an ``AttributeError`` each time; the system model reads BD fields in every
+    cycle, so each field is a class property. On a kind without the field the getter
+    raises, and ``__getattr__`` gives the message naming the kind.
+    """
+    positions = {kind: index.get(name) for kind, index in _POSITION.items()}
+
+    def value(self: BufferDescriptor) -> int:
+        position = positions[self._kind]
+        if position is None:
+            raise AttributeError(name)
+        return self._values[position]
+
+    return property(value, doc=f"The ``{name}`` field.")
+
+
+for _name in dict.fromkeys(name for index in _POSITION.values() for name in index):
+    setattr(BufferDescriptor, _name, _field_property(_name))
 
 
 def stream_addresses(start: int, length: int, steps: Sequence[int], wraps: Sequence[int],

@@ -39,15 +39,27 @@ __all__ = [
     "EngineCycle",
     "MM2SDatapath",
     "S2MMDatapath",
+    "bd_beat_arrays",
     "bd_beat_lists",
 ]
 
 
-def bd_beat_lists(kind: str, bd: BufferDescriptor) -> tuple[list[int], list[bool]]:
-    """One BD's beats as the RTL gives them: addresses (0 on zero beats) and zero flags."""
-    stream = wrap_addresses(kind, bd.stream())
+def bd_beat_arrays(kind: str, bd: BufferDescriptor,
+                   stream: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """One BD's beats as the RTL gives them: addresses (0 on zero beats) and zero flags.
+
+    ``stream`` is ``bd.stream()`` when the caller has it already.
+    """
+    stream = wrap_addresses(kind, bd.stream() if stream is None else stream)
     zero = stream < 0
-    return np.where(zero, 0, stream).tolist(), zero.tolist()
+    return np.where(zero, 0, stream), zero
+
+
+def bd_beat_lists(kind: str, bd: BufferDescriptor,
+                  stream: np.ndarray | None = None) -> tuple[list[int], list[bool]]:
+    """:func:`bd_beat_arrays` as lists (what the engine indexes every cycle)."""
+    addresses, zero = bd_beat_arrays(kind, bd, stream)
+    return addresses.tolist(), zero.tolist()
 
 
 class AddrgenSlots:
@@ -72,11 +84,11 @@ class AddrgenSlots:
     @property
     def empty(self) -> bool:
         """No BD is held."""
-        return self.run is None and all(s is None for s in self.prepare)
+        return self.run is None and self.prepare.count(None) == len(self.prepare)
 
     def state(self) -> tuple:
         """Everything that changes, for telling a cycle that changed nothing."""
-        return (*(id(s) for s in self.prepare), id(self.run), self.position)
+        return (*map(id, self.prepare), id(self.run), self.position)
 
     def outputs(self) -> tuple[bool, int, bool, bool]:
         """``o.valid`` and the beat shown: ``(valid, address, zero, last)``."""
@@ -86,7 +98,9 @@ class AddrgenSlots:
         p = self.position
         return True, addresses[p], zeros[p], p == len(addresses) - 1
 
-    def _ready(self, o_ready: bool) -> tuple[list[bool], bool, bool]:
+    def readiness(self, o_ready: bool) -> tuple[list[bool], bool, bool]:
+        """In a cycle whose ``o.ready`` is given: each slot's ready, whether the last one's
+        BD leaves, whether ``R`` gives a beat (what :meth:`clock` applies)."""
         slots, last = self.prepare, len(self.prepare) - 1
         remaining = 0 if self.run is None else len(self.run[0]) - self.position
         take = self.run is not None and o_ready
@@ -101,12 +115,14 @@ class AddrgenSlots:
 
     def i_ready(self, o_ready: bool) -> bool:
         """``i.ready`` in a cycle whose ``o.ready`` is given (combinational)."""
-        return self._ready(o_ready)[0][0]
+        return self.readiness(o_ready)[0][0]
 
-    def clock(self, accepted: tuple[list[int], list[bool]] | None, o_ready: bool) -> None:
-        """The edge: ``accepted`` is the BD taken on ``i`` this cycle, if any."""
+    def clock(self, accepted: tuple[list[int], list[bool]] | None, o_ready: bool,
+              readiness: tuple | None = None) -> None:
+        """The edge: ``accepted`` is the BD taken on ``i`` this cycle, if any;
+        ``readiness`` is this cycle's :meth:`readiness`, when the caller has it."""
         slots, last = self.prepare, len(self.prepare) - 1
-        ready, leave, take = self._ready(o_ready)
+        ready, leave, take = readiness or self.readiness(o_ready)
         remaining = 0 if self.run is None else len(self.run[0]) - self.position
         if leave and slots[last][0]:
             self.run, self.position = slots[last], 0
@@ -203,12 +219,14 @@ class S2MMDatapath:
             self.write = (joined[0], joined[2])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EngineCycle:
     """Every port of a channel engine in one cycle; what RTL and model must agree on.
 
     Payloads are 0 (and flags False) in cycles their ``valid`` (or enable) is low, so
-    two engines compare field by field.
+    two engines compare field by field. Not frozen: the model makes one per channel per
+    stepped cycle, and a frozen dataclass sets each field through ``object.__setattr__``
+    (2.5 times the cost); nothing changes one after it is made.
 
     Attributes
     ----------
@@ -277,6 +295,7 @@ class ChannelEngine:
         self._o_ready = self._i_valid = False
         self._i_data = self._mem_data = 0
         self._grant = False
+        self._settled: tuple | None = None   # this cycle's _settle, until the edge
 
     @property
     def empty(self) -> bool:
@@ -291,7 +310,7 @@ class ChannelEngine:
         """:meth:`state` without what advances at a steady rate: the beat position
         and the words passing through (the system model's fast path)."""
         slots = self.slots
-        return (*(id(s) for s in slots.prepare), id(slots.run), *self.datapath.steady_state(),
+        return (*map(id, slots.prepare), id(slots.run), *self.datapath.steady_state(),
                 self.first)
 
     def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
@@ -299,6 +318,7 @@ class ChannelEngine:
         """This cycle's inputs: the BD offered (None: ``bd.valid`` low) and the stream side."""
         self._bd, self._o_ready, self._i_valid = bd, o_ready, i_valid
         self._i_data, self._mem_data, self._grant = i_data, mem_data, False
+        self._settled = None
 
     def _datapath_ready(self) -> bool:
         return self.datapath.beats_ready() if self.mm2s else self._i_valid
@@ -310,38 +330,45 @@ class ChannelEngine:
     def grant(self, granted: bool) -> None:
         """Whether the BD at the gate holds its lock in this cycle (its first beat passes)."""
         self._grant = granted
+        self._settled = None
 
-    def _gate(self) -> tuple[bool, bool]:
-        """``(beat passes to the datapath, address generator's o.ready)``."""
-        passes = not self.first or self._grant
-        valid = self.slots.run is not None
-        ready = self._datapath_ready() and passes
-        return valid and passes, ready
+    def _settle(self) -> tuple:
+        """This cycle's combinational values, worked out once for :meth:`sample` and
+        :meth:`clock` (the inputs are all in after :meth:`drive` and :meth:`grant`): the
+        beat shown, whether the gate lets it pass, the address generator's ``o.ready``
+        and its slots' :meth:`~AddrgenSlots.readiness`."""
+        if self._settled is None:
+            passes = not self.first or self._grant
+            a_ready = self._datapath_ready() and passes
+            self._settled = (self.slots.outputs(), passes, a_ready,
+                             self.slots.readiness(a_ready))
+        return self._settled
 
     def sample(self) -> EngineCycle:
         """Every port of this cycle (after :meth:`drive` and :meth:`grant`)."""
-        beat_valid, address, zero, last = self.slots.outputs()
-        _, a_ready = self._gate()
+        (beat_valid, address, zero, last), passes, a_ready, readiness = self._settle()
         request = beat_valid and self.first and self._datapath_ready()
         bd_valid = self._bd is not None
-        bd_ready = self.slots.i_ready(a_ready)
+        bd_ready = readiness[0][0]
         moved = beat_valid and a_ready
-        common = {"bd_valid": bd_valid, "bd_ready": bd_ready, "beat_valid": beat_valid,
-                  "beat_ready": a_ready, "address": address, "zero": zero, "last": last,
-                  "lock_request": request, "lock_grant": request and self._grant}
+        grant = request and self._grant
         if self.mm2s:
             o_valid, data, o_last = self.datapath.outputs(self._mem_data)
             read = moved and not zero
-            return EngineCycle(**common, stream_valid=o_valid, stream_ready=self._o_ready,
-                               data=data if o_valid else 0, stream_last=o_last and o_valid,
-                               mem_read=read, mem_addr=address if read else 0)
+            return EngineCycle(bd_valid=bd_valid, bd_ready=bd_ready, beat_valid=beat_valid,
+                               beat_ready=a_ready, address=address, zero=zero, last=last,
+                               lock_request=request, lock_grant=grant, stream_valid=o_valid,
+                               stream_ready=self._o_ready, data=data if o_valid else 0,
+                               stream_last=o_last and o_valid, mem_read=read,
+                               mem_addr=address if read else 0)
         write = self.datapath.write
-        passes, _ = self._gate()
-        return EngineCycle(**common, stream_valid=self._i_valid,
+        return EngineCycle(bd_valid=bd_valid, bd_ready=bd_ready, beat_valid=beat_valid,
+                           beat_ready=a_ready, address=address, zero=zero, last=last,
+                           lock_request=request, lock_grant=grant, stream_valid=self._i_valid,
                            stream_ready=beat_valid and passes,
                            data=self._i_data if self._i_valid else 0,
-                           mem_write=write is not None,
-                           mem_addr=write[0] if write else 0, mem_data=write[1] if write else 0)
+                           mem_write=write is not None, mem_addr=write[0] if write else 0,
+                           mem_data=write[1] if write else 0)
 
     def clock(self, accepted_beats: tuple[list[int], list[bool]] | None = None) -> None:
         """The rising edge.
@@ -352,11 +379,11 @@ class ChannelEngine:
             The beats of the BD offered this cycle (:func:`bd_beat_lists`), computed
             once by the caller; taken if the BD was accepted.
         """
-        beat_valid, address, zero, last = self.slots.outputs()
-        _, a_ready = self._gate()
+        (beat_valid, address, zero, last), _, a_ready, readiness = self._settle()
+        self._settled = None
         moved = beat_valid and a_ready
         accepted = None
-        if self._bd is not None and self.slots.i_ready(a_ready):
+        if self._bd is not None and readiness[0][0]:
             accepted = (accepted_beats if accepted_beats is not None
                         else bd_beat_lists(self.kind, self._bd))
         if self.mm2s:
@@ -365,4 +392,4 @@ class ChannelEngine:
             self.datapath.clock((address, zero, self._i_data) if moved else None)
         if moved:
             self.first = last
-        self.slots.clock(accepted, a_ready)
+        self.slots.clock(accepted, a_ready, readiness)

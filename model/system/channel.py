@@ -62,6 +62,7 @@ Decisions (docs/bd.md is silent on timing and on these points):
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import deque
 from collections.abc import Hashable
@@ -86,11 +87,11 @@ from ..cycle.contract import (
     LOCK_ASK_AHEAD,
     RELEASE_QUEUE_DEPTH,
 )
-from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_lists
+from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_arrays
 from ..errors import AiedmaError, NotModelledWarning, PacketError, field_error
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
 from .scheduler import NEVER, FastPlan, Stall
-from .stream import Beat, Stream, data_beats
+from .stream import Beat, Stream
 
 if TYPE_CHECKING:  # a channel belongs to a DMA, which builds it (.dma imports this module)
     from .dma import DMA
@@ -107,6 +108,34 @@ TASK_QUEUE_DEPTH = 4
 
 _PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].padded_dimensions)
                         for side in ("before", "after"))
+
+
+_IDLE = Stall("idle")
+"""The stall of a cycle in which a channel has nothing to do and nothing changes."""
+
+
+_SHORT_BD = 256
+"""BDs up to this many words have their beats kept (:func:`_bd_beats`)."""
+
+
+def _bd_beats(kind: str, bd: BufferDescriptor) -> tuple:
+    """A BD's highest address and its beats (:func:`~.cycle.engine.bd_beat_arrays`, as
+    arrays and as lists). Short BDs' are kept by value: task programs fetch the same
+    few-word BDs over and over, and computing a stream costs more than their cycles.
+    Nothing changes them once made."""
+    if bd.buffer_length > _SHORT_BD:
+        return _beats_of(kind, bd)
+    return _short_beats(kind, bd)
+
+
+def _beats_of(kind: str, bd: BufferDescriptor) -> tuple:
+    stream = bd.stream()
+    addresses, zeros = bd_beat_arrays(kind, bd, stream)
+    addresses.flags.writeable = zeros.flags.writeable = False   # shared by every fetch
+    return int(stream.max()), addresses, zeros, addresses.tolist(), zeros.tolist()
+
+
+_short_beats = functools.lru_cache(maxsize=1024)(_beats_of)
 
 
 class ChannelError(AiedmaError):
@@ -138,7 +167,7 @@ class _InFlight:
     header: bool               # a packet header is still to send / receive
     words_left: int            # S2MM: data words still to pass to the engine
     offered: int = 0           # the first cycle the fetch stage offers it
-    beats: tuple | None = None  # the engine's beat lists of a BD with words
+    beats: tuple | None = None  # a BD with words: beat lists, its ID and BD, beat arrays
     accepted: int = 0          # the cycle the engine took it (it may ask from the next)
 
 
@@ -362,7 +391,8 @@ class Channel:
         bd_id, bd = walk.next()
         where = self._where(bd_id)
         if not DMA_KINDS[self.dma.kind].pads(self._way):
-            padded = [f for f in _PADDING_FIELDS if bd.fields().get(f)]
+            values = bd.fields()
+            padded = [f for f in _PADDING_FIELDS if values.get(f)]
             if padded:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),
                                   f"S2MM cannot pad (zero padding is memory-tile MM2S only); "
@@ -373,18 +403,20 @@ class Channel:
         fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
                             bd.buffer_length, offered=self._cycle + BD_FETCH_LATENCY)
         if bd.buffer_length:
-            self._check_address_width(bd, where)
-            fetched.beats = (*bd_beat_lists(self.dma.kind, bd), bd_id, bd)
+            top, addresses, zeros, address_list, zero_list = _bd_beats(self.dma.kind, bd)
+            self._check_address_width(top, where)
+            # The engine indexes the lists every cycle; a jump slices the arrays.
+            fetched.beats = (address_list, zero_list, bd_id, bd, addresses, zeros)
         self._fetched.append(fetched)
         self._fetch_wait = FETCH_INTERVAL
         if walk.done:
             self._walk = None
         return True
 
-    def _check_address_width(self, bd: BufferDescriptor, where: str) -> None:
-        """A BD whose addresses run past the kind's address width is refused at fetch."""
+    def _check_address_width(self, address: int, where: str) -> None:
+        """A BD whose highest address runs past the kind's address width is refused at
+        fetch."""
         bits = ADDRESS_BITS[self.dma.kind]
-        address = int(bd.stream().max())
         if address >= 1 << bits:
             raise field_error(MemoryAccessError, "address", address,
                               f"past the {bits}-bit address space of a {self.dma.kind} DMA (the "
@@ -465,6 +497,8 @@ class Channel:
             header received; each names the channel and the BD.
         """
         self._cycle = cycle
+        if self._quiet():
+            return self._quiet_step()
         self._fetch_wait = max(0, self._fetch_wait - 1)
         before = self._state()
         # The release queue's head asks for its tile's release port (applied at the end
@@ -597,6 +631,27 @@ class Channel:
                          detail=stall.detail)
         return self._stall_cause(signals, header_due and not header_word, progress)
 
+    def _quiet(self) -> bool:
+        """Nothing inside, queued or due (no fetch wait, no lock register set), on the
+        model's engine: a cycle of it changes nothing and moves nothing."""
+        return (not self._fetch_wait and self._ask is None and self._held is None
+                and not self._answer and type(self.engine) is ChannelEngine and not self.busy)
+
+    def _quiet_step(self) -> Stall:
+        """:meth:`step` of a :meth:`_quiet` channel (a quarter of the cycles of short task
+        programs): its empty engine still runs its cycle, which a recorder of its ports
+        sees, and nothing else can change."""
+        engine, stream = self.engine, self.stream
+        if self.is_mm2s:
+            engine.drive(None, o_ready=stream is not None and stream.can_push(),
+                         mem_data=self._mem_data)
+        else:
+            i_valid = stream is not None and stream.can_pop()
+            engine.drive(None, i_valid=i_valid, i_data=stream.peek().data if i_valid else 0)
+        engine.sample()
+        engine.clock(None)
+        return _IDLE
+
     def _stall_cause(self, signals: EngineCycle, header_due: bool, progress: bool) -> Stall:
         stream = self.stream
         if self.is_mm2s:
@@ -614,8 +669,8 @@ class Channel:
     def _fetch_state(self) -> tuple:
         """The fetch stage's BDs, each with whether it is still on its way from the table,
         and the cycles before it may fetch again."""
-        return (tuple((id(f), f.offered > self._cycle + 1) for f in self._fetched),
-                self._fetch_wait)
+        after = self._cycle + 1
+        return tuple([(id(f), f.offered > after) for f in self._fetched]), self._fetch_wait
 
     def _drained(self) -> bool:
         """Every BD before the fetched one is complete (a BD of length 0 may run)."""
@@ -625,7 +680,7 @@ class Channel:
         return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._releasing, self._applying,
-                self._lock_state(), tuple(r.header for r in self._stage))
+                self._lock_state(), tuple([r.header for r in self._stage]))
 
     def _lock_state(self) -> tuple:
         """The lock registers: request (and whether the unit has tested it), grants, hold,
@@ -643,7 +698,7 @@ class Channel:
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._lock_state(),
-                tuple(r.header for r in self._stage), self._written_bd)
+                tuple([r.header for r in self._stage]), self._written_bd)
 
     def next_event(self, last: int, moved: bool) -> int:
         """The cycle a lock release is due (the release queue's head asks for the port
@@ -682,8 +737,8 @@ class Channel:
             return FastPlan()
         slots = self.engine.slots
         start = slots.position
-        addresses = np.asarray(slots.run[0][start:start + cycles], dtype=np.int64)
-        zeros = np.asarray(slots.run[1][start:start + cycles], dtype=bool)
+        addresses = slots.run[4][start:start + cycles]
+        zeros = slots.run[5][start:start + cycles]
         if self.is_mm2s:
             return self._plan_mm2s(cycles, addresses, zeros)
         return self._plan_s2mm(cycles, addresses, zeros)
@@ -705,11 +760,12 @@ class Channel:
             data = np.zeros(cycles, dtype=np.int64)
             data[~zeros] = values
             held = len(datapath.buffer)
-            words = [word for word, _ in datapath.buffer]
-            words.append(0 if datapath.flight[0] else self._mem_data)
-            words += data.tolist()
-            self.stream.bulk_push(data_beats(words[:cycles]))
-            datapath.buffer = deque((word, False) for word in words[cycles:cycles + held])
+            ahead = [word for word, _ in datapath.buffer]
+            ahead.append(0 if datapath.flight[0] else self._mem_data)
+            words = np.concatenate((np.asarray(ahead, dtype=np.int64), data))
+            self.stream.bulk_push_words(words[:cycles])
+            datapath.buffer = deque((word, False)
+                                    for word in words[cycles:cycles + held].tolist())
             datapath.flight = (bool(zeros[-1]), False)
             if values.size:
                 self._mem_data = int(values[-1])
@@ -732,15 +788,15 @@ class Channel:
             return None
 
         def pop() -> None:
-            beats = self.stream.bulk_pop(cycles)
-            values = np.asarray([pending[1], *(b.data for b in beats[:-1])], dtype=np.int64)
+            words, _ = self.stream.bulk_pop_words(cycles)   # S2MM ignores TLAST
+            values = np.concatenate((np.asarray([pending[1]], dtype=np.int64), words[:-1]))
             bad = np.flatnonzero((values < WORD_MIN) | (values > WORD_MAX))
             if bad.size:   # the error stepping gives at that word
                 self.dma.memory.write(int(written[bad[0]]), int(values[bad[0]]),
                                       self._where(self._written_bd))
             for memory, mask, offsets in placed:
                 memory.data[offsets] = (values[mask] & 0xFFFF_FFFF).astype(np.uint32)
-            engine.datapath.write = (int(addresses[-1]), beats[-1].data)
+            engine.datapath.write = (int(addresses[-1]), int(words[-1]))
             self._stage[0].words_left -= cycles
             engine.slots.position += cycles
             self._left -= cycles

@@ -34,7 +34,7 @@ from ..arch.dtypes import GRAPH_DTYPES, elements_per_word
 from ..bd.packet import parse_packet_header
 from ..errors import AiedmaError, PacketError, field_error
 from .scheduler import NEVER, FastPlan, Stall
-from .stream import Beat, Stream, data_beats
+from .stream import Beat, Stream
 
 __all__ = ["GRAPH_DTYPES", "KernelAgent", "KernelError", "KernelInput", "KernelOutput",
            "elements_per_word", "from_words", "to_words"]
@@ -288,12 +288,12 @@ class KernelAgent:
         k = self._port(moved)
         if self._results is None:
             buffer, stream = self._buffers[k], self.inputs[k].stream
-            return FastPlan(pop=lambda: buffer.extend(b.data for b in stream.bulk_pop(cycles)))
+            return FastPlan(pop=lambda: buffer.extend(stream.bulk_pop_words(cycles)[0].tolist()))
         port, start = self.outputs[k], self._sent[k]
 
         def push() -> None:
             words = self._results[k][start:start + cycles]
-            port.stream.bulk_push(data_beats(words))
+            port.stream.bulk_push_words(np.asarray(words, dtype=np.int64))
             self._sent[k] = start + cycles
 
         return FastPlan(push=push)

@@ -326,13 +326,13 @@ class SystemRun:
             raise field_error(AiedmaError, "max_cycles", self.max_cycles,
                               "the run did not finish within this many cycles")
         progress = False
-        waits: dict[str, Stall] = {}
         moved, kinds = self._moved, self._causes
         moved.clear()
         kinds.clear()
+        stalls = []
         for agent in self.agents:
-            busy = agent.busy
             stall = agent.step(cycle)
+            stalls.append(stall)
             moved.append(stall is None)
             kinds.append(None if stall is None else stall.cause)
             if stall is None:
@@ -342,14 +342,16 @@ class SystemRun:
             causes = self.stalls[agent.name]
             causes[stall.cause] = causes.get(stall.cause, 0) + 1
             progress |= stall.progress
-            if busy:
-                waits[agent.name] = stall
         for agent in self.agents:
             agent.commit()
         for stream in self.streams:
             stream.commit()
         self.cycles += 1
         if not progress:
+            # Nothing moved or changed in the cycle, so who is busy now was busy at its
+            # start: asked only here, not of every agent in every cycle.
+            waits = {agent.name: stall for agent, stall in zip(self.agents, stalls, strict=True)
+                     if agent.busy}
             raise DeadlockError(cycle, waits, self.report())
 
     def advance(self) -> None:
@@ -410,6 +412,8 @@ class SystemRun:
         for plan in plans:
             if plan.pop is not None:
                 plan.pop()
+        for stream in self.streams:
+            stream.settle()   # words a jump pushed as an array and nobody popped
         for agent, cause in zip(self.agents, self._causes, strict=True):
             if cause is None:
                 self.words[agent.name] += n
@@ -469,11 +473,27 @@ def _touch_same_word(plans: Sequence[FastPlan]) -> bool:
             writes.setdefault(id(memory), []).append(offsets)
     for key, written in writes.items():
         every = np.concatenate(written)
-        if np.unique(every).size != every.size:
+        if not _distinct(every):
             return True
-        if key in reads and np.isin(np.concatenate(reads[key]), every).any():
+        if key in reads and _meet(np.concatenate(reads[key]), every):
             return True
     return False
+
+
+def _distinct(offsets: np.ndarray) -> bool:
+    """No offset twice: one pass for a rising run (a BD's walk, the usual case), else a sort."""
+    if offsets.size < 2 or (np.diff(offsets) > 0).all():
+        return True
+    return np.unique(offsets).size == offsets.size
+
+
+def _meet(read: np.ndarray, written: np.ndarray) -> bool:
+    """Some offset is in both; ranges apart (ping-pong buffers) are told without a search."""
+    if not read.size or not written.size:
+        return False
+    if read.max() < written.min() or read.min() > written.max():
+        return False
+    return bool(np.isin(read, written).any())
 
 
 def _stranded(streams: Sequence) -> dict[str, int]:

@@ -117,6 +117,8 @@ class Stream:
         self._items: deque[Beat] = deque()
         self._incoming: list[Beat] = []
         self._start = 0
+        self._run: np.ndarray | None = None   # words a jump pushed after _items (bulk_push_words)
+        self._run_last = False                # the run's final word has TLAST
 
     def __len__(self) -> int:
         return len(self._items) + len(self._incoming)
@@ -163,14 +165,27 @@ class Stream:
     # words as its consumer pops, one each per cycle, so its fill ends where it began;
     # every push of the jump is made before every pop.
 
+    # A jump's words may pass as one array (bulk_push_words, bulk_pop_words): a jump moves
+    # up to 10**5 words, and a Beat for each costs more than the rest of the jump.
+
     def bulk_push(self, beats: Iterable[Beat]) -> None:
         """Append the words a producer pushes over a fast-path jump."""
+        self.settle()
         before = len(self._items)
         self._items.extend(beats)
         self.pushed += len(self._items) - before
 
+    def bulk_push_words(self, words: np.ndarray, last: bool = False) -> None:
+        """Append the words a producer pushes over a fast-path jump, as one array of data
+        words without TLAST (with ``last``, the final one has it), kept as they are until
+        the consumer's bulk pop of the same jump takes them."""
+        self.settle()
+        self._run, self._run_last = words, last
+        self.pushed += words.size
+
     def bulk_pop(self, count: int) -> list[Beat]:
         """Take the ``count`` oldest words a consumer pops over a fast-path jump."""
+        self.settle()
         items = self._items
         if count > len(items):
             raise field_error(StreamError, "pop", self.name,
@@ -181,6 +196,37 @@ class Stream:
             return taken
         popleft = items.popleft
         return [popleft() for _ in repeat(None, count)]
+
+    def bulk_pop_words(self, count: int) -> tuple[np.ndarray, list[int]]:
+        """Take the ``count`` oldest words a consumer pops over a fast-path jump, as their
+        data (int64) and the positions among them of the words with TLAST."""
+        items, run = self._items, self._run
+        held = 0 if run is None else run.size
+        if count > len(items) + held:
+            raise field_error(StreamError, "pop", self.name,
+                              f"a jump pops {count} words and {len(items) + held} are there")
+        head = [items.popleft() for _ in repeat(None, min(count, len(items)))]
+        lasts = [k for k, beat in enumerate(head) if beat.last]
+        words = np.fromiter((beat.data for beat in head), dtype=np.int64, count=len(head))
+        if run is not None:
+            rest = count - len(head)
+            words = np.concatenate((words, run[:rest]))
+            if self._run_last and rest == held:
+                lasts.append(count - 1)
+            self._run = run[rest:]
+            self.settle()
+        return words, lasts
+
+    def settle(self) -> None:
+        """Make the words of a jump's array, if any are left, beats like the others (the
+        scheduler calls it at the end of every jump)."""
+        run, self._run = self._run, None
+        if run is None or not run.size:
+            return
+        beats = data_beats(run.tolist())
+        if self._run_last:
+            beats[-1] = Beat(beats[-1].data, True)
+        self._items.extend(beats)
 
 
 def _header(beat: Beat, where: str) -> int:
@@ -210,28 +256,33 @@ class StreamSource:
         self.name = name
         self.output = output
         if isinstance(words, np.ndarray) and words.ndim == 1 and words.dtype.kind in "iu":
-            beats = data_beats(words.tolist())   # plain ints: no Beat among them
-            if beats:
-                beats[-1] = Beat(beats[-1].data, True)
-            self._beats = deque(beats)
-            return
-        items = list(words)
-        last = len(items) - 1
-        self._beats = deque(
-            w if isinstance(w, Beat) else Beat(int(w), i == last) for i, w in enumerate(items))
+            self._words = words.astype(np.int64)   # plain ints: TLAST on the last one only
+            self._lasts = np.zeros(words.size, dtype=bool)
+            self._lasts[-1:] = True
+        else:
+            items = list(words)
+            last = len(items) - 1
+            beats = [w if isinstance(w, Beat) else Beat(int(w), i == last)
+                     for i, w in enumerate(items)]
+            self._words = np.fromiter((b.data for b in beats), dtype=np.int64,
+                                      count=len(beats))
+            self._lasts = np.fromiter((b.last for b in beats), dtype=bool, count=len(beats))
+        self._next = 0   # the next word to push
 
     @property
     def busy(self) -> bool:
         """Words are left to send."""
-        return bool(self._beats)
+        return self._next < self._words.size
 
     def step(self, cycle: int) -> Stall | None:
         """Push the next word if the stream is ready."""
-        if not self._beats:
+        if not self.busy:
             return Stall("idle")
         if not self.output.can_push():
             return Stall("backpressure", detail=self.output.name)
-        self.output.push(self._beats.popleft())
+        k = self._next
+        self.output.push(Beat(int(self._words[k]), bool(self._lasts[k])))
+        self._next = k + 1
         return None
 
     def commit(self) -> None:
@@ -245,20 +296,29 @@ class StreamSource:
 
     def steady_state(self) -> Hashable:
         """Words left or not."""
-        return bool(self._beats)
+        return self.busy
 
     def next_event(self, last: int, moved: bool) -> int:
         """A pushing source pushes one word a cycle until it has none: the cycle after
         its last word is its first idle one."""
-        return last + len(self._beats) + 1 if moved else NEVER
+        return last + self._words.size - self._next + 1 if moved else NEVER
 
     def plan(self, cycles: int, moved: bool) -> FastPlan:
-        """Push ``cycles`` words."""
+        """Push ``cycles`` words (as one array unless a TLAST comes before the last)."""
         if not moved:
             return FastPlan()
-        beats = self._beats
-        return FastPlan(push=lambda: self.output.bulk_push(
-            [beats.popleft() for _ in range(cycles)]))
+        start, end = self._next, self._next + cycles
+
+        def push() -> None:
+            words, lasts = self._words[start:end], self._lasts[start:end]
+            if lasts[:-1].any():
+                self.output.bulk_push([Beat(int(w), bool(t)) for w, t in zip(words, lasts,
+                                                                              strict=True)])
+            else:
+                self.output.bulk_push_words(words, last=bool(lasts[-1]))
+            self._next = end
+
+        return FastPlan(push=push)
 
 
 class StreamSink:
@@ -293,19 +353,27 @@ class StreamSink:
         self.input = input
         self.expect = expect
         self.drop_headers = drop_headers
-        self.beats: list[Beat] = []
         self.packet_ids: list[int] = []
         self._at_header = drop_headers
+        self._words: list[int] = []   # the kept words' data
+        self._tlast: list[int] = []   # positions among them of the words with TLAST
+
+    @property
+    def beats(self) -> list[Beat]:
+        """The words kept, in order."""
+        tlast = set(self._tlast)
+        return [Beat(word, k in tlast) for k, word in enumerate(self._words)]
 
     @property
     def data(self) -> list[int]:
         """The kept words' data."""
-        return [b.data for b in self.beats]
+        return list(self._words)
 
     @property
     def busy(self) -> bool:
         """Words wait at its input, or it still expects words."""
-        return len(self.input) > 0 or (self.expect is not None and len(self.beats) < self.expect)
+        return len(self.input) > 0 or (self.expect is not None
+                                       and len(self._words) < self.expect)
 
     def step(self, cycle: int) -> Stall | None:
         """Take one word if there is one (and the ready pattern allows)."""
@@ -313,16 +381,17 @@ class StreamSink:
             # Holding off is a choice that ends: never a deadlock.
             return Stall("idle", progress=self.busy, detail=f"{self.name} holds off")
         if not self.input.can_pop():
-            waiting = self.expect is not None and len(self.beats) < self.expect
+            waiting = self.expect is not None and len(self._words) < self.expect
             return Stall("empty" if waiting else "idle", detail=self.input.name)
         beat = self.input.pop()
         if self._at_header:
             self.packet_ids.append(_header(beat, f"received by {self.name}"))
             self._at_header = False
             return None
-        self.beats.append(beat)
-        if beat.last and self.drop_headers:
-            self._at_header = True
+        if beat.last:
+            self._tlast.append(len(self._words))
+            self._at_header = self.drop_headers
+        self._words.append(beat.data)
         return None
 
     def commit(self) -> None:
@@ -350,8 +419,8 @@ class StreamSink:
         if moved and self.drop_headers:
             return last + 1
         event = NEVER
-        if moved and self.expect is not None and len(self.beats) < self.expect:
-            event = last + self.expect - len(self.beats)   # busy ends with the last word
+        if moved and self.expect is not None and len(self._words) < self.expect:
+            event = last + self.expect - len(self._words)   # busy ends with the last word
         # ``last`` inside the pattern: the next cycle may be its first one after, where
         # the sink is ready again (a pattern ending low changes there).
         if self.ready is not None and last < len(self.ready):
@@ -369,7 +438,13 @@ class StreamSink:
         """Take ``cycles`` words."""
         if not moved:
             return FastPlan()
-        return FastPlan(pop=lambda: self.beats.extend(self.input.bulk_pop(cycles)))
+
+        def pop() -> None:
+            words, lasts = self.input.bulk_pop_words(cycles)
+            self._tlast += [len(self._words) + k for k in lasts]
+            self._words += words.tolist()
+
+        return FastPlan(pop=pop)
 
 
 class PacketSplit:

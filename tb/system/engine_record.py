@@ -228,8 +228,10 @@ class EngineRecorder:
         slots = self.engine.slots
         run, start = slots.run, slots.position
         positions = np.arange(start, start + cycles, dtype=np.int64)
-        addresses = np.asarray(run[0][start:start + cycles], dtype=np.int64)
-        zeros = np.asarray(run[1][start:start + cycles], dtype=bool)
+        # A system channel's runs carry their beats as arrays too (after the ID and BD).
+        arrays = run[4:6] if len(run) >= 6 else run[:2]
+        addresses = np.asarray(arrays[0][start:start + cycles], dtype=np.int64)
+        zeros = np.asarray(arrays[1][start:start + cycles], dtype=bool)
         return positions, addresses, zeros, positions == len(run[0]) - 1
 
     def _mm2s_block(self, cycles: int) -> dict[str, np.ndarray]:
@@ -262,22 +264,22 @@ class EngineRecorder:
         pending = self.engine.datapath.write
         stream = self.channel.stream
         taken: list = []
-        bulk_pop = stream.bulk_pop
+        bulk_pop_words = stream.bulk_pop_words
 
-        def watched(count: int) -> list:
-            beats = bulk_pop(count)
-            taken.extend(beats)
-            return beats
+        def watched(count: int) -> tuple:
+            popped = bulk_pop_words(count)
+            taken.append(popped[0])
+            return popped
 
-        stream.bulk_pop = watched
+        stream.bulk_pop_words = watched
         try:
             pop()
         finally:
-            del stream.bulk_pop   # the class's method again
-        if len(taken) != cycles or pending is None:
+            del stream.bulk_pop_words   # the class's method again
+        words = np.concatenate(taken) if taken else np.zeros(0, dtype=np.int64)
+        if words.size != cycles or pending is None:
             raise RecordingError(f"{self.channel.name}: a jump of {cycles} cycles took "
-                                 f"{len(taken)} words with a write pending: {pending}")
-        words = np.asarray([b.data for b in taken], dtype=np.int64)
+                                 f"{words.size} words with a write pending: {pending}")
         return {"address": addresses, "zero": zeros.astype(np.int64),
                 "last": lasts.astype(np.int64), "i_data": words, "data": words,
                 "mem_addr": np.concatenate(([pending[0]], addresses[:-1])),

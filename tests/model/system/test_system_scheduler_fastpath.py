@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
+from aiedma.model.arch.kinds import DMA_KINDS
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
 from aiedma.model.errors import AiedmaError
+from aiedma.model.system import channel as channel_module
 from aiedma.model.system.channel import Channel
 from aiedma.model.system.dma import DMA
 from aiedma.model.system.graph import Graph
@@ -343,3 +345,51 @@ def test_an_event_one_cycle_early_only_costs_speed(cls, monkeypatch):
         assert runs[0] == runs[1]
     else:
         assert_same_graph_run(*runs)
+
+
+def _program_run(program):
+    """Everything a random program's run shows: report, words and their cycles, tokens,
+    locks and the target memory."""
+    agents, channels, dma, sinks = program.build()
+    times = {s.name: [] for s in sinks}
+    for sink in sinks:
+        step = sink.step
+
+        def timed(cycle, step=step, into=times[sink.name]):
+            stall = step(cycle)
+            if stall is None:
+                into.append(cycle)
+            return stall
+
+        sink.step = timed
+    report = run_system(agents, exact=True)
+    target = dma.memory.resolve(program.place.target)
+    tokens = [[(d.cycle, d.token) for d in c.done] for c in channels]
+    own = DMA_KINDS[dma.kind].lock_window("own").start
+    locks = [dma.locks.route(own + k)[0][k] for k in range(DMA_KINDS[dma.kind].locks)]
+    return (report, [s.beats for s in sinks], times, tokens,
+            target[0].dump(target[1], 64).tolist(), locks)
+
+
+@pytest.mark.parametrize("kind", ["memtile", "tile", "shim"])
+def test_quiet_channels_and_kept_beats_change_nothing(kind, monkeypatch):
+    """A quiet channel's short step and a short BD's kept beats give the run the full
+    step and a fresh stream give, word for word and cycle for cycle."""
+    programs = [random_program(seed, kind) for seed in range(1, 41)]
+    quick = [_program_run(p) for p in programs]
+    quiet_steps = 0
+    quiet = Channel._quiet_step
+
+    def counted(self):
+        nonlocal quiet_steps
+        quiet_steps += 1
+        return quiet(self)
+
+    monkeypatch.setattr(Channel, "_quiet_step", counted)
+    [_program_run(p) for p in programs]
+    assert quiet_steps > 100, "the programs' channels were quiet in some cycles"
+    monkeypatch.setattr(Channel, "_quiet", lambda self: False)
+    monkeypatch.setattr(channel_module, "_short_beats", channel_module._beats_of)
+    full = [_program_run(p) for p in programs]
+    for seed, (a, b) in enumerate(zip(quick, full, strict=True), start=1):
+        assert a == b, f"seed {seed}"

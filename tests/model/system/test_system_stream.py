@@ -1,5 +1,6 @@
 """Streams: valid/ready FIFOs, sources and sinks, pktsplit routing by ID, pktmerge tagging."""
 
+import numpy as np
 import pytest
 
 from aiedma.model import BufferDescriptor, PacketError, Task
@@ -63,6 +64,39 @@ def test_depth_two_gives_full_rate(depth, cycles):
     assert sink.data == list(range(10))
     assert [b.last for b in sink.beats] == [False] * 9 + [True]
     assert report.cycles == cycles
+
+
+def test_a_jump_passes_words_as_an_array_with_the_beats_before_them():
+    s = Stream("s", depth=2)
+    s.push(Beat(1, True))
+    s.push(Beat(2))
+    s.commit()
+    s.bulk_push_words(np.array([3, 4, 5, 6]), last=True)
+    words, lasts = s.bulk_pop_words(4)
+    assert words.tolist() == [1, 2, 3, 4] and lasts == [0]
+    s.settle()
+    assert len(s) == 2 and s.pushed == 6
+    assert [s.pop(), s.pop()] == [Beat(5), Beat(6, True)], "the rest became beats, TLAST kept"
+    s.bulk_push_words(np.array([7, 8]), last=True)
+    assert s.bulk_pop_words(2)[1] == [1], "the run's TLAST, on its final word"
+    s.bulk_push_words(np.array([9]))
+    assert s.bulk_pop(1) == [Beat(9)], "a pop of beats takes the run as beats"
+    with pytest.raises(StreamError, match=r"^pop='s': a jump pops 1 words and 0 are there"):
+        s.bulk_pop_words(1)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_sources_and_sinks_keep_tlast_inside_a_jump(exact):
+    words = [Beat(k, k % 37 == 36) for k in range(200)] + [Beat(200, True)]
+    s = Stream("s")
+    sink = StreamSink("sink", s, expect=len(words))
+    run_system([StreamSource("src", s, words), sink], exact=exact)
+    assert sink.beats == words
+    s = Stream("s")
+    sink = StreamSink("sink", s, expect=300)
+    run_system([StreamSource("src", s, np.arange(300, dtype=np.int32)), sink], exact=exact)
+    assert sink.data == list(range(300))
+    assert [k for k, beat in enumerate(sink.beats) if beat.last] == [299]
 
 
 def test_a_sink_stays_busy_while_words_wait():
