@@ -194,9 +194,9 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   asks in ``t`` with its lock free passes from ``t + LOCK_GRANT_LATENCY``: after a BD
   of ``LOCK_GRANT_LATENCY`` beats or more, the next BD's first beat follows its last
   beat with no bubble; after a shorter one it comes ``LOCK_GRANT_LATENCY - length``
-  cycles late (the request starts in that BD's first cycle); a lock released by
-  another channel at the end of ``t`` is used from ``t + 2`` by a request already
-  tested, and a lock acquired at the end of ``t`` can be acquired again from ``t + 2``.
+  cycles late (the request starts in that BD's first cycle); a lock written at the
+  end of ``t`` (released, or acquired by another channel) is granted again in
+  ``t + 2`` at the earliest, so its next BD passes from ``t + 3``.
   **decision**: requests and grants are registers and a grant starts from the
   registers of the unit's test, so no path runs from one channel, or from the lock
   unit's decision, into another channel's logic in one cycle, and none from a lock's
