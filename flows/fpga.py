@@ -397,12 +397,15 @@ ROUTER2_TOPS = frozenset({
 S2MM channel with its BD table in block RAM (over 500 overused wires for more than 6
 minutes, where router2 routes it in under a minute) and makes little progress on the
 whole memory-tile DMA. Elsewhere router1 times better (the memory-tile address generator:
-200 MHz with router1, 146 with router2 on ECP5)."""
+200 MHz with router1, 146 with router2 on ECP5). On ECP5 only: on iCE40 router2 left
+the whole memory-tile S2MM channel at 2 overused wires for thousands of iterations,
+where router1 routes it in under two minutes."""
 
 
-def default_router(top: str) -> str:
-    """The router a top gets when ``--router`` is not given (see :data:`ROUTER2_TOPS`)."""
-    return "router2" if top in ROUTER2_TOPS else "router1"
+def default_router(top: str, part: str = "ecp5") -> str:
+    """The router a top gets on ``part`` when ``--router`` is not given (see
+    :data:`ROUTER2_TOPS`)."""
+    return "router2" if top in ROUTER2_TOPS and part == "ecp5" else "router1"
 
 
 def synth_script(top: str, part: Part, mapper: str = "abc9") -> str:
@@ -631,7 +634,8 @@ def markdown_table(rows: Sequence[Row], machine_line: str, versions: Mapping[str
         "BRAM and DSP are yosys cells after synthesis, LC nextpnr's packed logic "
         "cells; Fmax is nextpnr's achieved register-to-register figure; a top that does "
         "not fit a part has a row that says which cells it lacks. Whole channels and DMAs "
-        "route with nextpnr's router2, the rest with router1, unless `--router` says.", "",
+        "route with nextpnr's router2 on ECP5, the rest and iCE40 with router1, unless "
+        "`--router` says.", "",
         head, rule, *body, ""])
 
 
@@ -685,8 +689,8 @@ def _parser() -> argparse.ArgumentParser:
                              "electrostatic one, used by make fpga-dma)")
     parser.add_argument("--router", choices=ROUTERS, default=None,
                         help="nextpnr router for every top: router1 (its default) or router2 "
-                             "(its newer one); default: router2 for whole channels and DMAs, "
-                             "router1 for the rest")
+                             "(its newer one); default: router2 for whole channels and DMAs "
+                             "on ECP5, router1 for the rest")
     return parser
 
 
@@ -760,7 +764,8 @@ def _run_all(jobs: Sequence[_Job], tools: Mapping[str, str], *, freq: float | No
         futures = {pool.submit(build, job.top, job.part, job.folder, seed=seed,
                                target_mhz=freq or job.part.default_mhz,
                                harness_ff=job.harness_ff, tools=tools, mapper=mapper,
-                               placer=placer, router=router or default_router(job.top)): n
+                               placer=placer,
+                               router=router or default_router(job.top, job.part.name)): n
                    for n, job in enumerate(jobs)}
         for index, future in enumerate(as_completed(futures), start=1):
             job = jobs[futures[future]]
