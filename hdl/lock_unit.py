@@ -95,7 +95,7 @@ class _Acquire:
         self.dirty = Signal(name=f"acq{k}_dirty")       # its lock was written since
         self.eligible = Signal(name=f"acq{k}_eligible")
         self.on_release = Signal(name=f"acq{k}_on_release")
-        self.with_release: tuple[Value, Value] = (Signal(), Signal())
+        self.with_release: tuple[Value, Value]      # the release after it: value, fits
 
 
 class LockUnit(wiring.Component):
@@ -224,11 +224,8 @@ class LockUnit(wiring.Component):
         m.d.comb += acquire.eligible.eq(acquire.fit & port.request & ~port.grant
                                         & ~acquire.dirty)
         # The release of this cycle, were this acquire granted on the release's lock.
-        both = Signal(signed(_STATE_BITS + 2), name=f"acq{k}_both")
-        m.d.comb += both.eq(acquire.after + release.value)
-        fits = Signal(name=f"acq{k}_rel_fits")
-        m.d.comb += fits.eq((both >= 0) & (both <= LOCK_VALUE_MAX))
-        acquire.with_release = (both[:_STATE_BITS], fits)
+        acquire.with_release = self._release_result(m, f"acq{k}", acquire.after,
+                                                    release.value)
         m.d.comb += acquire.on_release.eq(port.lock_id == release.lock_id)
         return acquire
 

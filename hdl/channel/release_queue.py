@@ -11,7 +11,7 @@ keeps the queue from overflowing (it counts the releases owed).
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Mux, Signal, Value
+from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -79,11 +79,10 @@ class ReleaseQueue(wiring.Component):
                 entry.lock_id.eq(Mux(arriving, self.lock_id, ids[pointer])),
                 entry.value.eq(Mux(arriving, self.value, values[pointer])),
             ]
-        shown = _Entry.choose(granted, behind, head)
         m.d.comb += [
-            self.release.request.eq(shown.valid),
-            self.release.lock_id.eq(shown.lock_id),
-            self.release.value.eq(shown.value),
+            self.release.request.eq(Mux(granted, behind.valid, head.valid)),
+            self.release.lock_id.eq(Mux(granted, behind.lock_id, head.lock_id)),
+            self.release.value.eq(Mux(granted, behind.value, head.value)),
             self.applied.eq(granted),
             self.pending.eq(head.valid),
         ]
@@ -97,12 +96,3 @@ class _Entry:
         self.valid = Signal(name=f"{name}_valid")
         self.lock_id = Signal(id_bits, name=f"{name}_id")
         self.value = Signal(LOCK_VALUE_BITS, name=f"{name}_value")
-
-    @staticmethod
-    def choose(select: Value, when: _Entry, otherwise: _Entry) -> _Entry:
-        """``when``'s members if ``select``, else ``otherwise``'s (values, not registers)."""
-        chosen = object.__new__(_Entry)
-        chosen.valid = Mux(select, when.valid, otherwise.valid)
-        chosen.lock_id = Mux(select, when.lock_id, otherwise.lock_id)
-        chosen.value = Mux(select, when.value, otherwise.value)
-        return chosen

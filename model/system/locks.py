@@ -229,7 +229,7 @@ class LockTable:
 
     def written_before(self, lock_id: int, cycle: int) -> bool:
         """True if ``lock_id`` was written at the end of the cycle before ``cycle`` (an
-        acquire granted, a release applied)."""
+        acquire granted, a release applied, a :meth:`set` with its cycle)."""
         return self._written.get(lock_id) == cycle - 1
 
     def release(self, lock_id: int, value: int, where: str = "",
