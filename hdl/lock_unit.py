@@ -172,9 +172,14 @@ class LockUnit(wiring.Component):
         with m.If(due & ~fits):
             m.d.sync += error.eq(1)
 
+        # The granted acquire's lock: one ID chosen by the grant, then decoded per lock
+        # (one acquire a cycle), not a compare of every port's ID with every lock.
+        acq_id = Signal.like(self.acquire[0].lock_id)
+        acq_any = Signal()
+        m.d.comb += [acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
+                     acq_any.eq(Cat(*granted).any())]
         for i in range(self.count):
-            acquired = Cat(*(g & (p.lock_id == i)
-                             for g, p in zip(granted, self.acquire, strict=True))).any()
+            acquired = acq_any & (acq_id == i)
             set_here = self.set_en & (self.set_id == i)
             released = applied & (release.lock_id == i)
             with m.If(set_here):
@@ -183,14 +188,10 @@ class LockUnit(wiring.Component):
                 m.d.sync += values[i].eq(tried)
             with m.Elif(acquired):
                 m.d.sync += values[i].eq(acq_after)
-        # Which tested request's lock is written at this edge (it waits a cycle more):
-        # the ID compares are made from registers beside the decision, so only an AND
-        # and an OR follow the grant.
+        # Which tested request's lock is written at this edge (it waits a cycle more).
         for port, acquire in zip(self.acquire, acquires, strict=True):
-            by_acquire = [g & (other.lock_id == port.lock_id)
-                          for g, other in zip(granted, self.acquire, strict=True)]
             m.d.sync += acquire.dirty.eq(
-                Cat(*by_acquire).any() | (applied & acquire.on_release)
+                (acq_any & (acq_id == port.lock_id)) | (applied & acquire.on_release)
                 | (self.set_en & (self.set_id == port.lock_id)))
         return m
 
@@ -217,7 +218,7 @@ class LockUnit(wiring.Component):
         adds = Signal(signed(LOCK_VALUE_BITS), name=f"acq{k}_adds")
         seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
         m.d.comb += [adds.eq(Mux(port.value < 0, port.value, 0)),
-                     seen.eq(values[port.lock_id])]
+                     seen.eq(Cat(*values).word_select(port.lock_id, _STATE_BITS))]
         holds = Mux(port.value < 0, seen >= -port.value, seen == port.value)
         m.d.sync += [acquire.fit.eq(port.request & ~port.grant & holds),
                      acquire.after.eq(seen + adds)]
