@@ -8,7 +8,8 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
 * **Fetch** (:class:`.fetch.FetchStage`): walks the running task (chain, repeat),
   fetches each BD from the BD table (:mod:`aiedma.hdl.bd_table`; its own, or the DMA's
   shared one through ``fetch``) and holds up to ``FETCH_DEPTH`` of them; a BD fetched
-  in cycle ``t`` is offered to the engine from ``t + BD_FETCH_LATENCY``.
+  in cycle ``t`` is offered to the engine from ``t + BD_OFFER_LATENCY``, from its
+  own entries.
 * **Engine** (:mod:`aiedma.hdl.engine`): the address generator, the lock gate and the
   datapath.
 * **In flight** (:class:`.record.InFlightRing`): each BD the engine takes gets a record

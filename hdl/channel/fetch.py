@@ -3,14 +3,16 @@
 It starts a task from the task queue and fetches each of its loads (chain, repeat) from
 the BD table. A fetch in cycle ``t`` shows the BD in ``t + BD_FETCH_LATENCY``, where
 the walk decides the next load from its ``use_next_bd`` and ``next_bd``
-(``FETCH_INTERVAL``: no fetch in between); the stage holds up to ``FETCH_DEPTH`` BDs,
-fetched and not yet arrived included, and offers them in order (``bd``, with its
-record).
+(``FETCH_INTERVAL``: no fetch in between) and the BD is written into the stage's
+entries; the stage holds up to ``FETCH_DEPTH`` BDs, fetched and not yet arrived
+included, and offers them in order (``bd``, with its record) from its entries, the
+first from ``t + BD_OFFER_LATENCY``.
 
 For speed, whether to fetch is decided from registers alone (what the stage holds at
 the start of the cycle), never from the engine's answer in the same cycle; the next
 load's address comes from the table's output registers through one multiplexer; the
-offered BD comes from the table's output registers or from the stage's own.
+offered BD comes from the stage's own entries only, so no multiplexer of the whole BD
+stands between the table (shared by a DMA's channels) and the engine.
 """
 
 from __future__ import annotations
@@ -21,16 +23,22 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
-from ...model.cycle.contract import BD_FETCH_LATENCY, FETCH_DEPTH, FETCH_INTERVAL
+from ...model.cycle.contract import (
+    BD_FETCH_LATENCY,
+    BD_OFFER_LATENCY,
+    FETCH_DEPTH,
+    FETCH_INTERVAL,
+)
 from ..bd_table import bd_full_layout, fetch_signature
 from ..task_queue import task_layout
 from .record import record_layout
 
 __all__ = ["FetchStage"]
 
-if BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY:
+if (BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY
+        or BD_OFFER_LATENCY != BD_FETCH_LATENCY + 1):
     raise AssertionError("the fetch stage tracks a fetch (t + 1) and its BD (t + 2), where "
-                         "the walk goes on")
+                         "the walk goes on, and offers it from its entries (t + 3)")
 
 _PADDING = ("d0_zero_before", "d0_zero_after", "d1_zero_before", "d1_zero_after",
             "d2_zero_before", "d2_zero_after")
@@ -162,30 +170,27 @@ class FetchStage(wiring.Component):
     def _hold(self, m: Module, held: Signal, arriving: Signal, arrived: data.View) -> None:
         """The BDs the stage holds, in order; the oldest is offered (``bd``, ``record``).
 
-        A ring of ``FETCH_DEPTH`` entries: the arriving BD is written at ``tail`` in
-        every cycle it arrives (whether or not it is taken as it comes), so the engine's
-        late answer (``consumed``) moves only the two pointers and the count. The ring
-        is a memory with an asynchronous read, so it is LUT RAM where the part has it
-        (ECP5: a few hundred bits in a tenth of the LUTs and none of the flip-flops a
-        register ring takes, and its read is one LUT deep).
+        A ring of ``FETCH_DEPTH`` entries: the arriving BD is written at ``tail`` and
+        offered from the next cycle, so the engine's answer (``consumed``) moves only the
+        head pointer and the count. The ring is a memory with an asynchronous read, so it
+        is LUT RAM where the part has it (ECP5: a few hundred bits in a tenth of the LUTs
+        and none of the flip-flops a register ring takes, and its read is one LUT deep).
         """
         layout = _held_layout(self.kind)
         m.submodules.entries = entries = Memory(shape=layout, depth=FETCH_DEPTH, init=[])
         write, read = entries.write_port(), entries.read_port(domain="comb")
         head_at, tail = Signal(range(FETCH_DEPTH)), Signal(range(FETCH_DEPTH))
         head = Signal(layout)
-        m.d.comb += [read.addr.eq(head_at), head.eq(Mux(held != 0, read.data, arrived)),
-                     self.valid.eq((held != 0) | arriving),
+        m.d.comb += [read.addr.eq(head_at), head.eq(read.data),
+                     self.valid.eq(held != 0),
                      write.addr.eq(tail), write.data.eq(arrived), write.en.eq(arriving)]
-        leaves = Signal()            # an entry leaves the registers (the head moved on)
-        enters = Signal()            # the arriving BD stays (it was not taken as it came)
-        m.d.comb += [leaves.eq(self.consumed & (held != 0)),
-                     enters.eq(arriving & ~(self.consumed & (held == 0)))]
+        leaves = Signal()            # the offered BD moves on (the head moves on)
+        m.d.comb += leaves.eq(self.consumed & (held != 0))
         with m.If(leaves):
             m.d.sync += head_at.eq(Mux(head_at == FETCH_DEPTH - 1, 0, head_at + 1))
-        with m.If(enters):
+        with m.If(arriving):
             m.d.sync += tail.eq(Mux(tail == FETCH_DEPTH - 1, 0, tail + 1))
-        m.d.sync += held.eq(held - leaves + enters)
+        m.d.sync += held.eq(held - leaves + arriving)
         bd, record = self.bd, self.record
         m.d.comb += [
             bd.eq(head.bd), self.bad.eq(self.valid & head.bad), self.empty.eq(head.empty),

@@ -153,8 +153,9 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   BD of a running task stays decided, a queued task stays queued) and ask again the
   next cycle. A fetch reads the BD from the BD table, checks it, and writes its
   ``iteration_current`` back (one walk: ``TaskWalk`` in ``model/bd/task.py``). A BD
-  fetched in cycle ``t`` is offered on ``i`` from cycle ``t + BD_FETCH_LATENCY``, in
-  fetch order. The next load (``use_next_bd`` / ``next_bd``, a repeat, or the task's
+  fetched in cycle ``t`` is offered on ``i`` from cycle ``t + BD_OFFER_LATENCY``, in
+  fetch order, from the stage's own entries (the table's words show in
+  ``t + BD_FETCH_LATENCY``). The next load (``use_next_bd`` / ``next_bd``, a repeat, or the task's
   end and the next queued task) is read from the fetched BD's own words, so it is
   known in ``t + BD_FETCH_LATENCY`` and a channel fetches at most every
   ``FETCH_INTERVAL`` cycles: a channel the port serves alone offers the BDs of a
@@ -269,6 +270,7 @@ __all__ = [
     "ADDRGEN_LATENCY",
     "ADDRGEN_PREPARE_SLOTS",
     "BD_FETCH_LATENCY",
+    "BD_OFFER_LATENCY",
     "CHANNEL_LATENCY",
     "COMPLETION_LATENCY",
     "DATA_BITS",
@@ -310,9 +312,20 @@ S2MM_WRITE_LATENCY = 1
 """Cycles from a word/address join (cycle ``t``) to its write cycle (``mem_we`` high)."""
 
 BD_FETCH_LATENCY = 2
-"""Cycles from a BD fetched from the table (cycle ``t``) to its offer on the address
-generator's ``i`` (cycle ``t + BD_FETCH_LATENCY``): the BD table is a block RAM (one
-cycle of read latency) whose output is registered before any logic reads it."""
+"""Cycles from a BD fetched from the table (cycle ``t``) to the cycle its words show
+(``t + BD_FETCH_LATENCY``), where the fetch walk reads them: the BD table is a block
+RAM (one cycle of read latency) whose output is registered before any logic reads it."""
+
+BD_OFFER_LATENCY = BD_FETCH_LATENCY + 1
+"""Cycles from a BD fetched (cycle ``t``) to its offer on the address generator's ``i``
+(cycle ``t + BD_OFFER_LATENCY``): the BD's words, shown in ``t + BD_FETCH_LATENCY``,
+are written into the fetch stage's own entries, and the engine is offered the oldest
+entry, never the table's words. So the engine's BD is one LUT from a memory of the
+channel's own (no multiplexer of the whole BD between the table and the engine), and
+no path runs from the shared table's output register into a channel's engine. Fetched
+ahead, a running task's next BD waits in the entries, so this cycle shows only where a
+BD arrives to a stage that has nothing else to offer (a task's start on an idle
+channel, one-beat BDs)."""
 
 FETCH_INTERVAL = BD_FETCH_LATENCY
 """Cycles from a channel's fetch (cycle ``t``) to the first cycle it may fetch again:
@@ -330,8 +343,8 @@ generator's answer); a BD on its way and one held keep a fetch every
 ``FETCH_INTERVAL`` cycles going, so BDs of two beats or more stream back to back."""
 
 CHANNEL_LATENCY: dict[str, int] = {
-    "mm2s": BD_FETCH_LATENCY + ADDRGEN_LATENCY + MM2S_LATENCY,
-    "s2mm": BD_FETCH_LATENCY + ADDRGEN_LATENCY,
+    "mm2s": BD_OFFER_LATENCY + ADDRGEN_LATENCY + MM2S_LATENCY,
+    "s2mm": BD_OFFER_LATENCY + ADDRGEN_LATENCY,
 }
 """Cycles from a task in an idle channel's queue (cycle ``c``) to its first word on the
 channel's stream, when its lock is free and the stream is ready."""

@@ -80,7 +80,7 @@ from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task, TaskWalk
 from ..cycle.contract import (
     ADDRESS_BITS,
-    BD_FETCH_LATENCY,
+    BD_OFFER_LATENCY,
     COMPLETION_LATENCY,
     FETCH_DEPTH,
     FETCH_INTERVAL,
@@ -179,7 +179,7 @@ class Channel:
     is the channel contract (docs/cycle.md "Channel"): a BD *fetch* stage walks the
     running task (:class:`~aiedma.model.bd.task.TaskWalk`) and offers each BD to the
     engine (:class:`~aiedma.model.cycle.engine.ChannelEngine`: address generator, lock
-    gate, datapath) ``BD_FETCH_LATENCY`` cycles after its fetch, holding up to
+    gate, datapath) ``BD_OFFER_LATENCY`` cycles after its fetch, holding up to
     ``FETCH_DEPTH`` BDs; the next BD at the engine's lock gate asks for its lock from
     the channel's request register while the BD ahead ends, and passes once it holds
     it; stream stages put a packet header in front of a BD's words (MM2S) or take one
@@ -401,7 +401,7 @@ class Channel:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
         fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
-                            bd.buffer_length, offered=self._cycle + BD_FETCH_LATENCY)
+                            bd.buffer_length, offered=self._cycle + BD_OFFER_LATENCY)
         if bd.buffer_length:
             top, addresses, zeros, address_list, zero_list = _bd_beats(self.dma.kind, bd)
             self._check_address_width(top, where)

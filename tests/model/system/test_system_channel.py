@@ -13,7 +13,7 @@ from aiedma.model.bd.lower import LoweringError, lower
 from aiedma.model.bd.packet import packet_header, parse_packet_header
 from aiedma.model.cycle.contract import (
     ADDRGEN_LATENCY,
-    BD_FETCH_LATENCY,
+    BD_OFFER_LATENCY,
     CHANNEL_LATENCY,
     COMPLETION_LATENCY,
     FETCH_DEPTH,
@@ -375,7 +375,7 @@ def test_the_lock_is_acquired_before_the_first_word_and_released_after_the_last(
     ch.push(Task(0))
     # The BD is fetched without its lock and asks for it from the cycle after the engine
     # took it; its first beat waits at the gate for the grant.
-    gate = BD_FETCH_LATENCY + ADDRGEN_LATENCY
+    gate = BD_OFFER_LATENCY + ADDRGEN_LATENCY
     assert all(s.cause == "load" for c in range(gate) for s in step([ch], c))
     (stall,) = step([ch], gate)
     assert stall == Stall("lock", 0, LockWait(4, locks.name, 4, 0, -1))
@@ -497,7 +497,7 @@ def test_acquire_equal_waits_for_the_value_and_keeps_it():
     locks.set(1, 3)
     ch = dma.mm2s[0].connect(Stream("out"))
     ch.push(Task(0))
-    gate = BD_FETCH_LATENCY + ADDRGEN_LATENCY
+    gate = BD_OFFER_LATENCY + ADDRGEN_LATENCY
     assert all(step([ch], c)[0].lock is None for c in range(gate)), "not before the first beat"
     assert step([ch], gate)[0].lock.wanted == "== 2"
     locks.set(1, 2)

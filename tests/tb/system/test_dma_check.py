@@ -9,7 +9,9 @@ from aiedma.hdl import engine as hdl_engine
 from aiedma.model import BufferDescriptor, Task
 from aiedma.model.arch.registers import lock_value_address, start_queue_address
 from aiedma.model.bd.packet import packet_header
+from aiedma.model.cycle.contract import BD_OFFER_LATENCY
 from aiedma.model.errors import AiedmaError
+from aiedma.model.system import channel as channel_module
 from aiedma.model.system.dma import DMA
 from aiedma.model.system.locks import LockTable
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
@@ -122,6 +124,19 @@ def test_a_bubble_at_a_chain_boundary_in_the_rtl_channel_is_caught(monkeypatch):
     monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
     with pytest.raises(AssertionError, match=rf"^seed={seed}: "):
         check_program_channels(random_program(seed))
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_the_offer_latency_is_the_rtl_channels(monkeypatch, shift):
+    """The model offers a fetched BD ``BD_OFFER_LATENCY`` cycles after its fetch, from
+    the fetch stage's entries; a model one cycle off that disagrees with the RTL channel
+    (the first word of every task on an idle channel moves)."""
+    monkeypatch.setattr(channel_module, "BD_OFFER_LATENCY", BD_OFFER_LATENCY + shift)
+    if shift:
+        with pytest.raises(AssertionError, match=r"^seed=1: "):
+            check_program_channels(random_program(1, "tile"))
+    else:
+        check_program_channels(random_program(1, "tile"))
 
 
 def test_run_dma_programs_through_registers_and_checks_the_rtl():

@@ -8,7 +8,7 @@ from hdl_mutants import BubblyGate
 from aiedma.flows.graph_examples import pipeline_graph, run_tutorial
 from aiedma.hdl import engine as hdl_engine
 from aiedma.model import BufferDescriptor, Task
-from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
+from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_OFFER_LATENCY
 from aiedma.model.cycle.engine import ChannelEngine
 from aiedma.model.system.channel import ChannelError
 from aiedma.model.system.dma import DMA
@@ -86,7 +86,7 @@ def test_a_bubble_at_a_chain_boundary_is_caught_at_its_cycle(monkeypatch):
     with pytest.raises(LoopMismatch) as caught:
         run_with_rtl([channel, sink], [channel], bubbly, seed=7)
     # BD 0's three beats from the generator's latency on; BD 1's first should follow.
-    cycle = BD_FETCH_LATENCY + ADDRGEN_LATENCY + 3
+    cycle = BD_OFFER_LATENCY + ADDRGEN_LATENCY + 3
     error = caught.value
     assert error.cycle == cycle and error.channel == "memtile(0,1).mm2s0"
     # The first beat of BD 1 asks for its lock (none: granted at once) in the model only.

@@ -9,7 +9,7 @@ from test_loop import chain_system, waiting_on_a_lock
 
 from aiedma.flows.graph_examples import copy_graph, pipeline_graph
 from aiedma.hdl import engine as hdl_engine
-from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_FETCH_LATENCY
+from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_OFFER_LATENCY
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.scheduler import DeadlockError, SystemRun
 from aiedma.tb.system.engine_record import COLUMNS, EngineRecorder
@@ -103,7 +103,7 @@ def test_a_planted_rtl_bug_is_found_by_the_replay_at_the_lockstep_cycle(monkeypa
         run_replayed([channel, sink], [channel], seed=7,
                      top=lambda kind, mm2s: bubbly_top(monkeypatch))
     lockstep, replay = stepped.value, replayed.value
-    assert lockstep.cycle == replay.cycle == BD_FETCH_LATENCY + ADDRGEN_LATENCY + 3
+    assert lockstep.cycle == replay.cycle == BD_OFFER_LATENCY + ADDRGEN_LATENCY + 3
     assert lockstep.channel == replay.channel == "memtile(0,1).mm2s0"
     assert lockstep.differences == {"lock_request": (False, True)}
     assert replay.differences["lock_request"] == (False, True)
