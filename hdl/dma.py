@@ -130,6 +130,9 @@ class DMA(wiring.Component):
             wiring.connect(m, channel.fetch, table.fetch[p])
             drive_register_port(m, self, channel)
             m.d.comb += channel.pause.eq(self.pause)
+            fot = CONTROL_FIELDS[kind, channel.direction].get("fot_mode")
+            if fot is not None:
+                m.d.comb += channel.fot_mode.eq(controls[p].word[fot[0]:fot[0] + fot[1]])
             errors.append(channel.error)
             busy.append(channel.busy)
             self._lock_ports(m, p, channel, locks, controls[p].after)
@@ -219,6 +222,8 @@ class DMA(wiring.Component):
                 m.d.comb += read.eq(control.word)
             word = Signal(32, name=f"status_{channel.direction}{channel.index}")
             fields = {"status": Mux(channel.busy, 2, 0), "error_bd_invalid": channel.error,
+                      "error_fot_length_exceeded": channel.fot_length_exceeded,
+                      "error_fot_bds_per_task": channel.fot_bds_per_task,
                       "task_queue_overflow": channel.queue_overflow,
                       "channel_running": channel.busy, "task_queue_size": channel.queue_size,
                       "cur_bd": channel.current_bd}

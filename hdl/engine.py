@@ -103,6 +103,8 @@ class S2MMEngine(wiring.Component):
     ----------
     bd : In(stream.Signature(bd_layout(kind)))
     i : In(stream.Signature(data_beat_layout()))
+        Stream words; ``last`` ends the BD at that word, whatever its length (the
+        channel drives it with TLAST in finish-on-TLAST mode, else low).
     mem_addr, mem_data, mem_we : Out
         Write port (a word is stored at the end of a cycle with ``mem_we`` high).
     lock_request, lock_grant, beat_* :
@@ -126,6 +128,7 @@ class S2MMEngine(wiring.Component):
         _gate(m, self, addrgen, datapath)
         wiring.connect(m, wiring.flipped(self.i), datapath.i)
         m.d.comb += [
+            addrgen.cut.eq(self.i.valid & self.i.payload.last),
             self.mem_addr.eq(datapath.mem_addr),
             self.mem_data.eq(datapath.mem_data),
             self.mem_we.eq(datapath.mem_we),
