@@ -23,7 +23,7 @@ from amaranth.sim import Simulator
 
 from ...hdl.dma import DMA
 from ...model.arch.kinds import DMA_KINDS
-from ...model.arch.registers import lock_value_address
+from ...model.arch.registers import lock_value_address, status_address
 from ...model.system.registers import RegisterWriter, program_writes
 from ...model.system.scheduler import Agent, Stall, SystemReport, SystemRun
 from ...model.system.stream import Beat
@@ -288,18 +288,24 @@ class RtlDmaAgent:
         port.set("pause", 0)
 
     def read_locks(self) -> Any:
-        """Read every own lock through the register port; a generator of cycles whose
-        result is in :attr:`locks` at the end."""
+        """Read every own lock, then each of its channels' status register, through the
+        register port; a generator of cycles whose results are in :attr:`locks` and
+        :attr:`status` (``{"s2mm1": word, ...}``) at the end."""
         port, kind = self.ports_, self.model.kind
         port.set("reg_write", 0)
-        self.locks: list[int] = []
-        for lock in range(DMA_KINDS[kind].locks + 1):
-            if lock:
-                self.locks.append(port.get("reg_rdata"))
-            port.set("reg_read", lock < DMA_KINDS[kind].locks)
-            port.set("reg_addr", lock_value_address(kind, min(lock, DMA_KINDS[kind].locks - 1)))
+        addresses = [lock_value_address(kind, lock) for lock in range(DMA_KINDS[kind].locks)]
+        names = [self._name(c) for c in self.channels]
+        addresses += [status_address(kind, c.direction, c.index) for c in self.channels]
+        words: list[int] = []
+        for k in range(len(addresses) + 1):
+            if k:
+                words.append(port.get("reg_rdata"))
+            port.set("reg_read", k < len(addresses))
+            port.set("reg_addr", addresses[min(k, len(addresses) - 1)])
             yield
         port.set("reg_read", 0)
+        self.locks = words[:DMA_KINDS[kind].locks]
+        self.status = dict(zip(names, words[DMA_KINDS[kind].locks:], strict=True))
 
 
 def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],
