@@ -38,8 +38,20 @@ Decisions (docs/bd.md is silent on timing and on these points):
   (docs/cycle.md "Channel", Locks).
 * **decision**: the task queue holds tasks not yet started; the running task has
   left it. A fifth pending task is an overflow error.
-* **decision**: S2MM ignores TLAST (``buffer_length`` alone ends a BD), as the RTL
-  contract says; ``tlast_suppress`` only matters on MM2S.
+* **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
+  (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
+* **decision**: finish on TLAST (S2MM, ``fot_mode`` 1-3, read every cycle; AM025's
+  DMA_S2MM_Ctrl FoT_Mode and DMA_S2MM_Status): a data word with TLAST is the last
+  word of its BD, which completes there (lock release, write-back); the task goes on
+  with its next BD (chain, then repeat) on the words after it. A BD that takes
+  ``buffer_length`` words, the last without TLAST, sets ``fot_length_exceeded``
+  (status bit 12) and ends there. Mode 2 gives each BD that ends a :class:`FotCount`,
+  carried by its task's :class:`TaskDone`; a task's entry past ``FOT_COUNT_DEPTH`` is
+  dropped and sets ``fot_bds_per_task`` (bit 13). Mode 3 queues the entries in the
+  count FIFO, popped by :meth:`Channel.pop_fot_count` (the pop register); while it is
+  full the channel takes no data word. The flags stay set until a channel reset.
+  Channels in FoT mode step every cycle (no fast path). docs/decisions.md gives
+  the reasons.
 * **decision**: on the memory tile a task's start BD must lie in the channel's half
   (0-23 for channels 0/2/4, 24-47 for 1/3/5), checked when the task is pushed.
 * **decision**: the control register (``model/arch/registers.py``) is stored as
@@ -55,7 +67,7 @@ Decisions (docs/bd.md is silent on timing and on these points):
   channel. (AM025 and aie-rt say only that the bit resets the channel; aie-rt's
   ``XAie_DmaChannelReset`` writes 1 then 0 and refuses a shim, whose control register
   has no reset bit.) ``controller_id`` is stored and carried by the completion tokens
-  (:class:`TaskDone`). Out-of-order, (de)compression, FoT mode and the shim's pause
+  (:class:`TaskDone`). Out-of-order, (de)compression and the shim's pause
   bits are stored and read back only: a task that starts with one set gives a
   :class:`~aiedma.model.errors.NotModelledWarning` and runs as if it were clear.
 """
