@@ -35,10 +35,11 @@ from __future__ import annotations
 
 from amaranth.hdl import Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.arch.directions import check_direction
-from ...model.arch.registers import start_queue_address
+from ...model.arch.registers import FOT_COUNT_FIELDS, start_queue_address
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
 from ...model.system.channel import FOT_COUNT_DEPTH
@@ -96,6 +97,10 @@ class Channel(wiring.Component):
         S2MM: the control register's finish-on-TLAST mode (``FOT_MODES``; 0 on MM2S).
     fot_length_exceeded, fot_bds_per_task : Out(1)
         S2MM: the finish-on-TLAST error flags (sticky until the channel's reset).
+    fot_pop : In(1)
+    fot_count : Out(32)
+        S2MM: the count FIFO's pop register (``FOT_COUNT_FIELDS``; 0 when it is empty or
+        the mode is not 3), read in a cycle ``fot_pop`` is high, which pops its entry.
     """
 
     def __init__(self, kind: str, direction: str, index: int, column: int = 0,
@@ -115,6 +120,7 @@ class Channel(wiring.Component):
             "queue_size": Out(3), "queue_overflow": Out(1),
             "current_bd": Out(range(BD_COUNT[kind])),
             "fot_mode": In(2), "fot_length_exceeded": Out(1), "fot_bds_per_task": Out(1),
+            "fot_pop": In(1), "fot_count": Out(32),
             **self.parts.outside(kind).members,
         }
         if shared_table:
@@ -200,6 +206,20 @@ class Channel(wiring.Component):
         ``FOT_COUNT_DEPTH`` sets ``fot_bds_per_task``."""
         on = self.fot_mode != 0
         m.d.comb += packets.fot.eq(on)
+        # Mode 3: the count FIFO; while it is full no data word passes the packet stage.
+        m.submodules.counts = counts = SyncFIFO(width=32, depth=FOT_COUNT_DEPTH)
+        registered = self.fot_mode == 3
+        entry = Signal(32)
+        for name, value in (("valid", 1), ("last_in_task", ring.run_head.ends_task),
+                            ("bd_id", ring.run_head.bd_id), ("write_count", packets.words)):
+            lsb, width = FOT_COUNT_FIELDS[name]
+            m.d.comb += entry[lsb:lsb + width].eq(value)
+        m.d.comb += [
+            counts.w_en.eq(last_beat & registered), counts.w_data.eq(entry),
+            counts.r_en.eq(self.fot_pop & registered),
+            self.fot_count.eq(Mux(registered & counts.r_rdy, counts.r_data, 0)),
+            packets.hold.eq(registered & (counts.level == FOT_COUNT_DEPTH)),
+        ]
         with m.If(last_beat & on & ~cut):
             m.d.sync += self.fot_length_exceeded.eq(1)
         entries = Signal(range(FOT_COUNT_DEPTH + 1))   # this task's count entries

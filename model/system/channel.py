@@ -298,6 +298,7 @@ class Channel:
         self.fot_bds_per_task = False
         self.fot_counts: deque[FotCount] = deque()
         self._task_counts: list[FotCount] = []
+        self._fresh = 0             # count FIFO entries made in this cycle (a read sees none)
 
     # -- the control register (model/arch/registers.py) --
 
@@ -374,8 +375,10 @@ class Channel:
 
     def pop_fot_count(self) -> int:
         """Read (and so pop) the count FIFO's pop register: the oldest entry's word, or 0
-        (``valid`` clear) when it is empty or the channel is not in mode 3."""
-        if self.fot_mode != 3 or not self.fot_counts:
+        (``valid`` clear) when it is empty or the channel is not in mode 3. A read at the
+        end of a cycle sees the FIFO as the cycle began (the RTL's FIFO shows an entry
+        from the cycle after it is written)."""
+        if self.fot_mode != 3 or len(self.fot_counts) <= self._fresh:
             return 0
         return self.fot_counts.popleft().word()
 
@@ -571,6 +574,7 @@ class Channel:
         entry = FotCount(bd.bd_id, bd.bd.buffer_length - bd.words_left, bd.ends_task)
         if mode == 3:
             self.fot_counts.append(entry)   # never past full: a full FIFO takes no word
+            self._fresh += 1
             return
         if len(self._task_counts) < FOT_COUNT_DEPTH:
             self._task_counts.append(entry)
@@ -591,6 +595,7 @@ class Channel:
             header received; each names the channel and the BD.
         """
         self._cycle = cycle
+        self._fresh = 0
         if self._quiet():
             return self._quiet_step()
         self._fetch_wait = max(0, self._fetch_wait - 1)

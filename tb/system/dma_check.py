@@ -150,6 +150,8 @@ class DmaRun:
         Per channel with tasks: the cycles it moved a word on its stream (the model's,
         which the RTL's equal: its outputs' cycles are compared, and on Verilator every
         port of every cycle).
+    reads : list of (int, int, int)
+        ``(cycle, address, word)`` of each timed read (``timed_writes`` with value None).
     flags : dict of str to dict of str to int
         Per S2MM channel with tasks: its finish-on-TLAST error flags after the run (the
         model's ``Channel.status_fields``; the RTL's read from its status register).
@@ -162,6 +164,7 @@ class DmaRun:
     cycles: int
     word_cycles: dict[str, list[int]] = field(default_factory=dict)
     flags: dict[str, dict[str, int]] = field(default_factory=dict)
+    reads: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
@@ -216,7 +219,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         model's run is replayed into the block (:mod:`.dma_replay`) unless a BD names
         a neighbour's lock or there are ``timed_writes``.
     timed_writes : sequence of (cycle, address, value)
-        Register writes during the run, each at the end of its cycle (the model's
+        Register writes during the run (a value of None: a read, whose words are
+        compared and returned in ``reads``), each at the end of its cycle (the model's
         :class:`~aiedma.model.system.registers.RegisterWriter`, the RTL's register
         port; one a cycle), e.g. a channel reset and a task pushed after it. Only
         channels with a task before the run take part.
@@ -250,6 +254,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
     model.word_cycles = word_cycles
     model.flags = {f"s2mm{c.index}": c.status_fields() for c in channels if not c.is_mm2s}
+    writer = agents[-1] if timed_writes else None
+    model.reads = list(writer.reads) if writer is not None else []
     model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
                     for c in channels}
     if replayed:
@@ -268,8 +274,10 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     result.word_cycles = word_cycles
     result.flags = {name: {f: block.status[name] >> STATUS_FIELDS[f][0] & 1 for f in flags}
                     for name, flags in model.flags.items()}
+    result.reads = block.reads
     for what, want, got in (("outputs", model.outputs, result.outputs),
                             ("FoT flags", model.flags, result.flags),
+                            ("register reads", model.reads, result.reads),
                             ("output cycles", times, rtl_times),
                             ("cycles", model.cycles, result.cycles),
                             ("locks", model.locks, result.locks),
