@@ -26,12 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
-from ...model.arch.registers import control_address, start_queue_address
+from ...model.arch.registers import control_address, fot_count_address, start_queue_address
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.fields import HAS_PADDING
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, UndocumentedBehaviourWarning, field_error
-from ...model.system.channel import FOT_COUNT_DEPTH
 from ...model.system.dma import DMA
 from ...model.system.graph import Graph, GraphResult
 from ...model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
@@ -350,7 +349,9 @@ class FotProgram:
     """A random finish-on-TLAST program for :func:`~.dma_check.run_dma`: S2MM 0 of one
     tile runs a task (a chain of 1 to 3 BDs, repeated) in a random FoT mode on a stream
     whose TLASTs end some BDs early, leave some at their length (an error flag in FoT
-    mode) or fall anywhere (mode 0 ignores them); MM2S 0 reads a BD at the same time."""
+    mode) or fall anywhere (mode 0 ignores them); MM2S 0 reads a BD at the same time.
+    In mode 3 a host reads the count FIFO's pop register every 1 to 4 cycles
+    (``timed``, reads as ``(cycle, address, None)``), so the FIFO fills and empties."""
 
     seed: int
     kind: str
@@ -358,20 +359,17 @@ class FotProgram:
     writes: list[tuple[int, int]]
     inputs: dict[str, list]
     description: str
+    timed: list[tuple[int, int, None]]
 
 
 def random_fot_program(seed: int, kind: str = "tile") -> FotProgram:
-    """A random :class:`FotProgram` on ``kind`` (``"tile"`` or ``"memtile"``); mode 3
-    programs end at most ``FOT_COUNT_DEPTH`` BDs, so the count FIFO never fills (the RTL
-    has no count FIFO: docs/decisions.md)."""
+    """A random :class:`FotProgram` on ``kind`` (``"tile"`` or ``"memtile"``)."""
     if kind not in ("tile", "memtile"):
         raise field_error(AiedmaError, "kind", kind, "FoT programs run on tile or memtile")
     rng = random.Random(seed)
     own = DMA_KINDS[kind].memory_window("own").start
     chain, repeat = rng.randint(1, 3), rng.randint(1, 3)
     mode = rng.choice([0, 1, 1, 2, 2, 3])
-    if mode == 3:
-        repeat = min(repeat, FOT_COUNT_DEPTH // chain)
     table = {}
     for k in range(chain):
         more = {"use_next_bd": 1, "next_bd": k + 1} if k + 1 < chain else {}
@@ -398,6 +396,14 @@ def random_fot_program(seed: int, kind: str = "tile") -> FotProgram:
                (start_queue_address(kind, "s2mm", 0),
                 Task(0, repeat, rng.random() < 0.5).encode()),
                (start_queue_address(kind, "mm2s", 0), Task(8, 1, True).encode())]
+    timed: list[tuple[int, int, None]] = []
+    if mode == 3:
+        # Reads until long after the last word could have come in, however long the
+        # FIFO held it up (a read every `gap` cycles frees a held word within `gap`).
+        gap, cycle = rng.randint(1, 4), rng.randint(5, 20)
+        for _ in range(len(words) + chain * repeat + 20):
+            timed.append((cycle, fot_count_address(kind, 0), None))
+            cycle += gap
     text = (f"{kind}, FoT mode {mode}, chain {[table[k].buffer_length for k in range(chain)]}, "
-            f"repeat {repeat}, {len(words)} words")
-    return FotProgram(seed, kind, mode, writes, {"s2mm0": words}, text)
+            f"repeat {repeat}, {len(words)} words, {len(timed)} reads")
+    return FotProgram(seed, kind, mode, writes, {"s2mm0": words}, text, timed)

@@ -253,8 +253,25 @@ def test_random_fot_programs_on_the_whole_rtl_dma_equal_the_model(kind):
     for seed in range(4, 10):
         fot = random_fot_program(seed, kind)
         modes.add(fot.mode)
-        run_dma(kind, fot.writes, inputs=fot.inputs, simulator="amaranth", reuse=True)
+        run_dma(kind, fot.writes, inputs=fot.inputs, simulator="amaranth", reuse=True,
+                timed_writes=fot.timed)
     assert modes == set(range(len(FOT_MODES)))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_count_fifo_fills_stalls_and_is_read_alike_in_the_model_and_the_rtl(kind):
+    """Six one-word packets into six BDs, the pop register read from cycle 40 every fifth
+    cycle: four entries fill the FIFO, the fifth word waits for the first read."""
+    table = chain(kind, [3])
+    words = [beat for k in range(6) for beat in packet([k + 1], 0)]
+    pop = fot_count_address(kind, 0)
+    timed = [(40 + 5 * k, pop, None) for k in range(8)]
+    result = run(kind, program(kind, table, 3, repeat=6), words, timed_writes=timed)
+    assert [word for _, _, word in result.reads] == [
+        fot_count_word(0, 1, k == 5) for k in range(6)] + [0, 0]
+    taken = result.word_cycles["s2mm0"]
+    assert max(taken[:4]) < 40 < taken[4]   # the fifth word waits for the first pop
+    assert result.memory[0:3].tolist() == [6, 0, 0]
 
 
 def test_the_status_and_count_fifo_registers_are_at_their_am025_places():
