@@ -14,6 +14,8 @@ after channel ``n - 1``'s, its status 4 bytes after.
 | shim | 0x1D200 | 0x1D204 | 0x1D210 | 0x1D214 | 0x1D220 | 0x1D228 | 0x14000 |
 
 A lock's value register holds its state (0..63); lock ``n``'s is 0x10 ``n`` after lock 0's.
+An S2MM channel's finish-on-TLAST count FIFO pop register (``FOT_COUNT_BASE``) is at
+0x1DF20 (core tile) or 0xA06C8 (memory tile), channel ``n``'s 4 ``n`` bytes after.
 
 The control register's fields (``CONTROL_FIELDS``, aie-rt's
 ``XAIEMLGBL_{MEMORY,MEM_TILE,NOC}_MODULE_DMA_{S2MM,MM2S}_0_CTRL_*``):

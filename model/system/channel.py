@@ -896,7 +896,7 @@ class Channel:
             return None
 
         def pop() -> None:
-            words, _ = self.stream.bulk_pop_words(cycles)   # S2MM ignores TLAST
+            words, _ = self.stream.bulk_pop_words(cycles)   # FoT off: TLAST is data
             values = np.concatenate((np.asarray([pending[1]], dtype=np.int64), words[:-1]))
             bad = np.flatnonzero((values < WORD_MIN) | (values > WORD_MAX))
             if bad.size:   # the error stepping gives at that word
