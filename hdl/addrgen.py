@@ -104,20 +104,24 @@ class BDAddressGenerator(wiring.Component):
         super().__init__({
             "i": In(stream.Signature(bd_layout(kind))),
             "o": Out(stream.Signature(beat_layout(kind))),
+            "cut": In(1),
         })
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         kind = self.kind
         r = _Running.create(kind)
+        cut = self.cut & self.o.ready & r.valid
         m.d.comb += [
             r.go.eq(self.o.ready | ~r.valid),
+            # A cut beat is its BD's final one: R steps on only without one.
+            r.step.eq(r.more & ~cut),
             # go & ~more, written as one LUT of o.ready and two registers.
-            r.restart.eq(Mux(self.o.ready, ~r.more, ~r.valid)),
+            r.restart.eq(Mux(self.o.ready, ~r.step, ~r.valid)),
         ]
-        valid_next = Mux(r.go, r.more | r.loadable, r.valid)
+        valid_next = Mux(r.go, r.step | r.loadable, r.valid)
         slots = PrepareSlots(m, kind, self.i, idle=~r.valid, idle_next=~valid_next,
-                             r_last=r.last, o_ready=self.o.ready)
+                             r_last=r.last, o_ready=self.o.ready, cut=cut)
         dims = [Dimension(kind, k) for k in range(ADDRESS_DIMENSIONS[kind] - 1)]
         is_data = _beat(m, self.o, r, dims, padded=HAS_PADDING[kind])
         slots.finish(_handshake(m, r, slots))
@@ -135,6 +139,7 @@ class _Running:
     valid: Signal
     last: Signal        # R shows its BD's final beat
     more: Signal        # R shows a beat that is not the final one
+    step: Signal        # more, and the beat is not cut: R steps to the BD's next beat
     left: Signal        # beats left, the current one included
     next_final: Signal  # left <= NEXT_IS_FINAL: the next beat (if any) is the final one
     loadable: Signal    # the last slot holds a BD of length > 0
@@ -146,7 +151,8 @@ class _Running:
     def create(cls, kind: str) -> _Running:
         length = unsigned(FIELD_INDEX[kind]["buffer_length"].value_width)
         return cls(valid=Signal(name="r_valid"), last=Signal(name="r_last"),
-                   more=Signal(name="r_more"), left=Signal(length, name="r_left"),
+                   more=Signal(name="r_more"), step=Signal(name="r_step"),
+                   left=Signal(length, name="r_left"),
                    next_final=Signal(name="r_next_final"), loadable=Signal(),
                    load_single=Signal(), go=Signal(), restart=Signal())
 
@@ -180,14 +186,14 @@ def _handshake(m: Module, r: _Running, slots: PrepareSlots) -> Value:
                      r.load_single.eq(slots.before_last.length.single)]
     with m.Elif(slots.leave):
         m.d.sync += [r.loadable.eq(0), r.load_single.eq(0)]
-    last_next = Mux(r.more, r.next_final, r.load_single)
+    last_next = Mux(r.step, r.next_final, r.load_single)
     with m.If(r.go):
         m.d.sync += [
-            r.valid.eq(r.more | r.loadable),
+            r.valid.eq(r.step | r.loadable),
             r.last.eq(last_next),
-            r.more.eq(Mux(r.more, ~r.next_final, r.loadable & ~r.load_single)),
-            r.left.eq(Mux(r.more, r.left - 1, q.length.length)),
-            r.next_final.eq(Mux(r.more, (r.left - (NEXT_IS_FINAL + 2))[-1], q.length.short)),
+            r.more.eq(Mux(r.step, ~r.next_final, r.loadable & ~r.load_single)),
+            r.left.eq(Mux(r.step, r.left - 1, q.length.length)),
+            r.next_final.eq(Mux(r.step, (r.left - (NEXT_IS_FINAL + 2))[-1], q.length.short)),
         ]
     return Mux(r.go, last_next, r.last)
 
@@ -220,8 +226,8 @@ class _Level:
             after_step.append(Mux(ripple, d.next_last_data(), d.flag["last_data"]))
             ripple = ripple & d.flag["wrap"]
         at_load = [q.dim[f"d{d.k}"].init.last_data for d in dims]
-        value = Mux(r.more, self._lowest_not_last(after_step), self._lowest_not_last(at_load))
-        live = Mux(r.more, self.live, q.live)
+        value = Mux(r.step, self._lowest_not_last(after_step), self._lowest_not_last(at_load))
+        live = Mux(r.step, self.live, q.live)
         with m.If(r.go):
             m.d.sync += [self.sel.eq(value), self.at_live.eq(value == live),
                          *(self.at_least[k].eq(value >= k)
@@ -279,13 +285,13 @@ def _address(m: Module, kind: str, o: stream.Interface, r: _Running, q, level: _
     fast = Signal(attrs={"keep": 1})
     other = Signal(width, attrs={"keep": 1})
     m.d.comb += [
-        fast.eq(r.more & level.at_live & is_data),
-        other.eq(Mux(r.more, Mux(is_data, slow, address), q.sums[0])),
+        fast.eq(r.step & level.at_live & is_data),
+        other.eq(Mux(r.step, Mux(is_data, slow, address), q.sums[0])),
     ]
     with m.If(r.go):
         m.d.sync += address.eq(Mux(fast, address + live_stride, other))
     for k in range(1, n):
-        m.d.sync += row_due[k].eq(Mux(o.ready, ~r.more | (is_data & level.at_least[k]),
+        m.d.sync += row_due[k].eq(Mux(o.ready, ~r.step | (is_data & level.at_least[k]),
                                       ~r.valid))
         with m.If(row_due[k]):
             m.d.sync += rows[k].eq(address)
@@ -307,7 +313,7 @@ def _positions(m: Module, o_ready: Value, r: _Running, q, dims: list[Dimension])
             m.d.sync += both.eq(Cat(*wrap_next).all())
             ripple = both
         when_ready = Signal(name=f"d{d.k}_when_ready", attrs={"keep": 1})
-        m.d.comb += when_ready.eq(~r.more | ripple)
+        m.d.comb += when_ready.eq(~r.step | ripple)
         enable = Mux(o_ready, when_ready, ~r.valid)
-        wrap_next.append(d.update(m, q.dim[f"d{d.k}"], r.restart, enable, r.more))
+        wrap_next.append(d.update(m, q.dim[f"d{d.k}"], r.restart, enable, r.step))
         ripple = ripple & d.flag["wrap"]

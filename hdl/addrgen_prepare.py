@@ -131,6 +131,9 @@ class PrepareSlots:
         R shows its BD's final beat.
     o_ready : Value
         The generator's ``o.ready``.
+    cut : Value
+        A beat taken now ends R's BD early (finish on TLAST): R is free as on its
+        final beat.
 
     Attributes
     ----------
@@ -145,7 +148,7 @@ class PrepareSlots:
     """
 
     def __init__(self, m: Module, kind: str, i: stream.Interface, idle: Value,
-                 idle_next: Value, r_last: Value, o_ready: Value) -> None:
+                 idle_next: Value, r_last: Value, o_ready: Value, cut: Value = 0) -> None:
         self.m = m
         self.kind = kind
         slots = range(PREPARE_SLOTS)
@@ -158,14 +161,14 @@ class PrepareSlots:
         ready = [Signal(name=f"slot{s}_ready") for s in slots]
         self.room = [Signal(name=f"slot{s}_room", init=1) for s in slots]
         self.room_or_last = [Signal(name=f"slot{s}_room_or_last", init=1) for s in slots]
-        m.d.comb += [ready[s].eq(self.room[s] | (o_ready & r_last)) for s in slots]
+        m.d.comb += [ready[s].eq(self.room[s] | (o_ready & r_last) | cut) for s in slots]
         m.d.comb += i.ready.eq(ready[0])
         self.leave = Signal()
         m.d.comb += self.leave.eq(self.valid[-1] & ready[-1])
         # moves[s]: a BD enters slot s at this edge.
         moves = [i.valid & ready[0]] + [self.valid[s - 1] & ready[s] for s in slots[1:]]
         self.enter_last = moves[-1]
-        self.capture = [Mux(o_ready, self.room_or_last[s], self.room[s]) for s in slots]
+        self.capture = [Mux(o_ready, self.room_or_last[s] | cut, self.room[s]) for s in slots]
         self.valid_next = []
         for s in slots:
             leaves = self.leave if s == slots[-1] else moves[s + 1]

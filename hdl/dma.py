@@ -10,16 +10,19 @@
 * a **lock value** register sets one of the tile's own locks in the
   :class:`~.lock_unit.LockUnit` (and reads it back);
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
-  queue size and overflow, the current BD, an invalid-BD error);
+  queue size and overflow, the current BD, an invalid-BD error, the finish-on-TLAST
+  errors);
+* an S2MM channel's **count FIFO pop** register (core and memory tiles,
+  ``fot_count_address``) reads the oldest finish-on-TLAST count entry and pops it;
 * a channel's **control** register (``CONTROL_FIELDS``) is stored here, reserved bits
   dropped, and reads back as written. Its ``reset`` bit, from the register, holds the
   channel in reset (every register of the channel to its initial value at the end of
   each cycle it reads 1: the task queue, the fetch stage, the BDs in flight, the lock
   requests and releases owed, the status); the lock unit, the BD table and the other
   channels are not touched, and a grant the lock unit shows in the cycle after a reset
-  cycle answers a request the reset dropped, so the channel does not see it. The other
-  fields are stored only (docs/decisions.md; the model's channel warns when a task
-  runs with one set).
+  cycle answers a request the reset dropped, so the channel does not see it. The FoT
+  mode goes to the S2MM channel; the other fields are stored only (docs/decisions.md;
+  the model's channel warns when a task runs with one set).
 
 Reads take one cycle, as the table's register read port does. The lock unit grants one
 acquire and one release a cycle: of the channels whose acquire holds, and of those with
@@ -43,10 +46,12 @@ from amaranth.lib.wiring import In, Out
 from ..model.arch.kinds import DMA_KINDS
 from ..model.arch.registers import (
     CONTROL_FIELDS,
+    FOT_COUNT_BASE,
     LOCK_VALUE_BASE,
     STATUS_FIELDS,
     control_address,
     control_mask,
+    fot_count_address,
     lock_value_address,
     status_address,
 )
@@ -130,6 +135,9 @@ class DMA(wiring.Component):
             wiring.connect(m, channel.fetch, table.fetch[p])
             drive_register_port(m, self, channel)
             m.d.comb += channel.pause.eq(self.pause)
+            fot = CONTROL_FIELDS[kind, channel.direction].get("fot_mode")
+            if fot is not None:
+                m.d.comb += channel.fot_mode.eq(controls[p].word[fot[0]:fot[0] + fot[1]])
             errors.append(channel.error)
             busy.append(channel.busy)
             self._lock_ports(m, p, channel, locks, controls[p].after)
@@ -219,6 +227,8 @@ class DMA(wiring.Component):
                 m.d.comb += read.eq(control.word)
             word = Signal(32, name=f"status_{channel.direction}{channel.index}")
             fields = {"status": Mux(channel.busy, 2, 0), "error_bd_invalid": channel.error,
+                      "error_fot_length_exceeded": channel.fot_length_exceeded,
+                      "error_fot_bds_per_task": channel.fot_bds_per_task,
                       "task_queue_overflow": channel.queue_overflow,
                       "channel_running": channel.busy, "task_queue_size": channel.queue_size,
                       "cur_bd": channel.current_bd}
@@ -227,6 +237,11 @@ class DMA(wiring.Component):
             with m.If(self.reg_read & (self.reg_addr == status_address(
                     kind, channel.direction, channel.index))):
                 m.d.comb += read.eq(word)
+            if channel.direction == "s2mm" and kind in FOT_COUNT_BASE:
+                # A read of the count FIFO's pop register pops the entry it shows.
+                with m.If(self.reg_read & (self.reg_addr == fot_count_address(
+                        kind, channel.index))):
+                    m.d.comb += [read.eq(channel.fot_count), channel.fot_pop.eq(1)]
         held = Signal(32)
         m.d.sync += held.eq(read)
         m.d.comb += self.reg_rdata.eq(table.reg_rdata | held)

@@ -39,8 +39,9 @@ def _gate_ports(kind: str) -> dict:
 
 
 def _gate(m: Module, top: wiring.Component, addrgen: BDAddressGenerator,
-          datapath: wiring.Component) -> None:
-    """Address generator -> lock gate -> datapath, and the beat monitor outputs."""
+          datapath: wiring.Component) -> LockGate:
+    """Address generator -> lock gate -> datapath, and the beat monitor outputs; returns
+    the gate."""
     m.submodules.gate = gate = LockGate(top.kind)
     wiring.connect(m, addrgen.o, gate.i)
     wiring.connect(m, gate.o, datapath.beats)
@@ -53,6 +54,7 @@ def _gate(m: Module, top: wiring.Component, addrgen: BDAddressGenerator,
         top.beat_zero.eq(addrgen.o.payload.zero),
         top.beat_last.eq(addrgen.o.payload.last),
     ]
+    return gate
 
 
 class MM2SEngine(wiring.Component):
@@ -103,6 +105,8 @@ class S2MMEngine(wiring.Component):
     ----------
     bd : In(stream.Signature(bd_layout(kind)))
     i : In(stream.Signature(data_beat_layout()))
+        Stream words; ``last`` ends the BD at that word, whatever its length (the
+        channel drives it with TLAST in finish-on-TLAST mode, else low).
     mem_addr, mem_data, mem_we : Out
         Write port (a word is stored at the end of a cycle with ``mem_we`` high).
     lock_request, lock_grant, beat_* :
@@ -123,9 +127,11 @@ class S2MMEngine(wiring.Component):
         m.submodules.addrgen = addrgen = BDAddressGenerator(self.kind)
         m.submodules.datapath = datapath = S2MMDatapath(self.kind)
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
-        _gate(m, self, addrgen, datapath)
+        gate = _gate(m, self, addrgen, datapath)
         wiring.connect(m, wiring.flipped(self.i), datapath.i)
+        cut = self.i.valid & self.i.payload.last   # finish on TLAST: the word ends its BD
         m.d.comb += [
+            addrgen.cut.eq(cut), gate.cut.eq(cut),
             self.mem_addr.eq(datapath.mem_addr),
             self.mem_data.eq(datapath.mem_data),
             self.mem_we.eq(datapath.mem_we),

@@ -38,6 +38,9 @@ class LockGate(wiring.Component):
     lock_grant : In(1, init=1)
         The BD at the gate holds its lock (the channel's lock requester, from
         registers).
+    cut : In(1)
+        A beat passing now ends its BD whatever its ``last`` (finish on TLAST): the
+        next beat is a BD's first.
     """
 
     def __init__(self, kind: str) -> None:
@@ -47,6 +50,7 @@ class LockGate(wiring.Component):
             "o": Out(stream.Signature(beat_layout(kind))),
             "lock_request": Out(1),
             "lock_grant": In(1, init=1),
+            "cut": In(1),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -61,5 +65,5 @@ class LockGate(wiring.Component):
             self.i.ready.eq(self.o.ready & passes),
         ]
         with m.If(self.i.valid & self.i.ready):
-            m.d.sync += first.eq(self.i.payload.last)
+            m.d.sync += first.eq(self.i.payload.last | self.cut)
         return m

@@ -29,7 +29,8 @@ class S2MMDatapath(wiring.Component):
     Attributes
     ----------
     i : In(stream.Signature(data_beat_layout()))
-        Stream words; ``last`` is not used (``buffer_length`` ends a BD).
+        Stream words; ``last`` is not used here (the engine's address generator ends
+        the BD on it, finish on TLAST).
     beats : In(stream.Signature(beat_layout(kind)))
         Address beats from :class:`~aiedma.hdl.addrgen.BDAddressGenerator`; a zero beat
         takes its word and writes nothing.

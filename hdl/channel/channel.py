@@ -34,14 +34,16 @@ parity stops the channel and sets ``error`` (the model raises there).
 
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Signal
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.arch.directions import check_direction
-from ...model.arch.registers import start_queue_address
+from ...model.arch.registers import FOT_COUNT_FIELDS, start_queue_address
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
+from ...model.system.channel import FOT_COUNT_DEPTH
 from ..bd_table import BDTable, fetch_signature
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature
@@ -92,6 +94,14 @@ class Channel(wiring.Component):
         While high, the fetch stage takes no new BD (a program is loaded with it high).
     busy, error, queue_size, queue_overflow, current_bd : Out
         Channel status (``current_bd``: the BD fetched last).
+    fot_mode : In(2)
+        S2MM: the control register's finish-on-TLAST mode (``FOT_MODES``; 0 on MM2S).
+    fot_length_exceeded, fot_bds_per_task : Out(1)
+        S2MM: the finish-on-TLAST error flags (sticky until the channel's reset).
+    fot_pop : In(1)
+    fot_count : Out(32)
+        S2MM: the count FIFO's pop register (``FOT_COUNT_FIELDS``; 0 when it is empty or
+        the mode is not 3), read in a cycle ``fot_pop`` is high, which pops its entry.
     """
 
     def __init__(self, kind: str, direction: str, index: int, column: int = 0,
@@ -110,6 +120,8 @@ class Channel(wiring.Component):
             "pause": In(1), "busy": Out(1), "error": Out(1),
             "queue_size": Out(3), "queue_overflow": Out(1),
             "current_bd": Out(range(BD_COUNT[kind])),
+            "fot_mode": In(2), "fot_length_exceeded": Out(1), "fot_bds_per_task": Out(1),
+            "fot_pop": In(1), "fot_count": Out(32),
             **self.parts.outside(kind).members,
         }
         if shared_table:
@@ -147,13 +159,19 @@ class Channel(wiring.Component):
               for f in address_generation_fields(kind)),
         ]
         accepted = engine.bd.valid & engine.bd.ready
-        last_beat = engine.beat_valid & engine.beat_ready & engine.beat_last
+        moved = engine.beat_valid & engine.beat_ready
+        # S2MM, finish on TLAST: the packet stage marks a word with TLAST as its BD's last
+        # (the engine's ``last`` on i), which ends the BD at that word.
+        cut = moved & engine.i.payload.last if self.direction == "s2mm" else Const(0)
+        last_beat = moved & (engine.beat_last | cut)
+        if self.direction == "s2mm":
+            self._fot(m, packets, ring, last_beat, cut)
         m.d.comb += [
             ring.push.eq(accepted), ring.record.eq(fetch.record),
             ring.gate_advance.eq(locks.gate_advance), ring.run_advance.eq(last_beat),
             ring.stage_advance.eq(packets.advance),
             locks.engine_request.eq(engine.lock_request), engine.lock_grant.eq(locks.engine_grant),
-            locks.beat_moved.eq(engine.beat_valid & engine.beat_ready),
+            locks.beat_moved.eq(moved), locks.beat_cut.eq(cut),
             locks.gate_head.eq(ring.gate_head), locks.gate_valid.eq(ring.gate_valid),
             locks.gate_next.eq(ring.gate_next), locks.next_valid.eq(ring.next_valid),
             locks.zero_record.eq(fetch.record),
@@ -180,6 +198,38 @@ class Channel(wiring.Component):
                          | completion.pending | releases.pending),
         ]
         return m
+
+    def _fot(self, m: Module, packets: wiring.Component, ring: InFlightRing,
+             last_beat: Value, cut: Value) -> None:
+        """Finish on TLAST (the model's :meth:`~aiedma.model.system.channel.Channel._bd_ends`):
+        the packet stage ends BDs on TLAST while the mode is not 0; a BD ended by its
+        ``buffer_length`` sets ``fot_length_exceeded``; in mode 2 a task's BD beyond
+        ``FOT_COUNT_DEPTH`` sets ``fot_bds_per_task``."""
+        on = self.fot_mode != 0
+        m.d.comb += packets.fot.eq(on)
+        # Mode 3: the count FIFO; while it is full no data word passes the packet stage.
+        m.submodules.counts = counts = SyncFIFO(width=32, depth=FOT_COUNT_DEPTH)
+        registered = self.fot_mode == 3
+        entry = Signal(32)
+        for name, value in (("valid", 1), ("last_in_task", ring.run_head.ends_task),
+                            ("bd_id", ring.run_head.bd_id), ("write_count", packets.words)):
+            lsb, width = FOT_COUNT_FIELDS[name]
+            m.d.comb += entry[lsb:lsb + width].eq(value)
+        m.d.comb += [
+            counts.w_en.eq(last_beat & registered), counts.w_data.eq(entry),
+            counts.r_en.eq(self.fot_pop & registered),
+            self.fot_count.eq(Mux(registered & counts.r_rdy, counts.r_data, 0)),
+            packets.hold.eq(registered & (counts.level == FOT_COUNT_DEPTH)),
+        ]
+        with m.If(last_beat & on & ~cut):
+            m.d.sync += self.fot_length_exceeded.eq(1)
+        entries = Signal(range(FOT_COUNT_DEPTH + 1))   # this task's count entries
+        full = entries == FOT_COUNT_DEPTH
+        with m.If(last_beat & (self.fot_mode == 2)):
+            with m.If(full):
+                m.d.sync += self.fot_bds_per_task.eq(1)
+            m.d.sync += entries.eq(Mux(ring.run_head.ends_task, 0,
+                                       Mux(full, entries, entries + 1)))
 
     def _bd_table(self, m: Module, fetch: FetchStage) -> None:
         """The fetch port: to the DMA's shared table, or to a table of the channel's own

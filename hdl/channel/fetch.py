@@ -49,7 +49,7 @@ def _held_layout(kind: str) -> data.StructLayout:
     decides with (worked out as it arrives, so the engine's ``valid`` is a few gates
     from the stage's entries, not a compare of their fields)."""
     return data.StructLayout({"bd": bd_full_layout(kind), "ends_task": 1, "token": 1,
-                              "bad": 1, "empty": 1})
+                              "bad": 1, "empty": 1, "bd_id": range(BD_COUNT[kind])})
 
 
 class FetchStage(wiring.Component):
@@ -111,7 +111,9 @@ class FetchStage(wiring.Component):
         # bits read as a combinational loop to Verilator)
         bd = self.fetch.bd
         m.d.comb += [arrived.bd.eq(bd), arrived.bad.eq(self._refused(bd)),
-                     arrived.empty.eq(bd.buffer_length == 0)]
+                     arrived.empty.eq(bd.buffer_length == 0),
+                     # the BD fetched last (no fetch starts while one is on its way)
+                     arrived.bd_id.eq(self.current_bd)]
         fetch, pending = self._walk(m, flying, arriving, arrived,
                                     room=held + flying + arriving < FETCH_DEPTH)
         m.d.sync += [flying.eq(fetch), arriving.eq(flying)]
@@ -201,7 +203,7 @@ class FetchStage(wiring.Component):
             record.packet_id.eq(bd.packet_id), record.packet_type.eq(bd.packet_type),
             record.tlast_suppress.eq(bd.tlast_suppress),
             record.length.eq(bd.buffer_length), record.ends_task.eq(head.ends_task),
-            record.token.eq(head.token),
+            record.token.eq(head.token), record.bd_id.eq(head.bd_id),
         ]
 
     def _refused(self, bd: data.View) -> Value:

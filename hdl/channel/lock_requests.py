@@ -46,6 +46,8 @@ class LockRequester(wiring.Component):
         The BD at the gate holds its lock: its first beat passes.
     beat_moved : In(1)
         A beat passed the gate this cycle (the first one included).
+    beat_cut : In(1)
+        ... and it ended its BD early (finish on TLAST): no beats are left.
     gate_head, gate_valid : In
         The record of the next BD at the gate, taken by the engine before this cycle.
     gate_next, next_valid : In
@@ -69,6 +71,7 @@ class LockRequester(wiring.Component):
         gate = head_layout(kind, "gate")
         super().__init__({
             "engine_request": In(1), "engine_grant": Out(1), "beat_moved": In(1),
+            "beat_cut": In(1),
             "gate_head": In(gate), "gate_valid": In(1),
             "gate_next": In(gate), "next_valid": In(1),
             "zero_ready": In(1), "zero_record": In(record_layout(kind)), "zero_done": Out(1),
@@ -95,8 +98,9 @@ class LockRequester(wiring.Component):
         # Beats the BD ahead at the gate has left after this cycle.
         left = Signal(layout.members["length"])
         left_after = Signal.like(left)
-        m.d.comb += left_after.eq(Mux(passed, self.gate_head.length - 1,
-                                      left - self.beat_moved))
+        m.d.comb += left_after.eq(Mux(self.beat_cut, 0,
+                                      Mux(passed, self.gate_head.length - 1,
+                                          left - self.beat_moved)))
         m.d.sync += left.eq(left_after)
 
         owed = Signal(range(RELEASE_QUEUE_DEPTH + 1))

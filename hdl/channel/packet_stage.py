@@ -33,7 +33,8 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
         "i": In(stream.Signature(data_beat_layout())),
         "o": Out(stream.Signature(data_beat_layout())),
         "head": In(head_layout(kind, "stage")), "head_valid": In(1), "head_granted": In(1),
-        "advance": Out(1), "error": Out(1),
+        "advance": Out(1), "error": Out(1), "fot": In(1), "hold": In(1),
+        "words": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
     })
 
 
@@ -120,9 +121,14 @@ class S2MMPacketStage(wiring.Component):
                 m.d.sync += header_done.eq(1)
                 m.d.comb += self.error.eq(~i.payload.data.xor())   # odd parity, or an error
         with m.Else():
-            m.d.comb += [o.valid.eq(i.valid), o.payload.eq(i.payload), i.ready.eq(o.ready)]
-            with m.If(i.valid & o.ready):
-                with m.If(count + 1 == head.length):
+            # Finish on TLAST: a word with TLAST is its BD's last (the engine's ``last``);
+            # ``hold`` (a full count FIFO) lets no data word pass.
+            ends = self.fot & i.payload.last
+            m.d.comb += [o.valid.eq(i.valid & ~self.hold), o.payload.data.eq(i.payload.data),
+                         o.payload.last.eq(ends), i.ready.eq(o.ready & ~self.hold),
+                         self.words.eq(count + 1)]
+            with m.If(i.valid & o.ready & ~self.hold):
+                with m.If((count + 1 == head.length) | ends):
                     m.d.comb += self.advance.eq(1)
                     m.d.sync += count.eq(0)
                 with m.Else():

@@ -25,7 +25,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ...model.bd.fields import FIELD_INDEX
+from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ..lock_unit import LOCK_VALUE_BITS
 
 __all__ = ["HEAD_FIELDS", "RECORDS", "InFlightRing", "head_layout", "head_of", "record_layout"]
@@ -44,13 +44,13 @@ def record_layout(kind: str) -> data.StructLayout:
         "acq_value": LOCK_VALUE_BITS, "rel_id": f["lock_rel_id"].value_width,
         "rel_value": LOCK_VALUE_BITS, "packet": 1, "packet_id": 5, "packet_type": 3,
         "tlast_suppress": 1, "length": f["buffer_length"].value_width,
-        "ends_task": 1, "token": 1,
+        "ends_task": 1, "token": 1, "bd_id": range(BD_COUNT[kind]),
     })
 
 
 HEAD_FIELDS: dict[str, tuple[str, ...]] = {
     "gate": ("acq_enable", "acq_id", "acq_value", "rel_enable", "length"),
-    "run": ("rel_enable", "rel_id", "rel_value", "ends_task", "token"),
+    "run": ("rel_enable", "rel_id", "rel_value", "ends_task", "token", "bd_id"),
     "stage": ("packet", "packet_id", "packet_type", "tlast_suppress", "length"),
 }
 """The fields of a record each head shows: the lock requester's (``gate``), the

@@ -33,6 +33,7 @@ from .directions import CHANNEL_NAMES
 from .kinds import BD_REGISTER_STRIDE, DMA_KINDS, check_kind
 from .registers import (
     CONTROL_BASE,
+    FOT_COUNT_BASE,
     LOCK_VALUE_BASE,
     LOCK_VALUE_STRIDE,
     START_QUEUE_BASE,
@@ -182,6 +183,14 @@ def _channel_blocks(bases: dict[tuple[str, str], int],
     return build
 
 
+def _fot_count_blocks(kind: str, role: str) -> list[RegisterBlock]:
+    """One pop register per S2MM channel, on the kinds AM025 gives one (not the shim)."""
+    if kind not in FOT_COUNT_BASE:
+        return []
+    return [RegisterBlock(role, FOT_COUNT_BASE[kind], DMA_KINDS[kind].channels, STATUS_STRIDE,
+                          direction="s2mm")]
+
+
 def _lock_blocks(kind: str, role: str) -> list[RegisterBlock]:
     return [RegisterBlock(role, LOCK_VALUE_BASE[kind], DMA_KINDS[kind].locks,
                           LOCK_VALUE_STRIDE)]
@@ -206,11 +215,12 @@ ROLES: tuple[Role, ...] = (
     Role("status", Access(readable=True, writable=False),
          _channel_blocks(STATUS_BASE, STATUS_STRIDE)),
     Role("lock_value", Access(readable=True, writable=True), _lock_blocks),
+    Role("fot_count", Access(readable=True, writable=False), _fot_count_blocks),
 )
 """Every kind of register, one entry each: what the RTL DMA does with it (BD words,
 control words and lock values are written and read back, a start-queue write pushes a
 task and the register reads 0, a status register is read and a write to it changes
-nothing)."""
+nothing, a read of an S2MM channel's count FIFO pop register pops the entry it gives)."""
 
 def role_access(name: str) -> Access:
     """The access of the role called ``name`` (looked up in :data:`ROLES` when asked).

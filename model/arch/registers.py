@@ -14,6 +14,8 @@ after channel ``n - 1``'s, its status 4 bytes after.
 | shim | 0x1D200 | 0x1D204 | 0x1D210 | 0x1D214 | 0x1D220 | 0x1D228 | 0x14000 |
 
 A lock's value register holds its state (0..63); lock ``n``'s is 0x10 ``n`` after lock 0's.
+An S2MM channel's finish-on-TLAST count FIFO pop register (``FOT_COUNT_BASE``) is at
+0x1DF20 (core tile) or 0xA06C8 (memory tile), channel ``n``'s 4 ``n`` bytes after.
 
 The control register's fields (``CONTROL_FIELDS``, aie-rt's
 ``XAIEMLGBL_{MEMORY,MEM_TILE,NOC}_MODULE_DMA_{S2MM,MM2S}_0_CTRL_*``):
@@ -43,6 +45,8 @@ from .kinds import DMA_KINDS, check_kind
 __all__ = [
     "CONTROL_BASE",
     "CONTROL_FIELDS",
+    "FOT_COUNT_BASE",
+    "FOT_COUNT_FIELDS",
     "LOCK_VALUE_BASE",
     "LOCK_VALUE_STRIDE",
     "START_QUEUE_BASE",
@@ -52,6 +56,8 @@ __all__ = [
     "STATUS_STRIDE",
     "control_address",
     "control_mask",
+    "fot_count_address",
+    "fot_count_word",
     "lock_value_address",
     "start_queue_address",
     "status_address",
@@ -118,11 +124,60 @@ STATUS_BASE: dict[tuple[str, str], int] = {
 
 
 STATUS_FIELDS: dict[str, tuple[int, int]] = {
-    "status": (0, 2), "error_bd_invalid": (11, 1), "task_queue_overflow": (18, 1),
+    "status": (0, 2), "error_bd_invalid": (11, 1), "error_fot_length_exceeded": (12, 1),
+    "error_fot_bds_per_task": (13, 1), "task_queue_overflow": (18, 1),
     "channel_running": (19, 1), "task_queue_size": (20, 3), "cur_bd": (24, 6),
 }
 """``(lsb, width)`` of the status-register fields a channel reports (AM025's names; the
-others, stall causes and access errors, read 0). ``status`` is 0 idle, 2 running."""
+others, stall causes and access errors, read 0). ``status`` is 0 idle, 2 running. The two
+finish-on-TLAST errors are S2MM bits (AM025's DMA_S2MM_Status: bit 12, ``Buffer_Length``
+words received without a TLAST; bit 13, a task of more BDs than the count FIFO holds in
+mode "counts with task tokens"); an MM2S channel reads them 0."""
+
+FOT_COUNT_FIELDS: dict[str, tuple[int, int]] = {
+    "write_count": (0, 18), "bd_id": (24, 6), "last_in_task": (30, 1), "valid": (31, 1),
+}
+"""``(lsb, width)`` of an S2MM channel's finish-on-TLAST count FIFO pop register (AM025's
+DMA_S2MM_FoT_Count_FIFO_Pop: the words a BD wrote, its ID, whether it ended its task,
+and ``valid``, 0 when the FIFO is empty or the channel is not in mode 3)."""
+
+FOT_COUNT_BASE: dict[str, int] = {"tile": 0x1DF20, "memtile": 0xA06C8}
+"""The count FIFO pop register of S2MM channel 0 (channel ``n``'s ``4 n`` bytes after),
+per kind; AM025 lists none for the shim."""
+
+
+def fot_count_word(bd_id: int, words: int, last_in_task: bool) -> int:
+    """A count FIFO entry as its pop register reads it (``valid`` set).
+
+    Raises
+    ------
+    AiedmaError
+        For a BD ID or a word count wider than its field.
+    """
+    word = 1 << FOT_COUNT_FIELDS["valid"][0]
+    for name, value in (("bd_id", bd_id), ("write_count", words),
+                        ("last_in_task", int(last_in_task))):
+        lsb, width = FOT_COUNT_FIELDS[name]
+        if not 0 <= value < 1 << width:
+            raise field_error(AiedmaError, name, value,
+                              f"the count FIFO's field holds 0..{(1 << width) - 1}")
+        word |= value << lsb
+    return word
+
+
+def fot_count_address(kind: str, index: int) -> int:
+    """The count FIFO pop register address of S2MM channel ``index``.
+
+    Raises
+    ------
+    AiedmaError
+        For an unknown kind or channel, or the shim (no such register).
+    """
+    _check_channel(kind, "s2mm", index)
+    if kind not in FOT_COUNT_BASE:
+        raise field_error(AiedmaError, "kind", kind,
+                          "AM025 has a count FIFO pop register on the core and memory tiles only")
+    return FOT_COUNT_BASE[kind] + STATUS_STRIDE * index
 
 
 def _check_channel(kind: str, direction: str, index: int) -> None:

@@ -34,7 +34,7 @@ The rules of cycle ``t`` (combinational on the registers and on ``o.ready``)::
 
     o.valid    = R.valid                   # never depends on o.ready
     take       = R.valid and o.ready       # a beat is transferred
-    free       = not R.valid or (take and R.n == 1)
+    free       = not R.valid or (take and (R.n == 1 or cut))
     leave      = P[S-1].valid and (P[S-1].buffer_length == 0 or free)
     ready[S-1] = not P[S-1].valid or leave
     ready[s]   = not P[s].valid or ready[s+1]       # s = S-2 .. 0
@@ -46,7 +46,7 @@ on); ``move[s]`` says ``P[s]`` passes its BD to ``P[s+1]``; ``leave`` says the l
 slot empties. The updates at edge ``t``::
 
     if leave and P[S-1].buffer_length > 0:  R = (valid, n = P[S-1].buffer_length)
-    elif take and R.n == 1:                 R.valid = 0
+    elif take and (R.n == 1 or cut):        R.valid = 0
     elif take:                              R.n -= 1
     for every slot s:
         come = (i.valid and i.ready) if s == 0 else move[s-1]
@@ -59,7 +59,9 @@ so a chain of full slots advances as one in the cycle the last slot empties, and
 ``i.ready`` follows ``o.ready`` combinationally through all ``S`` slots. The last slot
 empties when the running slot is free (idle, or its last beat is taken in this cycle)
 or when it holds a BD of ``buffer_length`` 0, which is dropped there. A BD loaded
-into ``R`` at edge ``t`` shows its first beat in cycle ``t + 1``.
+into ``R`` at edge ``t`` shows its first beat in cycle ``t + 1``. ``cut`` is an input
+(0 unless an S2MM channel finishes on TLAST: the beat taken now ends its BD, the
+beats it had left are never given; docs/cycle.md "Channel").
 
 Consequences (the tests check each, for ``S`` = 1, 2 and 3):
 

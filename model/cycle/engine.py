@@ -98,13 +98,14 @@ class AddrgenSlots:
         p = self.position
         return True, addresses[p], zeros[p], p == len(addresses) - 1
 
-    def readiness(self, o_ready: bool) -> tuple[list[bool], bool, bool]:
+    def readiness(self, o_ready: bool, cut: bool = False) -> tuple[list[bool], bool, bool]:
         """In a cycle whose ``o.ready`` is given: each slot's ready, whether the last one's
-        BD leaves, whether ``R`` gives a beat (what :meth:`clock` applies)."""
+        BD leaves, whether ``R`` gives a beat (what :meth:`clock` applies). ``cut``: a
+        beat taken now is its BD's last whatever its position (finish on TLAST)."""
         slots, last = self.prepare, len(self.prepare) - 1
         remaining = 0 if self.run is None else len(self.run[0]) - self.position
         take = self.run is not None and o_ready
-        free = self.run is None or (take and remaining == 1)
+        free = self.run is None or (take and (remaining == 1 or cut))
         end = slots[last]
         leave = end is not None and (not end[0] or free)
         ready = [False] * len(slots)
@@ -118,15 +119,16 @@ class AddrgenSlots:
         return self.readiness(o_ready)[0][0]
 
     def clock(self, accepted: tuple[list[int], list[bool]] | None, o_ready: bool,
-              readiness: tuple | None = None) -> None:
+              readiness: tuple | None = None, cut: bool = False) -> None:
         """The edge: ``accepted`` is the BD taken on ``i`` this cycle, if any;
-        ``readiness`` is this cycle's :meth:`readiness`, when the caller has it."""
+        ``readiness`` is this cycle's :meth:`readiness`, when the caller has it; ``cut``
+        as there."""
         slots, last = self.prepare, len(self.prepare) - 1
-        ready, leave, take = readiness or self.readiness(o_ready)
+        ready, leave, take = readiness or self.readiness(o_ready, cut)
         remaining = 0 if self.run is None else len(self.run[0]) - self.position
         if leave and slots[last][0]:
             self.run, self.position = slots[last], 0
-        elif take and remaining == 1:
+        elif take and (remaining == 1 or cut):
             self.run = None
         elif take:
             self.position += 1
@@ -292,7 +294,7 @@ class ChannelEngine:
         self.datapath = MM2SDatapath() if mm2s else S2MMDatapath()
         self.first = True   # the next beat is a BD's first: it waits for its lock
         self._bd: BufferDescriptor | None = None
-        self._o_ready = self._i_valid = False
+        self._o_ready = self._i_valid = self._i_end = False
         self._i_data = self._mem_data = 0
         self._grant = False
         self._settled: tuple | None = None   # this cycle's _settle, until the edge
@@ -314,9 +316,12 @@ class ChannelEngine:
                 self.first)
 
     def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
-              i_data: int = 0, mem_data: int = 0) -> None:
-        """This cycle's inputs: the BD offered (None: ``bd.valid`` low) and the stream side."""
+              i_data: int = 0, mem_data: int = 0, i_end: bool = False) -> None:
+        """This cycle's inputs: the BD offered (None: ``bd.valid`` low) and the stream side.
+        ``i_end`` (S2MM): the word on ``i`` ends its BD if it is taken, whatever the BD's
+        length (the channel drives it with the word's TLAST in finish-on-TLAST mode)."""
         self._bd, self._o_ready, self._i_valid = bd, o_ready, i_valid
+        self._i_end = i_end and i_valid and not self.mm2s
         self._i_data, self._mem_data, self._grant = i_data, mem_data, False
         self._settled = None
 
@@ -341,7 +346,7 @@ class ChannelEngine:
             passes = not self.first or self._grant
             a_ready = self._datapath_ready() and passes
             self._settled = (self.slots.outputs(), passes, a_ready,
-                             self.slots.readiness(a_ready))
+                             self.slots.readiness(a_ready, self._i_end))
         return self._settled
 
     def sample(self) -> EngineCycle:
@@ -391,5 +396,5 @@ class ChannelEngine:
         else:
             self.datapath.clock((address, zero, self._i_data) if moved else None)
         if moved:
-            self.first = last
-        self.slots.clock(accepted, a_ready, readiness)
+            self.first = last or self._i_end
+        self.slots.clock(accepted, a_ready, readiness, self._i_end)

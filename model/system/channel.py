@@ -38,8 +38,20 @@ Decisions (docs/bd.md is silent on timing and on these points):
   (docs/cycle.md "Channel", Locks).
 * **decision**: the task queue holds tasks not yet started; the running task has
   left it. A fifth pending task is an overflow error.
-* **decision**: S2MM ignores TLAST (``buffer_length`` alone ends a BD), as the RTL
-  contract says; ``tlast_suppress`` only matters on MM2S.
+* **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
+  (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
+* **decision**: finish on TLAST (S2MM, ``fot_mode`` 1-3, read every cycle; AM025's
+  DMA_S2MM_Ctrl FoT_Mode and DMA_S2MM_Status): a data word with TLAST is the last
+  word of its BD, which completes there (lock release, write-back); the task goes on
+  with its next BD (chain, then repeat) on the words after it. A BD that takes
+  ``buffer_length`` words, the last without TLAST, sets ``fot_length_exceeded``
+  (status bit 12) and ends there. Mode 2 gives each BD that ends a :class:`FotCount`,
+  carried by its task's :class:`TaskDone`; a task's entry past ``FOT_COUNT_DEPTH`` is
+  dropped and sets ``fot_bds_per_task`` (bit 13). Mode 3 queues the entries in the
+  count FIFO, popped by :meth:`Channel.pop_fot_count` (the pop register); while it is
+  full the channel takes no data word. The flags stay set until a channel reset.
+  Channels in FoT mode step every cycle (no fast path). docs/decisions.md gives
+  the reasons.
 * **decision**: on the memory tile a task's start BD must lie in the channel's half
   (0-23 for channels 0/2/4, 24-47 for 1/3/5), checked when the task is pushed.
 * **decision**: the control register (``model/arch/registers.py``) is stored as
@@ -55,7 +67,7 @@ Decisions (docs/bd.md is silent on timing and on these points):
   channel. (AM025 and aie-rt say only that the bit resets the channel; aie-rt's
   ``XAie_DmaChannelReset`` writes 1 then 0 and refuses a shim, whose control register
   has no reset bit.) ``controller_id`` is stored and carried by the completion tokens
-  (:class:`TaskDone`). Out-of-order, (de)compression, FoT mode and the shim's pause
+  (:class:`TaskDone`). Out-of-order, (de)compression and the shim's pause
   bits are stored and read back only: a task that starts with one set gives a
   :class:`~aiedma.model.errors.NotModelledWarning` and runs as if it were clear.
 """
@@ -73,7 +85,7 @@ import numpy as np
 
 from ..arch.directions import READ, check_direction
 from ..arch.kinds import DMA_KINDS
-from ..arch.registers import CONTROL_FIELDS, control_mask
+from ..arch.registers import CONTROL_FIELDS, control_mask, fot_count_word
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
@@ -97,14 +109,24 @@ if TYPE_CHECKING:  # a channel belongs to a DMA, which builds it (.dma imports t
     from .dma import DMA
 
 __all__ = [
+    "FOT_COUNT_DEPTH",
+    "FOT_MODES",
     "TASK_QUEUE_DEPTH",
     "Channel",
     "ChannelError",
+    "FotCount",
     "TaskDone",
 ]
 
 TASK_QUEUE_DEPTH = 4
 """Pending tasks a channel's queue holds."""
+
+FOT_MODES = ("disabled", "no_counts", "counts_with_task_tokens", "counts_from_mm_register")
+"""The control register's ``fot_mode`` values, in order (AM025's FoT_Mode encodings)."""
+
+FOT_COUNT_DEPTH = 4
+"""Entries an S2MM channel's finish-on-TLAST count FIFO holds (AM025 names the FIFO and
+its "full" conditions but not its depth: a decision, docs/decisions.md)."""
 
 _PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].padded_dimensions)
                         for side in ("before", "after"))
@@ -143,12 +165,35 @@ class ChannelError(AiedmaError):
 
 
 @dataclass(frozen=True)
+class FotCount:
+    """One entry of an S2MM channel's finish-on-TLAST count FIFO: a BD that ended.
+
+    Attributes
+    ----------
+    bd_id : int
+    words : int
+        Data words the BD wrote (to its TLAST, or ``buffer_length`` without one).
+    last_in_task : bool
+        The BD was its task's last.
+    """
+
+    bd_id: int
+    words: int
+    last_in_task: bool
+
+    def word(self) -> int:
+        """The entry as the count FIFO's pop register reads it (``FOT_COUNT_FIELDS``)."""
+        return fot_count_word(self.bd_id, self.words, self.last_in_task)
+
+
+@dataclass(frozen=True)
 class TaskDone:
     """A finished task: when, which, and whether it issued a completion token."""
 
     cycle: int
     task: Task
     controller_id: int = 0     # the channel's control register at the token (the ID it carries)
+    counts: tuple[FotCount, ...] = ()   # FoT counts with task tokens: its BDs' word counts
 
     @property
     def token(self) -> bool:
@@ -167,6 +212,7 @@ class _InFlight:
     header: bool               # a packet header is still to send / receive
     words_left: int            # S2MM: data words still to pass to the engine
     offered: int = 0           # the first cycle the fetch stage offers it
+    counts: tuple = ()         # FoT mode 2, the task's last BD: the task's count entries
     beats: tuple | None = None  # a BD with words: beat lists, its ID and BD, beat arrays
     accepted: int = 0          # the cycle the engine took it (it may ask from the next)
 
@@ -247,6 +293,12 @@ class Channel:
         self._wants_fetch = False   # asked for the DMA's fetch port this cycle
         self._fetch_wait = 0        # cycles before it may fetch again (FETCH_INTERVAL)
         self._cycle = getattr(self, "_cycle", 0)
+        # Finish on TLAST: the status flags, the count FIFO and this task's entries.
+        self.fot_length_exceeded = False
+        self.fot_bds_per_task = False
+        self.fot_counts: deque[FotCount] = deque()
+        self._task_counts: list[FotCount] = []
+        self._fresh = 0             # count FIFO entries made in this cycle (a read sees none)
 
     # -- the control register (model/arch/registers.py) --
 
@@ -296,7 +348,7 @@ class Channel:
     def _warn_not_modelled(self, task: Task) -> None:
         """A task starts with a control bit whose behaviour the model does not have."""
         fields = ("enable_out_of_order", "compression_enable", "decompression_enable",
-                  "fot_mode", "pause_mem", "pause_stream")
+                  "pause_mem", "pause_stream")
         set_ = [f"{name}={self.control_field(name)}" for name in fields
                 if self.control_field(name)]
         if set_:
@@ -311,6 +363,30 @@ class Channel:
     def is_mm2s(self) -> bool:
         """True for MM2S (memory to stream)."""
         return self._way is READ
+
+    @property
+    def fot_mode(self) -> int:
+        """The control register's finish-on-TLAST mode (:data:`FOT_MODES`); 0 on MM2S."""
+        return 0 if self._way is READ else self.control_field("fot_mode")
+
+    def _count_fifo_full(self) -> bool:
+        """FoT counts from the register: the FIFO is full and the channel takes no word."""
+        return self.fot_mode == 3 and len(self.fot_counts) >= FOT_COUNT_DEPTH
+
+    def pop_fot_count(self) -> int:
+        """Read (and so pop) the count FIFO's pop register: the oldest entry's word, or 0
+        (``valid`` clear) when it is empty or the channel is not in mode 3. A read at the
+        end of a cycle sees the FIFO as the cycle began (the RTL's FIFO shows an entry
+        from the cycle after it is written)."""
+        if self.fot_mode != 3 or len(self.fot_counts) <= self._fresh:
+            return 0
+        return self.fot_counts.popleft().word()
+
+    def status_fields(self) -> dict[str, int]:
+        """The channel's finish-on-TLAST error flags, by their ``STATUS_FIELDS`` names
+        (set when the rule is broken, clear again only by a channel reset)."""
+        return {"error_fot_length_exceeded": int(self.fot_length_exceeded),
+                "error_fot_bds_per_task": int(self.fot_bds_per_task)}
 
     @property
     def tokens(self) -> list[int]:
@@ -485,6 +561,28 @@ class Channel:
                          detail=f"its channel owes {self._owed} lock releases")
         return Stall("lock", bd.bd_id, detail="its lock grant is on its way")
 
+    def _bd_ends(self, bd: _InFlight, by_tlast: bool) -> None:
+        """S2MM: the last word of ``bd`` is taken (by its TLAST, or its ``buffer_length``-th):
+        the finish-on-TLAST flags and count entries (module text, decisions)."""
+        mode = self.fot_mode
+        if not mode:
+            return
+        if not by_tlast:
+            self.fot_length_exceeded = True
+        if mode == 1:
+            return
+        entry = FotCount(bd.bd_id, bd.bd.buffer_length - bd.words_left, bd.ends_task)
+        if mode == 3:
+            self.fot_counts.append(entry)   # never past full: a full FIFO takes no word
+            self._fresh += 1
+            return
+        if len(self._task_counts) < FOT_COUNT_DEPTH:
+            self._task_counts.append(entry)
+        else:
+            self.fot_bds_per_task = True
+        if bd.ends_task:
+            bd.counts, self._task_counts = tuple(self._task_counts), []
+
     # -- one cycle --
 
     def step(self, cycle: int) -> Stall | None:
@@ -497,6 +595,7 @@ class Channel:
             header received; each names the channel and the BD.
         """
         self._cycle = cycle
+        self._fresh = 0
         if self._quiet():
             return self._quiet_step()
         self._fetch_wait = max(0, self._fetch_wait - 1)
@@ -520,6 +619,7 @@ class Channel:
         lock_wait: _InFlight | None = None   # waits at the gate for its lock
         # The stream stage decides what the engine's stream side sees.
         head = self._stage[0] if self._stage else None
+        i_end = False
         if self.is_mm2s:
             # The header goes out once the BD's lock is granted, before its first word.
             header_due = (head is not None and head.header
@@ -539,9 +639,11 @@ class Channel:
                 except PacketError as error:
                     raise PacketError(f"{error}; received by {self._where(head.bd_id)}") from None
                 head.header, moved, header_word = False, True, True
-            i_valid = (stream is not None and not header_due and stream.can_pop())
+            i_valid = (stream is not None and not header_due and stream.can_pop()
+                       and not self._count_fifo_full())
+            i_end = i_valid and self.fot_mode != 0 and stream.peek().last
             engine.drive(offer and offer.bd, i_valid=i_valid,
-                         i_data=stream.peek().data if i_valid else 0)
+                         i_data=stream.peek().data if i_valid else 0, i_end=i_end)
         # The lock gate: the first beat of the BD at the gate passes once its lock is held.
         holder = self._ask if self._answer else self._held
         waiting = engine.lock_request()
@@ -556,8 +658,12 @@ class Channel:
             self._left = len(passed.beats[0])
         elif waiting:
             lock_wait = self._gate[0]
-        if signals.beat_valid and signals.beat_ready:
+        moved_beat = signals.beat_valid and signals.beat_ready
+        cut = False   # S2MM, finish on TLAST: this word ends its BD early
+        if moved_beat:
             self._left -= 1
+            if i_end:
+                cut, self._left = True, 0
         # A BD of length 0 never enters the engine: it asks for its lock once everything
         # before it is done, and completes in the cycle it holds it.
         consumed = signals.bd_valid and signals.bd_ready
@@ -595,12 +701,14 @@ class Channel:
                 head = self._stage[0]
                 head.words_left -= 1
                 self._written_bd = head.bd_id
-                if not head.words_left:
+                if cut or not head.words_left:
+                    self._bd_ends(head, cut)
+                    head.words_left = 0
                     self._stage.popleft()
         # A BD is complete when its last memory access is done (MM2S: its last read is
         # issued; S2MM: its last write): it completes at the end of that cycle, its lock
         # release joining the release queue.
-        if signals.beat_valid and signals.beat_ready and signals.last:
+        if moved_beat and (signals.last or cut):
             done = self._running.popleft()
             self._completions.append((cycle + COMPLETION_LATENCY[self.direction],
                                       done))
@@ -693,8 +801,8 @@ class Channel:
     def steady_state(self) -> Hashable | None:
         """The channel's state without its beat position and data; None on an RTL engine
         (an RTL engine steps every cycle, as it must)."""
-        if type(self.engine) is not ChannelEngine:
-            return None
+        if type(self.engine) is not ChannelEngine or self.fot_mode:
+            return None   # FoT: a TLAST may end a BD on any word; each cycle is stepped
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._lock_state(),
@@ -788,7 +896,7 @@ class Channel:
             return None
 
         def pop() -> None:
-            words, _ = self.stream.bulk_pop_words(cycles)   # S2MM ignores TLAST
+            words, _ = self.stream.bulk_pop_words(cycles)   # FoT off: TLAST is data
             values = np.concatenate((np.asarray([pending[1]], dtype=np.int64), words[:-1]))
             bad = np.flatnonzero((values < WORD_MIN) | (values > WORD_MAX))
             if bad.size:   # the error stepping gives at that word
@@ -830,6 +938,7 @@ class Channel:
             if done.bd.lock_rel_value:
                 self._releases.append(done)
             if done.ends_task:
-                self.done.append(TaskDone(cycle, done.task, self.control_field("controller_id")))
+                self.done.append(TaskDone(cycle, done.task, self.control_field("controller_id"),
+                                          done.counts))
         if self._reset_held:   # the reset register reads 1 in this cycle: it ends in reset
             self.reset()

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..arch.directions import check_direction
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
-from ..arch.register_map import registers
+from ..arch.register_map import register_at, registers
 from ..arch.registers import (
     CONTROL_FIELDS,
     control_address,
@@ -189,7 +189,9 @@ def write_register(dma: DMA, address: int, value: int) -> None:
 
 def read_register(dma: DMA, address: int) -> int:
     """A register's word as the DMA's register port reads it: a BD word (0 for a BD never
-    written), a lock's value, a channel's control word (reserved bits 0).
+    written), a lock's value, a channel's control word (reserved bits 0), an S2MM
+    channel's count FIFO pop register (the read pops the entry,
+    :meth:`~.channel.Channel.pop_fot_count`).
 
     Raises
     ------
@@ -197,6 +199,9 @@ def read_register(dma: DMA, address: int) -> int:
         For an address with no readable register the model keeps (start queues are
         written only; status registers are the RTL's).
     """
+    register = register_at(dma.kind, int(address))
+    if register is not None and register.role == "fot_count":
+        return dma.channel("s2mm", register.index).pop_fot_count()
     what = _decoder(dma).get(int(address))
     if what is None or what[0] == "task":
         raise field_error(RegisterError, "address", f"{int(address):#x}",
@@ -223,15 +228,24 @@ class RegisterWriter:
     Parameters
     ----------
     dma : DMA
-    writes : iterable of (int, int, int)
-        ``(cycle, address, value)``, in any order (a cycle's writes in theirs).
+    writes : iterable of (int, int, int or None)
+        ``(cycle, address, value)``, in any order (a cycle's writes in theirs); a value
+        of None reads the register instead (:func:`read_register`, at the end of the
+        cycle: a count FIFO pop register pops), the word kept in :attr:`reads`.
+
+    Attributes
+    ----------
+    reads : list of (int, int, int)
+        ``(cycle, address, word)`` of each read, in order.
     """
 
     def __init__(self, dma: DMA, writes: Iterable[Sequence[int]]) -> None:
         self.dma, self.name = dma, f"{dma.name}.host"
-        self.writes = sorted(((int(c), int(a), int(v)) for c, a, v in writes),
+        self.writes = sorted(((int(c), int(a), None if v is None else int(v))
+                              for c, a, v in writes),
                              key=lambda w: w[0])
         self._next, self._cycle = 0, 0
+        self.reads: list[tuple[int, int, int]] = []
 
     @property
     def busy(self) -> bool:
@@ -246,9 +260,12 @@ class RegisterWriter:
 
     def commit(self) -> None:
         while self.busy and self.writes[self._next][0] <= self._cycle:
-            _, address, value = self.writes[self._next]
+            cycle, address, value = self.writes[self._next]
             self._next += 1
-            write_register(self.dma, address, value)
+            if value is None:
+                self.reads.append((cycle, address, read_register(self.dma, address)))
+            else:
+                write_register(self.dma, address, value)
 
 
 def program_writes(dma: DMA) -> list[tuple[int, int]]:

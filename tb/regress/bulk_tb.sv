@@ -73,7 +73,8 @@ module bulk_tb;
   `BULK_TOP dut (
     .clk(clk), .rst(rst),
     .i__valid(i_valid), .i__ready(i_ready), .i__payload(i_payload),
-    .o__valid(o_valid), .o__ready(o_ready), .o__payload(o_payload)
+    .o__valid(o_valid), .o__ready(o_ready), .o__payload(o_payload),
+    .cut(1'b0)   // finish on TLAST is the S2MM engine's: never here
   );
 
   initial begin

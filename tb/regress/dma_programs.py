@@ -6,6 +6,11 @@ random_program`) per kind and simulator, each run with the model's channels and 
 the whole RTL DMA in their place (:func:`~aiedma.tb.system.dma_check.check_program_channels`),
 compared on every cycle; one line per kind and simulator, exit 1 on any mismatch. On
 Verilator the model's run is replayed into the block; ``--lockstep`` runs the loop.
+The core and memory tiles also run ``N`` random finish-on-TLAST programs per simulator
+(:func:`~aiedma.tb.system.random_programs.random_fot_program`, through
+:func:`~aiedma.tb.system.dma_check.run_dma`: words, memory, tokens, locks, the FoT
+status flags and the count FIFO reads compared; on Verilator a program without register
+reads is replayed, one with them runs in lockstep), one more line each.
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..system.dma_check import check_program_channels
+from ..system.dma_check import check_program_channels, run_dma
 from ..system.loop import RUNS_ON
-from ..system.random_programs import PROGRAM_PLACES, random_program
+from ..system.random_programs import PROGRAM_PLACES, random_fot_program, random_program
 
 __all__ = ["RUNS_ON", "main"]
 
@@ -50,4 +55,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"whole RTL DMA on {simulator}, {kind}: {args.programs} random task "
                   f"programs (seeds {args.seed}..{args.seed + args.programs - 1}), {cycles} "
                   f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
+            if kind in ("tile", "memtile"):
+                failed += _fot_programs(kind, args.seed, args.programs, simulator)
     return 1 if failed else 0
+
+
+def _fot_programs(kind: str, first: int, count: int, simulator: str) -> int:
+    """Random FoT programs on ``simulator``; prints one line, returns the mismatches."""
+    start, cycles, bad, modes = time.perf_counter(), 0, 0, [0, 0, 0, 0]
+    for seed in range(first, first + count):
+        program = random_fot_program(seed, kind)
+        modes[program.mode] += 1
+        try:
+            cycles += run_dma(kind, program.writes, inputs=program.inputs,
+                              simulator=simulator, timed_writes=program.timed,
+                              reuse=True).cycles
+        except AssertionError as error:
+            bad += 1
+            print(f"FAIL {simulator} {kind} FoT seed={seed}: {error}\n  {program.description}")
+    print(f"whole RTL DMA on {simulator}, {kind}: {count} random FoT programs (modes 0-3: "
+          f"{modes}), {cycles} cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
+    return bad

@@ -23,7 +23,7 @@ from amaranth.sim import Simulator
 
 from ...hdl.dma import DMA
 from ...model.arch.kinds import DMA_KINDS
-from ...model.arch.registers import lock_value_address
+from ...model.arch.registers import lock_value_address, status_address
 from ...model.system.registers import RegisterWriter, program_writes
 from ...model.system.scheduler import Agent, Stall, SystemReport, SystemRun
 from ...model.system.stream import Beat
@@ -151,12 +151,14 @@ class RtlDmaAgent:
     def __init__(self, dma: Any, channels: Sequence[Any], simulator: str = "amaranth",
                  reuse: bool = False, timed_writes: Sequence[Sequence[int]] = ()) -> None:
         self.model, self.channels = dma, list(channels)
-        self.timed: dict[int, tuple[int, int]] = {}
+        self.timed: dict[int, tuple[int, int | None]] = {}
         for cycle, address, value in timed_writes:
             if int(cycle) in self.timed:
                 raise ValueError(f"timed_writes: two writes in cycle {cycle}; the register "
                                  "port takes one a cycle")
-            self.timed[int(cycle)] = (int(address), int(value))
+            self.timed[int(cycle)] = (int(address), None if value is None else int(value))
+        self.reads: list[tuple[int, int, int]] = []   # (cycle, address, word) of timed reads
+        self._read: tuple[int, int] | None = None      # a read in the last cycle
         self._last_write = max(self.timed, default=-1)
         self.name = f"{dma.name}.rtl"
         where = (dma.kind, dma.column, dma.row)
@@ -204,11 +206,16 @@ class RtlDmaAgent:
     def step(self, cycle: int) -> Stall | None:
         port, dma = self.ports_, self.model
         self._cycle = cycle
+        self._collect_read()
         write = self.timed.get(cycle)     # lands at the end of the cycle, as the model's
-        port.set("reg_write", write is not None)
+        reading = write is not None and write[1] is None
+        port.set("reg_write", write is not None and not reading)
+        port.set("reg_read", reading)
         if write is not None:
             port.set("reg_addr", write[0])
-            port.set("reg_wdata", write[1])
+            port.set("reg_wdata", write[1] or 0)
+        if reading:
+            self._read = (cycle, write[0])
         for channel in self.channels:     # inputs first: streams change only at commit
             path, stream = self._path(channel), channel.stream
             if channel.is_mm2s:
@@ -287,19 +294,32 @@ class RtlDmaAgent:
         port.set("reg_write", 0)
         port.set("pause", 0)
 
+    def _collect_read(self) -> None:
+        """The word of a timed read in the cycle before (a read takes a cycle)."""
+        if self._read is not None:
+            self.reads.append((*self._read, self.ports_.get("reg_rdata")))
+            self._read = None
+
     def read_locks(self) -> Any:
-        """Read every own lock through the register port; a generator of cycles whose
-        result is in :attr:`locks` at the end."""
+        """Read every own lock, then each of its channels' status register, through the
+        register port; a generator of cycles whose results are in :attr:`locks` and
+        :attr:`status` (``{"s2mm1": word, ...}``) at the end."""
         port, kind = self.ports_, self.model.kind
+        self._collect_read()
         port.set("reg_write", 0)
-        self.locks: list[int] = []
-        for lock in range(DMA_KINDS[kind].locks + 1):
-            if lock:
-                self.locks.append(port.get("reg_rdata"))
-            port.set("reg_read", lock < DMA_KINDS[kind].locks)
-            port.set("reg_addr", lock_value_address(kind, min(lock, DMA_KINDS[kind].locks - 1)))
+        addresses = [lock_value_address(kind, lock) for lock in range(DMA_KINDS[kind].locks)]
+        names = [self._name(c) for c in self.channels]
+        addresses += [status_address(kind, c.direction, c.index) for c in self.channels]
+        words: list[int] = []
+        for k in range(len(addresses) + 1):
+            if k:
+                words.append(port.get("reg_rdata"))
+            port.set("reg_read", k < len(addresses))
+            port.set("reg_addr", addresses[min(k, len(addresses) - 1)])
             yield
         port.set("reg_read", 0)
+        self.locks = words[:DMA_KINDS[kind].locks]
+        self.status = dict(zip(names, words[DMA_KINDS[kind].locks:], strict=True))
 
 
 def run_rtl_dma(agents: Sequence[Agent], dma: Any, channels: Sequence[Any],

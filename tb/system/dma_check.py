@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...model.arch.kinds import DMA_KINDS
+from ...model.arch.registers import STATUS_FIELDS
 from ...model.errors import AiedmaError, field_error
 from ...model.system.registers import RegisterWriter, apply_writes, program_writes
 from ...model.system.scheduler import Stall, SystemReport, run_system
@@ -149,6 +150,11 @@ class DmaRun:
         Per channel with tasks: the cycles it moved a word on its stream (the model's,
         which the RTL's equal: its outputs' cycles are compared, and on Verilator every
         port of every cycle).
+    reads : list of (int, int, int)
+        ``(cycle, address, word)`` of each timed read (``timed_writes`` with value None).
+    flags : dict of str to dict of str to int
+        Per S2MM channel with tasks: its finish-on-TLAST error flags after the run (the
+        model's ``Channel.status_fields``; the RTL's read from its status register).
     """
 
     outputs: dict[str, list[tuple[int, bool]]]
@@ -157,6 +163,8 @@ class DmaRun:
     locks: list[int]
     cycles: int
     word_cycles: dict[str, list[int]] = field(default_factory=dict)
+    flags: dict[str, dict[str, int]] = field(default_factory=dict)
+    reads: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
@@ -191,7 +199,7 @@ def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
 def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
             inputs: dict | None = None, ready: dict | None = None,
             simulator: str | None = "amaranth",
-            timed_writes: Sequence[Sequence[int]] = ()) -> DmaRun:
+            timed_writes: Sequence[Sequence[int]] = (), *, reuse: bool = False) -> DmaRun:
     """Program a DMA through its register map and run it, its channels as RTL, checked.
 
     Parameters
@@ -211,10 +219,13 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         model's run is replayed into the block (:mod:`.dma_replay`) unless a BD names
         a neighbour's lock or there are ``timed_writes``.
     timed_writes : sequence of (cycle, address, value)
-        Register writes during the run, each at the end of its cycle (the model's
+        Register writes during the run (a value of None: a read, whose words are
+        compared and returned in ``reads``), each at the end of its cycle (the model's
         :class:`~aiedma.model.system.registers.RegisterWriter`, the RTL's register
         port; one a cycle), e.g. a channel reset and a task pushed after it. Only
         channels with a task before the run take part.
+    reuse : bool
+        Keep the Amaranth simulator of the block between runs (:func:`run_rtl_dma`).
 
     Returns
     -------
@@ -242,6 +253,9 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     report = run_system(agents, exact=True)   # every cycle stepped: the word times are recorded
     model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
     model.word_cycles = word_cycles
+    model.flags = {f"s2mm{c.index}": c.status_fields() for c in channels if not c.is_mm2s}
+    writer = agents[-1] if timed_writes else None
+    model.reads = list(writer.reads) if writer is not None else []
     model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
                     for c in channels}
     if replayed:
@@ -252,13 +266,18 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,
                                                                         inputs, ready)
     rtl_report, block = run_rtl_dma(agents, dma, channels, report.cycles + 200, simulator,
-                                    timed_writes=timed_writes)
+                                    timed_writes=timed_writes, reuse=reuse)
     result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)
     result.tokens = {f"{c.direction}{c.index}": block.tokens[f"{c.direction}{c.index}"]
                      for c in channels}
     result.locks = block.locks
     result.word_cycles = word_cycles
+    result.flags = {name: {f: block.status[name] >> STATUS_FIELDS[f][0] & 1 for f in flags}
+                    for name, flags in model.flags.items()}
+    result.reads = block.reads
     for what, want, got in (("outputs", model.outputs, result.outputs),
+                            ("FoT flags", model.flags, result.flags),
+                            ("register reads", model.reads, result.reads),
                             ("output cycles", times, rtl_times),
                             ("cycles", model.cycles, result.cycles),
                             ("locks", model.locks, result.locks),

@@ -72,7 +72,7 @@ class AmaranthEngine:
         return self._payloads[key]
 
     def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
-              i_data: int = 0, mem_data: int = 0) -> None:
+              i_data: int = 0, mem_data: int = 0, i_end: bool = False) -> None:
         ctx, dut = self.ctx, self.dut
         ctx.set(dut.bd.valid, bd is not None)
         if bd is not None:
@@ -84,6 +84,7 @@ class AmaranthEngine:
         else:
             ctx.set(dut.i.valid, i_valid)
             ctx.set(dut.i.payload.data, i_data)
+            ctx.set(dut.i.payload.last, i_end)   # the engine's ``last`` on i ends the BD
 
     def lock_request(self) -> bool:
         return bool(self.ctx.get(self.dut.lock_request))

@@ -412,7 +412,7 @@ class VerilatorEngine:
         return self._payloads[key]
 
     def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
-              i_data: int = 0, mem_data: int = 0) -> None:
+              i_data: int = 0, mem_data: int = 0, i_end: bool = False) -> None:
         top = self.top
         top.set("bd__valid", bd is not None)
         if bd is not None:
@@ -423,7 +423,8 @@ class VerilatorEngine:
             top.set("mem_data", mem_data)
         else:
             top.set("i__valid", i_valid)
-            top.set("i__payload", i_data)   # data in the low 32 bits, last 0
+            # data in the low 32 bits, then ``last`` (which ends the BD on the engine's i)
+            top.set("i__payload", (i_data & 0xFFFF_FFFF) | int(i_end) << 32)
 
     def lock_request(self) -> bool:
         return bool(self.top.get("lock_request"))

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ...model.arch.registers import control_address, fot_count_address, start_queue_address
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.fields import HAS_PADDING
 from ...model.bd.task import Task
@@ -33,11 +35,12 @@ from ...model.system.dma import DMA
 from ...model.system.graph import Graph, GraphResult
 from ...model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
 from ...model.system.scheduler import SystemReport, run_system
-from ...model.system.stream import Stream, StreamSink
+from ...model.system.stream import Beat, Stream, StreamSink
 from .loop import rtl_runner
 
-__all__ = ["PROGRAM_PLACES", "TARGET", "ProgramPlace", "RandomGraph", "RandomProgram",
-           "check_graph", "check_program", "random_graph", "random_program"]
+__all__ = ["PROGRAM_PLACES", "TARGET", "FotProgram", "ProgramPlace", "RandomGraph",
+           "RandomProgram", "check_graph", "check_program", "random_fot_program", "random_graph",
+           "random_program"]
 
 
 @dataclass
@@ -339,3 +342,68 @@ def check_program(program: RandomProgram, simulator: str) -> SystemReport:
         raise AssertionError(f"seed={program.seed}: report differs with {simulator}:\n"
                              f"{report.text()}\n{rtl_report.text()}")
     return rtl_report
+
+
+@dataclass
+class FotProgram:
+    """A random finish-on-TLAST program for :func:`~.dma_check.run_dma`: S2MM 0 of one
+    tile runs a task (a chain of 1 to 3 BDs, repeated) in a random FoT mode on a stream
+    whose TLASTs end some BDs early, leave some at their length (an error flag in FoT
+    mode) or fall anywhere (mode 0 ignores them); MM2S 0 reads a BD at the same time.
+    In mode 3 a host reads the count FIFO's pop register every 1 to 4 cycles
+    (``timed``, reads as ``(cycle, address, None)``), so the FIFO fills and empties."""
+
+    seed: int
+    kind: str
+    mode: int
+    writes: list[tuple[int, int]]
+    inputs: dict[str, list]
+    description: str
+    timed: list[tuple[int, int, None]]
+
+
+def random_fot_program(seed: int, kind: str = "tile") -> FotProgram:
+    """A random :class:`FotProgram` on ``kind`` (``"tile"`` or ``"memtile"``)."""
+    if kind not in ("tile", "memtile"):
+        raise field_error(AiedmaError, "kind", kind, "FoT programs run on tile or memtile")
+    rng = random.Random(seed)
+    own = DMA_KINDS[kind].memory_window("own").start
+    chain, repeat = rng.randint(1, 3), rng.randint(1, 3)
+    mode = rng.choice([0, 1, 1, 2, 2, 3])
+    table = {}
+    for k in range(chain):
+        more = {"use_next_bd": 1, "next_bd": k + 1} if k + 1 < chain else {}
+        table[k] = BufferDescriptor(kind, base_address=own + 32 * k,
+                                    buffer_length=rng.randint(1, 12), valid_bd=1, **more)
+    table[8] = BufferDescriptor(kind, base_address=own + 200, buffer_length=rng.randint(1, 20),
+                                valid_bd=1)
+    words: list[Beat] = []
+    for _ in range(repeat):
+        for k in range(chain):
+            length = table[k].buffer_length
+            if mode == 0:      # TLAST is data only: random TLASTs, every BD full
+                words += [Beat(rng.randrange(1 << 16), rng.random() < 0.3)
+                          for _ in range(length)]
+            elif rng.random() < 0.3:   # no TLAST: the BD ends at its length
+                words += [Beat(rng.randrange(1 << 16), False) for _ in range(length)]
+            else:
+                n = rng.randint(1, length)
+                words += [Beat(rng.randrange(1 << 16), i == n - 1) for i in range(n)]
+    base = DMA_KINDS[kind].bd_register_base
+    writes = [(base + BD_REGISTER_STRIDE * n + 4 * w, word)
+              for n, bd in table.items() for w, word in enumerate(bd.encode())]
+    writes += [(control_address(kind, "s2mm", 0), mode << 16 | rng.randrange(256) << 8),
+               (start_queue_address(kind, "s2mm", 0),
+                Task(0, repeat, rng.random() < 0.5).encode()),
+               (start_queue_address(kind, "mm2s", 0), Task(8, 1, True).encode())]
+    timed: list[tuple[int, int, None]] = []
+    if mode == 3:
+        # Reads until long after the last word could have come in, however long the
+        # FIFO held it up (a read every `gap` cycles frees a held word within `gap`).
+        gap, cycle = rng.randint(1, 4), rng.randint(5, 20)
+        for _ in range(len(words) + chain * repeat + 20):
+            timed.append((cycle, fot_count_address(kind, 0), None))
+            cycle += gap
+    text = (f"{kind}, FoT mode {mode}, chain {[table[k].buffer_length for k in range(chain)]}, "
+            f"repeat {repeat}, {len(words)} words, {len(timed)} reads")
+    return FotProgram(seed, kind, mode, writes, {"s2mm0": words}, text, timed)

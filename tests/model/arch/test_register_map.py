@@ -14,7 +14,9 @@ from aiedma.model.arch.register_map import (
     registers,
 )
 from aiedma.model.arch.registers import (
+    FOT_COUNT_BASE,
     control_address,
+    fot_count_address,
     lock_value_address,
     start_queue_address,
     status_address,
@@ -43,6 +45,9 @@ def test_the_map_holds_the_address_functions_registers(kind):
             expected[status_address(kind, d, c)] = ("status", c, 0, d)
     for lock in range(dma.locks):
         expected[lock_value_address(kind, lock)] = ("lock_value", lock, 0, None)
+    if kind in FOT_COUNT_BASE:   # the S2MM count FIFO pop registers (none on the shim)
+        for c in range(dma.channels):
+            expected[fot_count_address(kind, c)] = ("fot_count", c, 0, "s2mm")
     assert {r.address: (r.role, r.index, r.word, r.direction)
             for r in registers(kind)} == expected
 
