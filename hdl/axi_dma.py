@@ -9,7 +9,8 @@ under AXI4-Stream names: MM2S channel ``n`` is ``m_axis_mm2s<n>_tdata``, ``_tval
 What stays as the DMA's own ports, for now: each channel's memory port
 (``mm2s<n>_mem_addr``, ``mm2s<n>_mem_en``, ``mm2s<n>_mem_data``; ``s2mm<n>_mem_addr``,
 ``s2mm<n>_mem_data``, ``s2mm<n>_mem_we``, :mod:`.memory_port`) and completion token
-(``mm2s<n>_token``), ``pause``, ``busy`` and ``error``, and the memory tile's
+(``mm2s<n>_token``, with the controller ID it carries on ``mm2s<n>_token_controller``),
+``pause``, ``busy`` and ``error``, and the memory tile's
 neighbour lock ports. The memories inside the block (core and memory tile) and the
 shim's AXI4 master towards external memory are later work (docs/axi.md). Clock and
 reset are the project's ``clk`` and ``rst`` (synchronous, active high).
@@ -23,6 +24,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.arch.kinds import DMA_KINDS
 from ..model.arch.register_map import register_span
+from ..model.arch.registers import CONTROL_FIELDS
 from ..model.bd.fields import FIELD_INDEX
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from .axi_lite import AXILiteSlave, axi_lite_signature
@@ -31,6 +33,11 @@ from .layouts import check_kind
 from .lock_unit import lock_port_signature
 
 __all__ = ["AXIDMA"]
+
+
+def _controller_bits(kind: str, direction: str) -> int:
+    """Width of the controller ID a channel's completion tokens carry."""
+    return CONTROL_FIELDS[kind, direction]["controller_id"][1]
 
 
 def _stream_ports(prefix: str, flow: type) -> dict[str, wiring.Member]:
@@ -67,11 +74,13 @@ class AXIDMA(wiring.Component):
         for n in range(dma.channels):
             ports |= _stream_ports(f"m_axis_mm2s{n}", Out)
             ports |= {f"mm2s{n}_mem_addr": Out(width), f"mm2s{n}_mem_en": Out(1),
-                      f"mm2s{n}_mem_data": In(DATA_BITS), f"mm2s{n}_token": Out(1)}
+                      f"mm2s{n}_mem_data": In(DATA_BITS), f"mm2s{n}_token": Out(1),
+                      f"mm2s{n}_token_controller": Out(_controller_bits(kind, "mm2s"))}
         for n in range(dma.channels):
             ports |= _stream_ports(f"s_axis_s2mm{n}", In)
             ports |= {f"s2mm{n}_mem_addr": Out(width), f"s2mm{n}_mem_data": Out(DATA_BITS),
-                      f"s2mm{n}_mem_we": Out(1), f"s2mm{n}_token": Out(1)}
+                      f"s2mm{n}_mem_we": Out(1), f"s2mm{n}_token": Out(1),
+                      f"s2mm{n}_token_controller": Out(_controller_bits(kind, "s2mm"))}
         ports |= {"pause": In(1), "busy": Out(1), "error": Out(1)}
         if len(dma.windows) > 1:
             lock_ids = 2 * dma.channels
@@ -101,6 +110,7 @@ class AXIDMA(wiring.Component):
                 getattr(self, f"mm2s{n}_mem_en").eq(channel.mem_en),
                 channel.mem_data.eq(getattr(self, f"mm2s{n}_mem_data")),
                 getattr(self, f"mm2s{n}_token").eq(channel.token),
+                getattr(self, f"mm2s{n}_token_controller").eq(channel.token_controller),
             ]
         for n, channel in enumerate(dma.s2mm):
             prefix = f"s_axis_s2mm{n}"
@@ -113,6 +123,7 @@ class AXIDMA(wiring.Component):
                 getattr(self, f"s2mm{n}_mem_data").eq(channel.mem_data),
                 getattr(self, f"s2mm{n}_mem_we").eq(channel.mem_we),
                 getattr(self, f"s2mm{n}_token").eq(channel.token),
+                getattr(self, f"s2mm{n}_token_controller").eq(channel.token_controller),
             ]
         m.d.comb += [dma.pause.eq(self.pause), self.busy.eq(dma.busy),
                      self.error.eq(dma.error)]

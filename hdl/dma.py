@@ -21,8 +21,10 @@
   requests and releases owed, the status); the lock unit, the BD table and the other
   channels are not touched, and a grant the lock unit shows in the cycle after a reset
   cycle answers a request the reset dropped, so the channel does not see it. The FoT
-  mode goes to the S2MM channel; the other fields are stored only (docs/decisions.md;
-  the model's channel warns when a task runs with one set).
+  mode goes to the S2MM channel, the controller ID to the channel's
+  ``token_controller`` output (what its completion tokens carry); the other fields are
+  stored only (docs/decisions.md; the model's channel warns when a task runs with one
+  set).
 
 Reads take one cycle, as the table's register read port does. The lock unit grants one
 acquire and one release a cycle: of the channels whose acquire holds, and of those with
@@ -74,6 +76,15 @@ class _Control(NamedTuple):
     after: Signal     # ``held`` one cycle later: grants shown now answer dropped requests
 
 
+def _with_controller(kind: str, direction: str,
+                     signature: wiring.Signature) -> wiring.Signature:
+    """A channel's outside as the DMA shows it: the channel's ports and
+    ``token_controller``, the controller ID its completion tokens carry (its control
+    register's field, AM025's ``Controller_ID``)."""
+    width = CONTROL_FIELDS[kind, direction]["controller_id"][1]
+    return wiring.Signature({**signature.members, "token_controller": Out(width)})
+
+
 class DMA(wiring.Component):
     """One tile's DMA: ``channels`` MM2S and S2MM channels, BD table, locks, registers.
 
@@ -89,8 +100,10 @@ class DMA(wiring.Component):
         The register port (:func:`~.register_port.register_port_signature`): a write
         takes effect at the end of its cycle; a read's word is on ``reg_rdata`` the next
         cycle (0 where nothing readable is).
-    mm2s : Out(mm2s_signature(kind)).array(channels)
-    s2mm : Out(s2mm_signature(kind)).array(channels)
+    mm2s : Out(mm2s_signature(kind) + token_controller).array(channels)
+    s2mm : Out(s2mm_signature(kind) + token_controller).array(channels)
+        Each channel's outside (:mod:`.channel.direction`) and ``token_controller``: the
+        controller ID in its control register, which a token (``token`` high) carries.
     neighbour_acquire, neighbour_release : memory tile only, one per channel (MM2S first)
         Lock requests naming a neighbour's lock (see the module's decision).
     pause : In(1)
@@ -108,8 +121,8 @@ class DMA(wiring.Component):
         self.lock_ids = FIELD_INDEX[kind]["lock_acq_id"].maximum + 1
         ports = {
             **register_port_signature().members,
-            "mm2s": Out(mm2s_signature(kind)).array(self.count),
-            "s2mm": Out(s2mm_signature(kind)).array(self.count),
+            "mm2s": Out(_with_controller(kind, "mm2s", mm2s_signature(kind))).array(self.count),
+            "s2mm": Out(_with_controller(kind, "s2mm", s2mm_signature(kind))).array(self.count),
             "pause": In(1), "busy": Out(1), "error": Out(1),
         }
         if len(dma.windows) > 1:
@@ -143,6 +156,8 @@ class DMA(wiring.Component):
             self._lock_ports(m, p, channel, locks, controls[p].after)
             outside = getattr(self, channel.direction)[channel.index]
             connect_outside(m, channel, outside, channel.parts.outside(kind))
+            lsb, width = CONTROL_FIELDS[kind, channel.direction]["controller_id"]
+            m.d.comb += outside.token_controller.eq(controls[p].word[lsb:lsb + width])
         m.d.comb += [self.error.eq(Cat(*errors).any()), self.busy.eq(Cat(*busy).any())]
         self._registers(m, channels, locks, table, controls)
         return m

@@ -173,6 +173,9 @@ class RtlDmaAgent:
             raise ValueError(f"simulator={simulator!r}: must be amaranth or verilator")
         self.writes = program_writes(dma)
         self.tokens: dict[str, list[int]] = {self._name(c): [] for c in self.channels}
+        # The controller ID each token carried (the block's token_controller then).
+        self.token_controllers: dict[str, list[int]] = {self._name(c): []
+                                                        for c in self.channels}
         self.words = 0
         self._reads = {self._name(c): 0 for c in self.channels}
         self._releases: list[tuple[int, int]] = []
@@ -254,6 +257,7 @@ class RtlDmaAgent:
                                      port.get(f"{path}.mem_data"), name)
             if port.get(f"{path}.token"):
                 self.tokens[name].append(cycle)
+                self.token_controllers[name].append(port.get(f"{path}.token_controller"))
         for k in range(self._neighbours):
             port.set(f"neighbour_release.{k}.grant", self._release_shown[k])
             applying = self._release_applying[k]

@@ -60,7 +60,8 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
     their place; raise ``AssertionError`` on any difference.
 
     Compared: the cycles each sink takes each word in and the words, the cycle count,
-    the words moved, the target memory, the token cycles of each channel and the locks.
+    the words moved, the target memory, the tokens of each channel (their cycles and the
+    controller IDs they carry) and the locks.
     ``reuse`` keeps the block's Amaranth simulator between programs (:func:`run_rtl_dma`).
 
     On Verilator the model's run is recorded and replayed into the block
@@ -75,12 +76,14 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
     agents, channels, dma, sinks = program.build()
     model_times = [_timed(sink) for sink in sinks]
     report = run_system(agents, exact=True)   # every cycle stepped: _timed sees each word
-    model_tokens = [[d.cycle for d in ch.done if d.token] for ch in channels]
+    model_tokens = [[(d.cycle, d.controller_id) for d in ch.done if d.token]
+                    for ch in channels]
     agents, channels, rtl_dma, rtl_sinks = program.build()
     rtl_times = [_timed(sink) for sink in rtl_sinks]
     rtl_report, block = run_rtl_dma(agents, rtl_dma, channels, report.cycles + 200, simulator,
                                     reuse=reuse)
-    rtl_tokens = [block.tokens[f"{c.direction}{c.index}"] for c in channels]
+    rtl_tokens = [list(zip(block.tokens[name], block.token_controllers[name], strict=True))
+                  for name in (f"{c.direction}{c.index}" for c in channels)]
     seed = f"seed={program.seed}"
     for sink, times, rtl_sink, rtl_time in zip(sinks, model_times, rtl_sinks, rtl_times,
                                                strict=True):
@@ -99,8 +102,8 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
         raise AssertionError(f"{seed}: cycles or words differ: model {report.cycles} "
                              f"{model_words}, RTL {rtl_report.cycles} {rtl_words}")
     if rtl_tokens != model_tokens:
-        raise AssertionError(f"{seed}: token cycles differ: model {model_tokens}, RTL "
-                             f"{rtl_tokens}")
+        raise AssertionError(f"{seed}: tokens (cycle, controller ID) differ: model "
+                             f"{model_tokens}, RTL {rtl_tokens}")
     own = DMA_KINDS[dma.kind].lock_window("own").start
     model_locks = [dma.locks.route(own + k)[0][k] for k in range(DMA_KINDS[dma.kind].locks)]
     if block.locks != model_locks:
@@ -143,6 +146,8 @@ class DmaRun:
         The memory image after the run (the one given, as S2MM channels left it).
     tokens : dict of str to list of int
         Per channel with tasks: the cycles its completion tokens came in.
+    token_controllers : dict of str to list of int
+        The controller ID each of those tokens carried.
     locks : list of int
         The tile's own locks after the run.
     cycles : int
@@ -165,6 +170,7 @@ class DmaRun:
     word_cycles: dict[str, list[int]] = field(default_factory=dict)
     flags: dict[str, dict[str, int]] = field(default_factory=dict)
     reads: list[tuple[int, int, int]] = field(default_factory=list)
+    token_controllers: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
@@ -258,8 +264,11 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     model.reads = list(writer.reads) if writer is not None else []
     model_tokens = {f"{c.direction}{c.index}": [d.cycle for d in c.done if d.token]
                     for c in channels}
+    model_controllers = {f"{c.direction}{c.index}": [d.controller_id for d in c.done
+                                                     if d.token] for c in channels}
     if replayed:
         replay_dma(block, channels, recorder.finish(), model.locks, "run_dma")
+    model.token_controllers = model_controllers
     if simulator is None or replayed:
         model.tokens = model_tokens
         return model
@@ -270,6 +279,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)
     result.tokens = {f"{c.direction}{c.index}": block.tokens[f"{c.direction}{c.index}"]
                      for c in channels}
+    result.token_controllers = {name: block.token_controllers[name]
+                                for name in model_controllers}
     result.locks = block.locks
     result.word_cycles = word_cycles
     result.flags = {name: {f: block.status[name] >> STATUS_FIELDS[f][0] & 1 for f in flags}
@@ -281,7 +292,9 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
                             ("output cycles", times, rtl_times),
                             ("cycles", model.cycles, result.cycles),
                             ("locks", model.locks, result.locks),
-                            ("tokens", model_tokens, result.tokens)):
+                            ("tokens", model_tokens, result.tokens),
+                            ("tokens' controller IDs", model_controllers,
+                             result.token_controllers)):
         if want != got:
             raise AssertionError(f"run_dma: the RTL's {what} differ from the model's: "
                                  f"model {want}, RTL {got}")

@@ -112,10 +112,13 @@ class _ChannelRecorder:
         rows = np.asarray(self.rows, dtype=np.int64).reshape(-1, len(_COLUMNS))
         columns = {name: rows[:, k] for k, name in enumerate(_COLUMNS)}
         tokens = np.zeros(rows.shape[0], dtype=np.int64)
+        controllers = np.zeros(rows.shape[0], dtype=np.int64)
         for done in channel.done:
             if done.token and done.cycle < tokens.size:
                 tokens[done.cycle] = 1
+                controllers[done.cycle] = done.controller_id
         columns["token"] = tokens
+        columns["token_controller"] = controllers
         return columns
 
 
@@ -174,6 +177,7 @@ def _ports(channels: Sequence[Any], recorded: Sequence[dict[str, np.ndarray]],
             compare(f"{path}mem_addr", c["mem_addr"], c["mem_write"])
             compare(f"{path}mem_data", c["mem_data"], c["mem_write"])
         compare(f"{path}token", c["token"])
+        compare(f"{path}token_controller", c["token_controller"], c["token"])
     cycles = recorded[0]["bd"].size if recorded else 0
     compare("error", np.zeros(cycles, dtype=np.uint64))
     return inputs, want, care
