@@ -40,10 +40,9 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.arch.directions import check_direction
-from ...model.arch.registers import FOT_COUNT_FIELDS, start_queue_address
+from ...model.arch.registers import FOT_COUNT_DEPTH, FOT_COUNT_FIELDS, start_queue_address
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
-from ...model.system.channel import FOT_COUNT_DEPTH
 from ..bd_table import BDTable, fetch_signature
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature

@@ -46,7 +46,9 @@ __all__ = [
     "CONTROL_BASE",
     "CONTROL_FIELDS",
     "FOT_COUNT_BASE",
+    "FOT_COUNT_DEPTH",
     "FOT_COUNT_FIELDS",
+    "FOT_MODES",
     "LOCK_VALUE_BASE",
     "LOCK_VALUE_STRIDE",
     "START_QUEUE_BASE",
@@ -140,6 +142,13 @@ FOT_COUNT_FIELDS: dict[str, tuple[int, int]] = {
 """``(lsb, width)`` of an S2MM channel's finish-on-TLAST count FIFO pop register (AM025's
 DMA_S2MM_FoT_Count_FIFO_Pop: the words a BD wrote, its ID, whether it ended its task,
 and ``valid``, 0 when the FIFO is empty or the channel is not in mode 3)."""
+
+FOT_MODES = ("disabled", "no_counts", "counts_with_task_tokens", "counts_from_mm_register")
+"""The control register's ``fot_mode`` values, in order (AM025's FoT_Mode encodings)."""
+
+FOT_COUNT_DEPTH = 4
+"""Entries an S2MM channel's finish-on-TLAST count FIFO holds (AM025 names the FIFO and
+its "full" conditions but not its depth: a decision, docs/decisions.md)."""
 
 FOT_COUNT_BASE: dict[str, int] = {"tile": 0x1DF20, "memtile": 0xA06C8}
 """The count FIFO pop register of S2MM channel 0 (channel ``n``'s ``4 n`` bytes after),

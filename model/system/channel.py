@@ -85,7 +85,12 @@ import numpy as np
 
 from ..arch.directions import READ, check_direction
 from ..arch.kinds import DMA_KINDS
-from ..arch.registers import CONTROL_FIELDS, control_mask, fot_count_word
+from ..arch.registers import (
+    CONTROL_FIELDS,
+    FOT_COUNT_DEPTH,
+    control_mask,
+    fot_count_word,
+)
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
@@ -109,8 +114,6 @@ if TYPE_CHECKING:  # a channel belongs to a DMA, which builds it (.dma imports t
     from .dma import DMA
 
 __all__ = [
-    "FOT_COUNT_DEPTH",
-    "FOT_MODES",
     "TASK_QUEUE_DEPTH",
     "Channel",
     "ChannelError",
@@ -120,13 +123,6 @@ __all__ = [
 
 TASK_QUEUE_DEPTH = 4
 """Pending tasks a channel's queue holds."""
-
-FOT_MODES = ("disabled", "no_counts", "counts_with_task_tokens", "counts_from_mm_register")
-"""The control register's ``fot_mode`` values, in order (AM025's FoT_Mode encodings)."""
-
-FOT_COUNT_DEPTH = 4
-"""Entries an S2MM channel's finish-on-TLAST count FIFO holds (AM025 names the FIFO and
-its "full" conditions but not its depth: a decision, docs/decisions.md)."""
 
 _PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].padded_dimensions)
                         for side in ("before", "after"))
@@ -366,7 +362,8 @@ class Channel:
 
     @property
     def fot_mode(self) -> int:
-        """The control register's finish-on-TLAST mode (:data:`FOT_MODES`); 0 on MM2S."""
+        """The control register's finish-on-TLAST mode (``FOT_MODES`` in
+        ``model/arch/registers.py``); 0 on MM2S."""
         return 0 if self._way is READ else self.control_field("fot_mode")
 
     def _count_fifo_full(self) -> bool:

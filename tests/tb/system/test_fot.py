@@ -7,7 +7,9 @@ import pytest
 from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
 from aiedma.model.arch.registers import (
     CONTROL_FIELDS,
+    FOT_COUNT_DEPTH,
     FOT_COUNT_FIELDS,
+    FOT_MODES,
     STATUS_FIELDS,
     control_address,
     fot_count_address,
@@ -18,7 +20,7 @@ from aiedma.model.arch.registers import (
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
 from aiedma.model.errors import AiedmaError
-from aiedma.model.system.channel import FOT_COUNT_DEPTH, FOT_MODES, FotCount
+from aiedma.model.system.channel import FotCount
 from aiedma.model.system.registers import RegisterWriter, apply_writes
 from aiedma.model.system.scheduler import DeadlockError, Stall, run_system
 from aiedma.model.system.stream import Beat, Stream, StreamSink, StreamSource
