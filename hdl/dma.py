@@ -10,8 +10,8 @@
 * a **lock value** register sets one of the tile's own locks in the
   :class:`~.lock_unit.LockUnit` (and reads it back);
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
-  queue size and overflow, the current BD, an invalid-BD error, the finish-on-TLAST
-  errors);
+  queue size and overflow, the current BD, the stall bits of the cycle, an invalid-BD
+  error, the finish-on-TLAST errors);
 * an S2MM channel's **count FIFO pop** register (core and memory tiles,
   ``fot_count_address``) reads the oldest finish-on-TLAST count entry and pops it;
 * a channel's **control** register (``CONTROL_FIELDS``) is stored here, reserved bits
@@ -242,6 +242,9 @@ class DMA(wiring.Component):
                 m.d.comb += read.eq(control.word)
             word = Signal(32, name=f"status_{channel.direction}{channel.index}")
             fields = {"status": Mux(channel.busy, 2, 0), "error_bd_invalid": channel.error,
+                      "stalled_lock_acq": channel.stall_lock_acq,
+                      "stalled_lock_rel": channel.stall_lock_rel,
+                      "stalled_stream": channel.stall_stream, "stalled_tct": channel.stall_tct,
                       "error_fot_length_exceeded": channel.fot_length_exceeded,
                       "error_fot_bds_per_task": channel.fot_bds_per_task,
                       "task_queue_overflow": channel.queue_overflow,

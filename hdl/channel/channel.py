@@ -93,6 +93,11 @@ class Channel(wiring.Component):
         While high, the fetch stage takes no new BD (a program is loaded with it high).
     busy, error, queue_size, queue_overflow, current_bd : Out
         Channel status (``current_bd``: the BD fetched last).
+    stall_lock_acq, stall_lock_rel, stall_stream, stall_tct : Out(1)
+        The status register's stall bits in this cycle (``STATUS_FIELDS``; the model's
+        ``Channel._stall_bits``): the BD at the gate waits for its lock's acquire, or for
+        room to release; the stream refuses a word (MM2S) or has none to take (S2MM);
+        the count FIFO is full while the channel is busy (S2MM, finish on TLAST, mode 3).
     fot_mode : In(2)
         S2MM: the control register's finish-on-TLAST mode (``FOT_MODES``; 0 on MM2S).
     fot_length_exceeded, fot_bds_per_task : Out(1)
@@ -119,6 +124,8 @@ class Channel(wiring.Component):
             "pause": In(1), "busy": Out(1), "error": Out(1),
             "queue_size": Out(3), "queue_overflow": Out(1),
             "current_bd": Out(range(BD_COUNT[kind])),
+            "stall_lock_acq": Out(1), "stall_lock_rel": Out(1), "stall_stream": Out(1),
+            "stall_tct": Out(1),
             "fot_mode": In(2), "fot_length_exceeded": Out(1), "fot_bds_per_task": Out(1),
             "fot_pop": In(1), "fot_count": Out(32),
             **self.parts.outside(kind).members,
@@ -193,6 +200,10 @@ class Channel(wiring.Component):
         m.d.comb += [
             self.error.eq(error), self.token.eq(completion.token),
             self.current_bd.eq(fetch.current_bd),
+            self.stall_lock_acq.eq(locks.waits_acquire),
+            self.stall_lock_rel.eq(locks.waits_release),
+            self.stall_stream.eq(self.o.valid & ~self.o.ready if self.direction == "mm2s"
+                                 else self.i.ready & ~self.i.valid),
             self.busy.eq(fetch.valid | fetch.waiting | queue.o.valid | ring.busy
                          | completion.pending | releases.pending),
         ]
@@ -219,6 +230,7 @@ class Channel(wiring.Component):
             counts.r_en.eq(self.fot_pop & registered),
             self.fot_count.eq(Mux(registered & counts.r_rdy, counts.r_data, 0)),
             packets.hold.eq(registered & (counts.level == FOT_COUNT_DEPTH)),
+            self.stall_tct.eq(packets.hold & self.busy),
         ]
         with m.If(last_beat & on & ~cut):
             m.d.sync += self.fot_length_exceeded.eq(1)

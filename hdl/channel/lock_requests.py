@@ -64,6 +64,11 @@ class LockRequester(wiring.Component):
         ``value`` are registers, ``grant`` the unit's register.
     released : In(1)
         One of the channel's releases left its queue this cycle.
+    waits_acquire, waits_release : Out(1)
+        The BD at the gate (or a BD of length 0) waits for its lock this cycle: for its
+        acquire, or (``waits_release``) it releases a lock and the channel owes
+        ``RELEASE_QUEUE_DEPTH`` releases at the start of the cycle (the status register's
+        stall bits; the model's ``Channel._stall_bits``).
     """
 
     def __init__(self, kind: str, ask_ahead: int = LOCK_ASK_AHEAD) -> None:
@@ -77,7 +82,7 @@ class LockRequester(wiring.Component):
             "zero_ready": In(1), "zero_record": In(record_layout(kind)), "zero_done": Out(1),
             "gate_advance": Out(1),
             "acquire": Out(lock_port_signature(FIELD_INDEX[kind]["lock_acq_id"].maximum + 1)),
-            "released": In(1),
+            "released": In(1), "waits_acquire": Out(1), "waits_release": Out(1),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -107,6 +112,12 @@ class LockRequester(wiring.Component):
         owed_after = Signal.like(owed)
         m.d.comb += owed_after.eq(owed + (used & user.rel_enable) - self.released)
         m.d.sync += owed.eq(owed_after)
+        # Status: a BD waits at the gate, or a length-0 BD for its lock.
+        waiting = (self.engine_request | self.zero_ready) & ~have
+        releases = Mux(self.engine_request, self.gate_head.rel_enable, zero.rel_enable)
+        owes = releases & (owed == RELEASE_QUEUE_DEPTH)
+        m.d.comb += [self.waits_acquire.eq(waiting & ~owes),
+                     self.waits_release.eq(waiting & owes)]
 
         # The next BD asks when nothing is held or asked after this edge.
         asking = self.acquire.request & ~self.acquire.grant

@@ -126,15 +126,22 @@ STATUS_BASE: dict[tuple[str, str], int] = {
 
 
 STATUS_FIELDS: dict[str, tuple[int, int]] = {
-    "status": (0, 2), "error_bd_invalid": (11, 1), "error_fot_length_exceeded": (12, 1),
+    "status": (0, 2), "stalled_lock_acq": (2, 1), "stalled_lock_rel": (3, 1),
+    "stalled_stream": (4, 1), "stalled_tct": (5, 1),
+    "error_bd_invalid": (11, 1), "error_fot_length_exceeded": (12, 1),
     "error_fot_bds_per_task": (13, 1), "task_queue_overflow": (18, 1),
     "channel_running": (19, 1), "task_queue_size": (20, 3), "cur_bd": (24, 6),
 }
-"""``(lsb, width)`` of the status-register fields a channel reports (AM025's names; the
-others, stall causes and access errors, read 0). ``status`` is 0 idle, 2 running. The two
-finish-on-TLAST errors are S2MM bits (AM025's DMA_S2MM_Status: bit 12, ``Buffer_Length``
-words received without a TLAST; bit 13, a task of more BDs than the count FIFO holds in
-mode "counts with task tokens"); an MM2S channel reads them 0."""
+"""``(lsb, width)`` of the status-register fields a channel reports (AM025's
+DMA_{S2MM,MM2S}_Status names in snake case; the others read 0). ``status`` is 0 idle, 2
+running. The stall bits say why the channel waits in the cycle the register is read:
+``stalled_lock_acq`` (bit 2), ``stalled_lock_rel`` (bit 3), ``stalled_stream`` (bit 4:
+AM025's Stalled_Stream_Backpressure on MM2S, Stalled_Stream_Starvation on S2MM) and
+``stalled_tct`` (bit 5: Stalled_TCT on MM2S, Stalled_TCT_or_Count_FIFO_Full on S2MM);
+what each means in this project's channel is a decision (docs/decisions.md, "Channel
+status"). The two finish-on-TLAST errors are S2MM bits (bit 12, ``Buffer_Length`` words
+received without a TLAST; bit 13, a task of more BDs than the count FIFO holds in mode
+"counts with task tokens"); an MM2S channel reads them 0."""
 
 FOT_COUNT_FIELDS: dict[str, tuple[int, int]] = {
     "write_count": (0, 18), "bd_id": (24, 6), "last_in_task": (30, 1), "valid": (31, 1),

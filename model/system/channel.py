@@ -88,6 +88,7 @@ from ..arch.kinds import DMA_KINDS
 from ..arch.registers import (
     CONTROL_FIELDS,
     FOT_COUNT_DEPTH,
+    STATUS_FIELDS,
     control_mask,
     fot_count_word,
 )
@@ -213,6 +214,17 @@ class _InFlight:
     accepted: int = 0          # the cycle the engine took it (it may ask from the next)
 
 
+_STALL_FIELDS = ("stalled_lock_acq", "stalled_lock_rel", "stalled_stream", "stalled_tct")
+
+
+def _status_bits(fields: dict[str, int]) -> int:
+    """A status word with ``fields`` (``STATUS_FIELDS`` names) set, the others 0."""
+    word = 0
+    for name, value in fields.items():
+        word |= value << STATUS_FIELDS[name][0]
+    return word
+
+
 class Channel:
     """One MM2S or S2MM channel of a :class:`DMA`; an agent of :mod:`.scheduler`.
 
@@ -295,6 +307,11 @@ class Channel:
         self.fot_counts: deque[FotCount] = deque()
         self._task_counts: list[FotCount] = []
         self._fresh = 0             # count FIFO entries made in this cycle (a read sees none)
+        # The status register: the BD fetched last, and this cycle's raw fields
+        # (status_word builds the word only when it is read).
+        self._current_bd = 0
+        self._status_start = (False, 0, 0, False, False)
+        self._stalls = (False, False, False, False)
 
     # -- the control register (model/arch/registers.py) --
 
@@ -378,6 +395,36 @@ class Channel:
         if self.fot_mode != 3 or len(self.fot_counts) <= self._fresh:
             return 0
         return self.fot_counts.popleft().word()
+
+    def status_word(self) -> int:
+        """The status register (``STATUS_FIELDS``) as the RTL's register port reads it in
+        the cycle last stepped: the state at the start of the cycle (running, queue size,
+        the BD fetched last, the sticky flags) and the cycle's stall bits (module text).
+        """
+        busy, queued, current, length_exceeded, bds_per_task = self._status_start
+        fields = {"status": 2 if busy else 0, "channel_running": int(busy),
+                  "task_queue_size": queued, "cur_bd": current,
+                  "error_fot_length_exceeded": int(length_exceeded),
+                  "error_fot_bds_per_task": int(bds_per_task)}
+        for name, stalled in zip(_STALL_FIELDS, self._stalls, strict=True):
+            fields[name] = int(stalled)
+        return _status_bits(fields)
+
+    def _stall_flags(self, lock_wait: _InFlight | None, owed: int, full: bool,
+                     signals: EngineCycle, header_due: bool, open_: bool) -> tuple:
+        """This cycle's stall bits (``_STALL_FIELDS``): the BD at the lock gate waits for
+        its acquire, or, owing ``RELEASE_QUEUE_DEPTH`` releases (``owed`` at the start of
+        the cycle), for room to release; the stream refuses a word (MM2S) or has none the
+        channel would take (S2MM; ``open_``: the stream could take or give a word at the
+        start of the cycle); the count FIFO is full while the channel is busy (``full``:
+        S2MM, finish on TLAST, mode 3, at the start of the cycle)."""
+        owes = (lock_wait is not None and bool(lock_wait.bd.lock_rel_value)
+                and owed >= RELEASE_QUEUE_DEPTH)
+        acquire = lock_wait is not None and not owes
+        if self.is_mm2s:
+            return acquire, owes, (signals.stream_valid or header_due) and not open_, False
+        wants = header_due or (signals.stream_ready and not full)
+        return acquire, owes, wants and not open_, full and self._status_start[0]
 
     def status_fields(self) -> dict[str, int]:
         """The channel's finish-on-TLAST error flags, by their ``STATUS_FIELDS`` names
@@ -481,6 +528,7 @@ class Channel:
             # The engine indexes the lists every cycle; a jump slices the arrays.
             fetched.beats = (address_list, zero_list, bd_id, bd, addresses, zeros)
         self._fetched.append(fetched)
+        self._current_bd = bd_id
         self._fetch_wait = FETCH_INTERVAL
         if walk.done:
             self._walk = None
@@ -593,8 +641,13 @@ class Channel:
         """
         self._cycle = cycle
         self._fresh = 0
-        if self._quiet():
+        busy = self.busy
+        self._status_start = (busy, len(self.queue), self._current_bd,
+                              self.fot_length_exceeded, self.fot_bds_per_task)
+        if self._quiet(busy):
+            self._stalls = (False, False, False, False)
             return self._quiet_step()
+        owed_before, fifo_full = self._owed, self._count_fifo_full()
         self._fetch_wait = max(0, self._fetch_wait - 1)
         before = self._state()
         # The release queue's head asks for its tile's release port (applied at the end
@@ -621,7 +674,8 @@ class Channel:
             # The header goes out once the BD's lock is granted, before its first word.
             header_due = (head is not None and head.header
                           and not (self._gate and self._gate[0] is head))
-            o_ready = stream is not None and stream.can_push() and not header_due
+            open_ = stream is not None and stream.can_push()    # it takes a word now
+            o_ready = open_ and not header_due
             engine.drive(offer and offer.bd, o_ready=o_ready, mem_data=self._mem_data)
             if header_due and stream.can_push():
                 stream.push(Beat(packet_header(head.bd.packet_id, head.bd.packet_type,
@@ -629,6 +683,7 @@ class Channel:
                 head.header, moved, header_word = False, True, True
         else:
             header_due = head is not None and head.header
+            open_ = stream is not None and stream.can_pop()     # it has a word now
             if header_due and stream.can_pop():
                 beat = stream.pop()
                 try:
@@ -709,6 +764,8 @@ class Channel:
             done = self._running.popleft()
             self._completions.append((cycle + COMPLETION_LATENCY[self.direction],
                                       done))
+        self._stalls = self._stall_flags(lock_wait, owed_before, fifo_full, signals,
+                                         header_due and not header_word, open_)
         engine.clock(offer.beats if consumed and offer is not None else None)
         if consumed:
             self._fetched.popleft()
@@ -736,11 +793,12 @@ class Channel:
                          detail=stall.detail)
         return self._stall_cause(signals, header_due and not header_word, progress)
 
-    def _quiet(self) -> bool:
-        """Nothing inside, queued or due (no fetch wait, no lock register set), on the
-        model's engine: a cycle of it changes nothing and moves nothing."""
-        return (not self._fetch_wait and self._ask is None and self._held is None
-                and not self._answer and type(self.engine) is ChannelEngine and not self.busy)
+    def _quiet(self, busy: bool) -> bool:
+        """Nothing inside, queued or due (``busy``: :attr:`busy` now; no fetch wait, no
+        lock register set), on the model's engine: a cycle of it changes nothing and
+        moves nothing."""
+        return (not busy and not self._fetch_wait and self._ask is None and self._held is None
+                and not self._answer and type(self.engine) is ChannelEngine)
 
     def _quiet_step(self) -> Stall:
         """:meth:`step` of a :meth:`_quiet` channel (a quarter of the cycles of short task

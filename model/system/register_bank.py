@@ -12,7 +12,8 @@ what the RTL DMA (``hdl/dma.py``) changes and shows, with no channel taking a BD
   most :data:`~.channel.TASK_QUEUE_DEPTH`), ``channel_running`` and ``status`` 2 (running)
   while it holds one, and a push onto a full queue sets ``task_queue_overflow`` and
   is lost;
-* a status word shows that and nothing else (``cur_bd`` 0: nothing was fetched);
+* a status word shows that and nothing else (``cur_bd`` 0: nothing was fetched; no
+  stall bit: a paused channel waits for nothing);
 * a read of a start queue gives 0; a write to a status register changes nothing;
 * a control word reads back with its reserved bits 0; while its ``reset`` bit reads 1
   the channel is held in reset: its queue is empty, its status clear, a push is lost
@@ -100,7 +101,8 @@ class RegisterBank:
     def status(self, direction: str, index: int) -> int:
         """The status word of a paused channel (``STATUS_FIELDS``)."""
         size = self.queued.get((direction, index), 0)
-        fields = {"status": 2 if size else 0, "error_bd_invalid": 0,
+        fields = {"status": 2 if size else 0, "stalled_lock_acq": 0, "stalled_lock_rel": 0,
+                  "stalled_stream": 0, "stalled_tct": 0, "error_bd_invalid": 0,
                   "error_fot_length_exceeded": 0, "error_fot_bds_per_task": 0,
                   "task_queue_overflow": int((direction, index) in self.overflow),
                   "channel_running": int(size > 0), "task_queue_size": size, "cur_bd": 0}

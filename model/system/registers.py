@@ -189,19 +189,22 @@ def write_register(dma: DMA, address: int, value: int) -> None:
 
 def read_register(dma: DMA, address: int) -> int:
     """A register's word as the DMA's register port reads it: a BD word (0 for a BD never
-    written), a lock's value, a channel's control word (reserved bits 0), an S2MM
-    channel's count FIFO pop register (the read pops the entry,
+    written), a lock's value, a channel's control word (reserved bits 0), its status word
+    in the cycle last stepped (:meth:`~.channel.Channel.status_word`), an S2MM channel's
+    count FIFO pop register (the read pops the entry,
     :meth:`~.channel.Channel.pop_fot_count`).
 
     Raises
     ------
     RegisterError
         For an address with no readable register the model keeps (start queues are
-        written only; status registers are the RTL's).
+        written only).
     """
     register = register_at(dma.kind, int(address))
     if register is not None and register.role == "fot_count":
         return dma.channel("s2mm", register.index).pop_fot_count()
+    if register is not None and register.role == "status":
+        return dma.channel(register.direction, register.index).status_word()
     what = _decoder(dma).get(int(address))
     if what is None or what[0] == "task":
         raise field_error(RegisterError, "address", f"{int(address):#x}",

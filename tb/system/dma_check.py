@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...model.arch.kinds import DMA_KINDS
-from ...model.arch.registers import STATUS_FIELDS
+from ...model.arch.registers import STATUS_FIELDS, status_address
 from ...model.errors import AiedmaError, field_error
 from ...model.system.registers import RegisterWriter, apply_writes, program_writes
 from ...model.system.scheduler import Stall, SystemReport, run_system
@@ -28,7 +28,8 @@ from .dma_replay import DmaRecorder, replay_dma, replayable
 from .loop import RUNS_ON
 from .random_programs import program_dma
 
-__all__ = ["DmaRun", "check_program_channels", "register_writes", "run_dma"]
+__all__ = ["DmaRun", "check_program_channels", "check_program_status", "register_writes",
+           "run_dma"]
 
 
 def register_writes(channel: Any) -> list[tuple[int, int]]:
@@ -115,6 +116,37 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
         elif not (memory.dump(offset, 64) == want).all():
             raise AssertionError(f"{seed}: the target memory differs")
     return rtl_report
+
+
+def check_program_status(program: Any, simulator: str = "amaranth") -> int:
+    """Run a random task program with a host reading its channels' status registers, one
+    channel a cycle in turn, every cycle of the run, on the model and on the whole RTL
+    DMA; raise ``AssertionError`` at the first word that differs.
+
+    The status word (``STATUS_FIELDS``: running, queue size, the BD fetched last, the
+    stall bits, the sticky flags) is read at the end of each cycle as the RTL's register
+    port reads it in that cycle (the model's ``Channel.status_word``). Returns the
+    model's reads, ``(cycle, address, word)`` each (the RTL's are equal).
+    """
+    agents, channels, dma, _ = program.build()
+    cycles = run_system(agents, exact=True).cycles
+    addresses = [status_address(dma.kind, c.direction, c.index) for c in channels]
+    timed = [(cycle, addresses[cycle % len(addresses)], None) for cycle in range(cycles)]
+    agents, channels, dma, _ = program.build()
+    writer = RegisterWriter(dma, timed)
+    run_system([*agents, writer], exact=True)
+    agents, channels, rtl_dma, _ = program.build()
+    _, block = run_rtl_dma(agents, rtl_dma, channels, cycles + 200, simulator,
+                           timed_writes=timed)
+    for want, got in zip(writer.reads, block.reads, strict=True):
+        if want != got:
+            cycle, address, word = want
+            fields = {name: (word >> lsb & (1 << width) - 1, got[2] >> lsb & (1 << width) - 1)
+                      for name, (lsb, width) in STATUS_FIELDS.items()
+                      if (word ^ got[2]) >> lsb & (1 << width) - 1}
+            raise AssertionError(f"seed={program.seed}: the status register {address:#x} "
+                                 f"read in cycle {cycle} differs (model, RTL): {fields}")
+    return writer.reads
 
 
 def _own_locks(dma: Any) -> list[int]:

@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 # (the bad-input tests build blocks they never elaborate)
 """The channel's parts on their own: the packet header word, the completion latency,
-the in-flight ring's heads, and the bad-input errors of the channel's parameters."""
+the in-flight ring's heads, the lock requester's release stall, and the bad-input errors
+of the channel's parameters."""
 
 import random
 
@@ -12,9 +13,11 @@ from amaranth.sim import Simulator
 from aiedma.hdl.channel import Channel
 from aiedma.hdl.channel.completion import Completion
 from aiedma.hdl.channel.fetch import FetchStage
+from aiedma.hdl.channel.lock_requests import LockRequester
 from aiedma.hdl.channel.packet_stage import header_word
 from aiedma.hdl.channel.record import RECORDS, InFlightRing
 from aiedma.model.bd.packet import packet_header
+from aiedma.model.cycle.contract import RELEASE_QUEUE_DEPTH
 from aiedma.model.errors import AiedmaError
 
 
@@ -119,3 +122,38 @@ def test_the_fetch_request_waits_on_no_answer_of_the_engine():
     sim.add_testbench(bench)
     sim.run()
     assert checked > 20, "the stage asked often enough for the check to mean something"
+
+
+def test_the_lock_requester_shows_the_release_stall_once_it_owes_every_release():
+    """One-beat BDs that release a lock and acquire none pass the gate one after another
+    while no release is applied; with ``RELEASE_QUEUE_DEPTH`` owed the next waits, the
+    status's release stall (not the acquire stall) high, until a release is applied."""
+    dut = LockRequester("tile")
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    record = {"acq_enable": 0, "rel_enable": 1, "length": 1}
+
+    async def bench(ctx):
+        for part in (dut.gate_head, dut.gate_next):
+            ctx.set(part, record)
+        ctx.set(dut.gate_valid, 1)
+        ctx.set(dut.next_valid, 1)
+        ctx.set(dut.engine_request, 1)
+        passed, stalled = 0, []
+        for cycle in range(20):
+            ctx.set(dut.released, cycle == 15)
+            granted = ctx.get(dut.engine_grant)
+            ctx.set(dut.beat_moved, granted)
+            if ctx.get(dut.waits_release):
+                assert not ctx.get(dut.waits_acquire), cycle
+                stalled.append(cycle)
+            passed += granted
+            await ctx.tick()
+        # owing three from the third pass; one more passes after the release at 15,
+        # then it owes three again
+        free = [cycle for cycle in range(stalled[0], 20) if cycle not in stalled]
+        assert stalled[0] <= 15 and free and min(free) > 15 and max(stalled) == 19
+        assert passed == RELEASE_QUEUE_DEPTH + 1
+
+    sim.add_testbench(bench)
+    sim.run()

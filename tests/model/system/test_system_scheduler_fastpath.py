@@ -388,7 +388,7 @@ def test_quiet_channels_and_kept_beats_change_nothing(kind, monkeypatch):
     monkeypatch.setattr(Channel, "_quiet_step", counted)
     [_program_run(p) for p in programs]
     assert quiet_steps > 100, "the programs' channels were quiet in some cycles"
-    monkeypatch.setattr(Channel, "_quiet", lambda self: False)
+    monkeypatch.setattr(Channel, "_quiet", lambda self, busy: False)
     monkeypatch.setattr(channel_module, "_short_beats", channel_module._beats_of)
     full = [_program_run(p) for p in programs]
     for seed, (a, b) in enumerate(zip(quick, full, strict=True), start=1):
