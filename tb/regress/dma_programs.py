@@ -10,7 +10,10 @@ The core and memory tiles also run ``N`` random finish-on-TLAST programs per sim
 (:func:`~aiedma.tb.system.random_programs.random_fot_program`, through
 :func:`~aiedma.tb.system.dma_check.run_dma`: words, memory, tokens, locks, the FoT
 status flags and the count FIFO reads compared; on Verilator a program without register
-reads is replayed, one with them runs in lockstep), one more line each.
+reads is replayed, one with them runs in lockstep), one more line each. Every kind then
+runs a quarter as many random task programs with a host reading a channel's status
+register every cycle (:func:`~aiedma.tb.system.dma_check.check_program_status`, in
+lockstep), the words compared.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..system.dma_check import check_program_channels, run_dma
+from ..system.dma_check import check_program_channels, check_program_status, run_dma
 from ..system.loop import RUNS_ON
 from ..system.random_programs import PROGRAM_PLACES, random_fot_program, random_program
 
@@ -57,7 +60,25 @@ def main(argv: list[str] | None = None) -> int:
                   f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
             if kind in ("tile", "memtile"):
                 failed += _fot_programs(kind, args.seed, args.programs, simulator)
+            failed += _status_programs(kind, args.seed, max(1, args.programs // 4), simulator)
     return 1 if failed else 0
+
+
+def _status_programs(kind: str, first: int, count: int, simulator: str) -> int:
+    """Random programs with every cycle's status read; prints one line, returns the
+    mismatches."""
+    start, reads, bad = time.perf_counter(), 0, 0
+    for seed in range(first, first + count):
+        try:
+            reads += len(check_program_status(random_program(seed, kind), simulator,
+                                              reuse=True))
+        except AssertionError as error:
+            bad += 1
+            print(f"FAIL {simulator} {kind} status seed={seed}: {error}")
+    print(f"whole RTL DMA on {simulator}, {kind}: {count} random task programs with a status "
+          f"read every cycle, {reads} reads, {bad} mismatches, "
+          f"{time.perf_counter() - start:.1f} s")
+    return bad
 
 
 def _fot_programs(kind: str, first: int, count: int, simulator: str) -> int:

@@ -118,15 +118,17 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
     return rtl_report
 
 
-def check_program_status(program: Any, simulator: str = "amaranth") -> int:
+def check_program_status(program: Any, simulator: str = "amaranth", *,
+                         reuse: bool = False) -> list[tuple[int, int, int]]:
     """Run a random task program with a host reading its channels' status registers, one
     channel a cycle in turn, every cycle of the run, on the model and on the whole RTL
     DMA; raise ``AssertionError`` at the first word that differs.
 
     The status word (``STATUS_FIELDS``: running, queue size, the BD fetched last, the
     stall bits, the sticky flags) is read at the end of each cycle as the RTL's register
-    port reads it in that cycle (the model's ``Channel.status_word``). Returns the
-    model's reads, ``(cycle, address, word)`` each (the RTL's are equal).
+    port reads it in that cycle (the model's ``Channel.status_word``). ``reuse`` keeps
+    the block's Amaranth simulator between programs. Returns the model's reads,
+    ``(cycle, address, word)`` each (the RTL's are equal).
     """
     agents, channels, dma, _ = program.build()
     cycles = run_system(agents, exact=True).cycles
@@ -137,7 +139,7 @@ def check_program_status(program: Any, simulator: str = "amaranth") -> int:
     run_system([*agents, writer], exact=True)
     agents, channels, rtl_dma, _ = program.build()
     _, block = run_rtl_dma(agents, rtl_dma, channels, cycles + 200, simulator,
-                           timed_writes=timed)
+                           reuse=reuse, timed_writes=timed)
     for want, got in zip(writer.reads, block.reads, strict=True):
         if want != got:
             cycle, address, word = want
