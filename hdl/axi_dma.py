@@ -13,12 +13,14 @@ What stays as the DMA's own ports, for now: each channel's memory port
 ``pause``, ``busy`` and ``error``, and the memory tile's
 neighbour lock ports. The memories inside the block (core and memory tile) and the
 shim's AXI4 master towards external memory are later work (docs/axi.md). Clock and
-reset are the project's ``clk`` and ``rst`` (synchronous, active high).
+reset are AXI's ``aclk`` and ``aresetn`` (synchronous, active low), the names Vivado's IP
+integrator takes for an interface's clock and reset: the block's ``sync`` domain is
+defined here and driven by them, so the Verilog has no other clock or reset port.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Module
+from amaranth.hdl import ClockDomain, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -58,6 +60,8 @@ class AXIDMA(wiring.Component):
 
     Attributes
     ----------
+    aclk, aresetn : In(1)
+        The clock and the synchronous, active-low reset of every register inside.
     s_axil_* : the AXI4-Lite slave (:func:`~.axi_lite.axi_lite_signature`).
     m_axis_mm2s<n>_*, s_axis_s2mm<n>_* : each channel's stream.
     mm2s<n>_*, s2mm<n>_* : each channel's memory port and token (see the module).
@@ -70,7 +74,8 @@ class AXIDMA(wiring.Component):
         self.address_bits = address_bits or register_span(kind)
         dma = DMA_KINDS[kind]
         width = ADDRESS_BITS[kind]
-        ports = dict(axi_lite_signature(self.address_bits).members)
+        ports = {"aclk": In(1), "aresetn": In(1),
+                 **axi_lite_signature(self.address_bits).members}
         for n in range(dma.channels):
             ports |= _stream_ports(f"m_axis_mm2s{n}", Out)
             ports |= {f"mm2s{n}_mem_addr": Out(width), f"mm2s{n}_mem_en": Out(1),
@@ -91,6 +96,8 @@ class AXIDMA(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
+        m.domains.sync = sync = ClockDomain("sync")
+        m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
         m.submodules.registers = slave = AXILiteSlave(self.kind, self.address_bits)
         m.submodules.dma = dma = DMA(self.kind)
         for name, member in slave.signature.members.items():

@@ -66,14 +66,15 @@ class TB:
         self.cycle = 0
         self.failures: list[str] = []
         self.counts: dict[str, int] = {}
-        cocotb.start_soon(Clock(dut.clk, _CYCLE_NS, unit="ns").start())
+        cocotb.start_soon(Clock(dut.aclk, _CYCLE_NS, unit="ns").start())
         cocotb.start_soon(self._count_cycles())
         self._hold_other_inputs()
-        self.master = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
+        self.master = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.aclk,
+                                    dut.aresetn, reset_active_level=False)
 
     async def _count_cycles(self) -> None:
         while True:
-            await RisingEdge(self.dut.clk)
+            await RisingEdge(self.dut.aclk)
             self.cycle += 1
 
     def _hold_other_inputs(self) -> None:
@@ -91,11 +92,11 @@ class TB:
         dut.pause.value = 1
 
     async def reset(self) -> None:
-        self.dut.rst.value = 1
+        self.dut.aresetn.value = 0
         for _ in range(4):
-            await RisingEdge(self.dut.clk)
-        self.dut.rst.value = 0
-        await RisingEdge(self.dut.clk)
+            await RisingEdge(self.dut.aclk)
+        self.dut.aresetn.value = 1
+        await RisingEdge(self.dut.aclk)
 
     def set_pauses(self, probability: float) -> None:
         """A random pause generator on each channel (0: none)."""
