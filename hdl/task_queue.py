@@ -43,6 +43,10 @@ class TaskQueue(wiring.Component):
         Pending tasks (channel status).
     overflow : Out(1)
         Sticky: a push found the queue full.
+    clear_overflow : In(1)
+        Clear ``overflow`` at the end of the cycle (a write of 1 to the status register's
+        ``task_queue_overflow`` bit: AM025's write-1-to-clear); a push onto a full queue
+        in the same cycle sets it again.
     """
 
     def __init__(self) -> None:
@@ -50,6 +54,7 @@ class TaskQueue(wiring.Component):
             "push": In(1), "word": In(32),
             "o": Out(stream.Signature(task_layout())),
             "size": Out(range(TASK_QUEUE_DEPTH + 1)), "overflow": Out(1),
+            "clear_overflow": In(1),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -70,4 +75,6 @@ class TaskQueue(wiring.Component):
         ]
         with m.If(self.push & ~fifo.w_rdy):
             m.d.sync += self.overflow.eq(1)
+        with m.Elif(self.clear_overflow):
+            m.d.sync += self.overflow.eq(0)
         return m

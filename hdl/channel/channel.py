@@ -40,7 +40,13 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.arch.directions import check_direction
-from ...model.arch.registers import FOT_COUNT_DEPTH, FOT_COUNT_FIELDS, start_queue_address
+from ...model.arch.registers import (
+    FOT_COUNT_DEPTH,
+    FOT_COUNT_FIELDS,
+    STATUS_FIELDS,
+    start_queue_address,
+    status_address,
+)
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
 from ..bd_table import BDTable, fetch_signature
@@ -78,8 +84,9 @@ class Channel(wiring.Component):
     ----------
     reg_addr, reg_write, reg_wdata : In
         Register writes (:func:`~aiedma.hdl.register_port.register_port_signature`,
-        write half): BD words (to its own table; not with ``shared_table``) and this
-        channel's start-queue register.
+        write half): BD words (to its own table; not with ``shared_table``), this
+        channel's start-queue register, and its status register (a 1 in
+        ``task_queue_overflow`` clears the flag; the other bits are read-only).
     fetch : Out(fetch_signature(kind))
         With ``shared_table`` only: the BD fetch port.
     acquire, release : Out(lock_port_signature(lock_ids))
@@ -116,6 +123,7 @@ class Channel(wiring.Component):
         self.direction, self.index, self.column, self.row = direction, index, column, row
         self.parts = DIRECTION_PARTS[direction]
         self.start_queue = start_queue_address(kind, direction, index)
+        self.status = status_address(kind, direction, index)
         self.lock_ids = FIELD_INDEX[kind]["lock_acq_id"].maximum + 1
         ports = {
             **register_port_signature(readable=False).members,
@@ -148,6 +156,8 @@ class Channel(wiring.Component):
         self._bd_table(m, fetch)
         m.d.comb += [
             queue.push.eq(self.reg_write & (self.reg_addr == self.start_queue)),
+            queue.clear_overflow.eq(self.reg_write & (self.reg_addr == self.status)
+                                    & self.reg_wdata[STATUS_FIELDS["task_queue_overflow"][0]]),
             queue.word.eq(self.reg_wdata),
             self.queue_size.eq(queue.size), self.queue_overflow.eq(queue.overflow),
         ]

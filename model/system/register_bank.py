@@ -14,7 +14,9 @@ what the RTL DMA (``hdl/dma.py``) changes and shows, with no channel taking a BD
   is lost;
 * a status word shows that and nothing else (``cur_bd`` 0: nothing was fetched; no
   stall bit: a paused channel waits for nothing);
-* a read of a start queue gives 0; a write to a status register changes nothing;
+* a read of a start queue gives 0; a write to a status register clears
+  ``task_queue_overflow`` where it writes a 1 to that bit (AM025: write 1 to clear) and
+  changes nothing else;
 * a control word reads back with its reserved bits 0; while its ``reset`` bit reads 1
   the channel is held in reset: its queue is empty, its status clear, a push is lost
   (the channel model's decision, docs/decisions.md).
@@ -64,6 +66,10 @@ class RegisterBank:
             channel = (register.direction, register.index)
             self.controls[channel] = value & control_mask(self.kind, register.direction)
             self._hold(channel)
+        elif register.role == "status":
+            lsb, _ = STATUS_FIELDS["task_queue_overflow"]
+            if value >> lsb & 1:
+                self.overflow.discard((register.direction, register.index))
         elif register.role == "start_queue":
             channel = (register.direction, register.index)
             if self._hold(channel):

@@ -35,4 +35,7 @@ def test_the_queue_fills_and_overflows_and_the_queue_reads_0():
     assert [field(w, "task_queue_overflow") for w in sizes] == [0, 0, 0, 0, 1]
     assert field(sizes[0], "status") == 2 and field(sizes[0], "channel_running") == 1
     assert bank.read(queue) == (True, 0)
-    assert bank.write(status, 0xFFFF_FFFF) and bank.read(status) == (True, sizes[-1])
+    # AM025's write-1-to-clear: only a 1 in task_queue_overflow changes the status
+    overflow = 1 << STATUS_FIELDS["task_queue_overflow"][0]
+    assert bank.write(status, 0xFFFF_FFFF ^ overflow) and bank.read(status) == (True, sizes[-1])
+    assert bank.write(status, overflow) and bank.read(status) == (True, sizes[-1] ^ overflow)
