@@ -20,6 +20,7 @@ import numpy as np
 
 from .model import AiedmaError, Task, format_runs
 from .model.arch.dtypes import element_bits
+from .model.arch.registers import status_text
 from .model.bd.fields import FIELDS
 from .model.bd.lower import LoweredProgram, word_stream_to_elements
 from .model.bd.task import task_stream
@@ -254,11 +255,14 @@ def run(args: argparse.Namespace, text: str) -> int:
 def print_hang(head: str, hang, unfinished: list[str],
                lock_name=lambda stall: "") -> None:
     """The hang lines ``aiedma run`` prints for an .mlir design and a graph header alike:
-    the cycle, what was not done, then every waiting agent with its stall."""
+    the cycle, what was not done, then every waiting agent with its stall and, for a DMA
+    channel, what its status register reads (AM025's DMA_*_Status, as on hardware)."""
     print(f"{head}, system model: HANGS at cycle {hang.cycle}; "
           f"not done: {', '.join(unfinished)}; every waiting channel:")
     for agent, stall in hang.waits.items():
         print(f"  {agent}: {stall}{lock_name(stall)}")
+        if agent in hang.status:
+            print(f"    status register {status_text(hang.status[agent])}")
 
 
 def load_input(item: str, names: list[str], error: type[Exception],

@@ -212,12 +212,20 @@ class Channel(wiring.Component):
             self.current_bd.eq(fetch.current_bd),
             self.stall_lock_acq.eq(locks.waits_acquire),
             self.stall_lock_rel.eq(locks.waits_release),
-            self.stall_stream.eq(self.o.valid & ~self.o.ready if self.direction == "mm2s"
-                                 else self.i.ready & ~self.i.valid),
+            self.stall_stream.eq(self._stream_stall(engine, packets)),
             self.busy.eq(fetch.valid | fetch.waiting | queue.o.valid | ring.busy
                          | completion.pending | releases.pending),
         ]
         return m
+
+    def _stream_stall(self, engine: wiring.Component, packets: wiring.Component) -> Value:
+        """The status's stream stall: MM2S shows a word the stream does not take; S2MM has
+        no word while it takes one (a header) or shows a beat the count FIFO does not
+        hold back (a BD's first beat asks for its lock only once a word is there, so
+        ``i.ready`` alone would hide a BD waiting for its first word)."""
+        if self.direction == "mm2s":
+            return self.o.valid & ~self.o.ready
+        return ~self.i.valid & (self.i.ready | (engine.beat_valid & ~packets.hold))
 
     def _fot(self, m: Module, packets: wiring.Component, ring: InFlightRing,
              last_beat: Value, cut: Value) -> None:

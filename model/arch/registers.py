@@ -63,6 +63,7 @@ __all__ = [
     "lock_value_address",
     "start_queue_address",
     "status_address",
+    "status_text",
 ]
 
 START_QUEUE_STRIDE = 8
@@ -142,6 +143,27 @@ what each means in this project's channel is a decision (docs/decisions.md, "Cha
 status"). The two finish-on-TLAST errors are S2MM bits (bit 12, ``Buffer_Length`` words
 received without a TLAST; bit 13, a task of more BDs than the count FIFO holds in mode
 "counts with task tokens"); an MM2S channel reads them 0."""
+
+def status_text(word: int) -> str:
+    """A status word as a person reads it: the word, then ``running`` or ``idle``, every
+    flag set (``STATUS_FIELDS`` names), the queue size and the current BD.
+
+    Examples
+    --------
+    >>> status_text(0x01080006)
+    '0x01080006: running, stalled_lock_acq, queue 0, cur_bd 1'
+    """
+    parts = ["running" if _field(word, "channel_running") else "idle"]
+    parts += [name for name, (_, width) in STATUS_FIELDS.items()
+              if width == 1 and name != "channel_running" and _field(word, name)]
+    parts += [f"queue {_field(word, 'task_queue_size')}", f"cur_bd {_field(word, 'cur_bd')}"]
+    return f"{word:#010x}: {', '.join(parts)}"
+
+
+def _field(word: int, name: str) -> int:
+    lsb, width = STATUS_FIELDS[name]
+    return word >> lsb & ((1 << width) - 1)
+
 
 FOT_COUNT_FIELDS: dict[str, tuple[int, int]] = {
     "write_count": (0, 18), "bd_id": (24, 6), "last_in_task": (30, 1), "valid": (31, 1),

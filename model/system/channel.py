@@ -423,7 +423,9 @@ class Channel:
         acquire = lock_wait is not None and not owes
         if self.is_mm2s:
             return acquire, owes, (signals.stream_valid or header_due) and not open_, False
-        wants = header_due or (signals.stream_ready and not full)
+        # (a beat shown: the first beat of a BD asks for its lock only once a word is
+        # there, so a BD waiting for its first word waits on the stream, not the lock)
+        wants = header_due or (signals.beat_valid and not full)
         return acquire, owes, wants and not open_, full and self._status_start[0]
 
     def status_fields(self) -> dict[str, int]:

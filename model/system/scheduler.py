@@ -257,10 +257,15 @@ class DeadlockError(AiedmaError):
         Every busy agent and why it waits.
     report : SystemReport
         The statistics up to the deadlock.
+    status : dict of str to int
+        The status register (``model/arch/registers.py``) of every waiting agent that has
+        one (a DMA channel's ``status_word``), as the hardware would show it then.
     """
 
-    def __init__(self, cycle: int, waits: dict[str, Stall], report: SystemReport) -> None:
+    def __init__(self, cycle: int, waits: dict[str, Stall], report: SystemReport,
+                 status: dict[str, int] | None = None) -> None:
         self.cycle, self.waits, self.report = cycle, waits, report
+        self.status = dict(status or {})
         lines = [f"{name}: {stall}" for name, stall in waits.items()]
         super().__init__(f"deadlock at cycle {cycle}: nothing can move and "
                          f"{len(waits)} agent(s) wait:\n  " + "\n  ".join(lines))
@@ -350,9 +355,12 @@ class SystemRun:
         if not progress:
             # Nothing moved or changed in the cycle, so who is busy now was busy at its
             # start: asked only here, not of every agent in every cycle.
-            waits = {agent.name: stall for agent, stall in zip(self.agents, stalls, strict=True)
-                     if agent.busy}
-            raise DeadlockError(cycle, waits, self.report())
+            waiting = [(agent, stall) for agent, stall in zip(self.agents, stalls, strict=True)
+                       if agent.busy]
+            status = {agent.name: agent.status_word() for agent, _ in waiting
+                      if hasattr(agent, "status_word")}
+            raise DeadlockError(cycle, {agent.name: stall for agent, stall in waiting},
+                                self.report(), status)
 
     def advance(self) -> None:
         """One :meth:`cycle`, then, on the fast path, a jump over a steady stretch.

@@ -12,6 +12,7 @@ from aiedma.model.arch.registers import (
     fot_count_address,
     start_queue_address,
     status_address,
+    status_text,
 )
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
@@ -119,3 +120,12 @@ def test_an_idle_channel_reads_zero_and_a_queued_task_shows_running():
     word = channel.status_word()
     assert (bit(word, "status"), bit(word, "channel_running"),
             bit(word, "task_queue_size")) == (2, 1, 1)
+
+
+def test_a_status_word_reads_as_its_flags_queue_and_bd():
+    word = (1 << STATUS_FIELDS["channel_running"][0] | 2
+            | 1 << STATUS_FIELDS["stalled_stream"][0] | 1 << STATUS_FIELDS["task_queue_overflow"][0]
+            | 3 << STATUS_FIELDS["task_queue_size"][0] | 47 << STATUS_FIELDS["cur_bd"][0])
+    assert status_text(word) == (f"{word:#010x}: running, stalled_stream, "
+                                 "task_queue_overflow, queue 3, cur_bd 47")
+    assert status_text(0) == "0x00000000: idle, queue 0, cur_bd 0"
