@@ -126,7 +126,8 @@ STATUS_BASE: dict[tuple[str, str], int] = {
 
 
 STATUS_FIELDS: dict[str, tuple[int, int]] = {
-    "status": (0, 2), "error_bd_invalid": (11, 1), "error_fot_length_exceeded": (12, 1),
+    "status": (0, 2), "error_bd_unavailable": (10, 1), "error_bd_invalid": (11, 1),
+    "error_fot_length_exceeded": (12, 1),
     "error_fot_bds_per_task": (13, 1), "task_queue_overflow": (18, 1),
     "channel_running": (19, 1), "task_queue_size": (20, 3), "cur_bd": (24, 6),
 }
@@ -134,7 +135,9 @@ STATUS_FIELDS: dict[str, tuple[int, int]] = {
 others, stall causes and access errors, read 0). ``status`` is 0 idle, 2 running. The two
 finish-on-TLAST errors are S2MM bits (AM025's DMA_S2MM_Status: bit 12, ``Buffer_Length``
 words received without a TLAST; bit 13, a task of more BDs than the count FIFO holds in
-mode "counts with task tokens"); an MM2S channel reads them 0."""
+mode "counts with task tokens"); an MM2S channel reads them 0. ``error_bd_unavailable``
+(bit 10, aie-rt's ``ERROR_BD_UNAVAILABLE``) is set by an out-of-order S2MM whose packet
+header names a BD that is not the channel's (docs/decisions.md)."""
 
 FOT_COUNT_FIELDS: dict[str, tuple[int, int]] = {
     "write_count": (0, 18), "bd_id": (24, 6), "last_in_task": (30, 1), "valid": (31, 1),
