@@ -671,7 +671,7 @@ class Channel:
             walk = self._walk
             ooo = (walk if type(walk) is OutOfOrderWalk and walk.wants_header
                    and head is None and not self._fetched else None)
-            header_due = head is not None and head.header or ooo is not None
+            header_due = (head is not None and head.header) or ooo is not None
             if header_due and stream.can_pop():
                 beat = stream.pop()
                 try:

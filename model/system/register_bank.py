@@ -100,7 +100,7 @@ class RegisterBank:
     def status(self, direction: str, index: int) -> int:
         """The status word of a paused channel (``STATUS_FIELDS``)."""
         size = self.queued.get((direction, index), 0)
-        fields = {"status": 2 if size else 0, "error_bd_invalid": 0,
+        fields = {"status": 2 if size else 0, "error_bd_unavailable": 0, "error_bd_invalid": 0,
                   "error_fot_length_exceeded": 0, "error_fot_bds_per_task": 0,
                   "task_queue_overflow": int((direction, index) in self.overflow),
                   "channel_running": int(size > 0), "task_queue_size": size, "cur_bd": 0}

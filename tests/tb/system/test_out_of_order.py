@@ -1,0 +1,78 @@
+"""Out-of-order S2MM: the whole RTL DMA against the model on every cycle its outputs show
+(words, memory, tokens, locks, the status flags), on random out-of-order programs and on
+a header that names a BD the channel cannot run."""
+
+import numpy as np
+import pytest
+
+from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from aiedma.model.arch.registers import control_address, start_queue_address
+from aiedma.model.bd.descriptor import BufferDescriptor
+from aiedma.model.bd.packet import packet_header, parse_packet_header
+from aiedma.model.bd.task import Task
+from aiedma.model.system.stream import Beat
+from aiedma.tb.system.dma_check import run_dma
+from aiedma.tb.system.random_out_of_order import random_out_of_order_program
+
+KINDS = ["tile", "memtile"]
+OUT_OF_ORDER = 1 << 3
+
+
+def own(kind):
+    return DMA_KINDS[kind].memory_window("own").start
+
+
+def writes_of(kind, table, tasks, control=OUT_OF_ORDER):
+    base = DMA_KINDS[kind].bd_register_base
+    return [*((base + BD_REGISTER_STRIDE * n + 4 * w, word)
+              for n, bd in table.items() for w, word in enumerate(bd.encode())),
+            (control_address(kind, "s2mm", 0), control),
+            *((start_queue_address(kind, "s2mm", 0), t.encode()) for t in tasks)]
+
+
+def packet(bd_id, values):
+    return [Beat(packet_header(3, 0, 1, 2, out_of_order_bd_id=bd_id)),
+            *(Beat(v, i == len(values) - 1) for i, v in enumerate(values))]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(6))
+def test_random_out_of_order_programs_rtl_against_the_model(kind, seed):
+    program = random_out_of_order_program(seed, kind)
+    result = run_dma(kind, program.writes, memory=program.memory, inputs=program.inputs,
+                     simulator="amaranth", reuse=True)
+    assert result.flags["s2mm0"]["error_bd_unavailable"] == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_packets_land_by_their_header_and_the_mm2s_header_carries_its_bd_out_of_order_id(kind):
+    table = {4: BufferDescriptor(kind, base_address=own(kind), buffer_length=2, valid_bd=1),
+             9: BufferDescriptor(kind, base_address=own(kind) + 8, buffer_length=3, valid_bd=1),
+             12: BufferDescriptor(kind, base_address=own(kind) + 40, buffer_length=2,
+                                  enable_packet=1, packet_id=7, out_of_order_bd_id=33,
+                                  valid_bd=1)}
+    writes = [*writes_of(kind, table, [Task(0, 3, True)]),
+              (start_queue_address(kind, "mm2s", 0), Task(12).encode())]
+    words = packet(9, [1, 2, 3]) + packet(4, [4, 5]) + packet(9, [6, 7, 8])
+    memory = np.zeros(48, dtype=np.int64)
+    memory[40:42] = [70, 71]
+    result = run_dma(kind, writes, memory=memory, inputs={"s2mm0": words},
+                     simulator="amaranth", reuse=True)
+    assert result.memory[0:2].tolist() == [4, 5]
+    assert result.memory[8:11].tolist() == [6, 7, 8]       # the last packet to BD 9 wins
+    assert len(result.tokens["s2mm0"]) == 1
+    header = parse_packet_header(result.outputs["mm2s0"][0][0])
+    assert (header.packet_id, header.out_of_order_bd_id) == (7, 33)
+
+
+@pytest.mark.parametrize(("kind", "named"), [("tile", 20), ("memtile", 30), ("memtile", 50)])
+def test_a_header_naming_a_bd_not_the_channels_sets_bd_unavailable_in_the_rtl_too(kind, named):
+    table = {1: BufferDescriptor(kind, base_address=own(kind), buffer_length=2, valid_bd=1)}
+    words = packet(1, [3, 4]) + packet(named, [8])
+    result = run_dma(kind, writes_of(kind, table, [Task(0, 2)]),
+                     memory=np.zeros(4, dtype=np.int64), inputs={"s2mm0": words},
+                     simulator="amaranth", reuse=True)
+    assert result.memory[:2].tolist() == [3, 4]
+    assert result.flags["s2mm0"] == {"error_fot_length_exceeded": 0, "error_fot_bds_per_task": 0,
+                                     "error_bd_unavailable": 1, "error_bd_invalid": 0}
+    assert result.tokens["s2mm0"] == []
