@@ -163,3 +163,13 @@ def test_with_the_bit_clear_a_packet_bd_takes_its_own_header_as_before():
     channel, _, _ = receive(dma, [Task(2)], packet(9, [6, 7]))   # the ID in it is ignored
     assert memory(dma, 0, 2) == [6, 7]
     assert "error_bd_unavailable" not in channel.status_fields()
+
+
+def test_with_finish_on_tlast_a_short_packet_ends_its_bd_and_the_next_header_follows():
+    dma = receiver("tile", {2: bd(base_address=0, buffer_length=4),
+                            3: bd(base_address=10, buffer_length=2)})
+    dma.s2mm[0].write_control(OUT_OF_ORDER | 1 << 16)          # fot_mode 1
+    words = packet(2, [6]) + packet(3, [7, 8]) + packet(2, [9, 9, 9])
+    channel, _, _ = receive(dma, [Task(0, repeat_count=3)], words)
+    assert memory(dma, 0, 4) == [9, 9, 9, 0] and memory(dma, 10, 2) == [7, 8]
+    assert len(channel.done) == 1 and channel.status_fields()["error_fot_length_exceeded"] == 0

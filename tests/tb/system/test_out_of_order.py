@@ -76,3 +76,31 @@ def test_a_header_naming_a_bd_not_the_channels_sets_bd_unavailable_in_the_rtl_to
     assert result.flags["s2mm0"] == {"error_fot_length_exceeded": 0, "error_fot_bds_per_task": 0,
                                      "error_bd_unavailable": 1, "error_bd_invalid": 0}
     assert result.tokens["s2mm0"] == []
+
+
+def test_a_memory_tile_odd_channel_takes_bds_24_to_47_only():
+    kind = "memtile"
+    table = {30: BufferDescriptor(kind, base_address=own(kind), buffer_length=2, valid_bd=1),
+             3: BufferDescriptor(kind, base_address=own(kind) + 4, buffer_length=2, valid_bd=1)}
+    base = DMA_KINDS[kind].bd_register_base
+    writes = [*((base + BD_REGISTER_STRIDE * n + 4 * w, word)
+                for n, bd in table.items() for w, word in enumerate(bd.encode())),
+              (control_address(kind, "s2mm", 1), OUT_OF_ORDER),
+              (start_queue_address(kind, "s2mm", 1), Task(24, 2).encode())]
+    words = packet(30, [1, 2]) + packet(3, [5])
+    result = run_dma(kind, writes, memory=np.zeros(8, dtype=np.int64), inputs={"s2mm1": words},
+                     simulator="amaranth", reuse=True)
+    assert result.memory[:6].tolist() == [1, 2, 0, 0, 0, 0]    # BD 3 is S2MM 0's half
+    assert result.flags["s2mm1"]["error_bd_unavailable"] == 1
+
+
+def test_a_shim_s2mm_runs_out_of_order_too():
+    kind = "shim"
+    table = {5: BufferDescriptor(kind, base_address=0, buffer_length=3, valid_bd=1),
+             2: BufferDescriptor(kind, base_address=8, buffer_length=1, valid_bd=1)}
+    words = packet(2, [9]) + packet(5, [1, 2, 3]) + packet(2, [7])
+    result = run_dma(kind, writes_of(kind, table, [Task(0, 3, True)]),
+                     memory=np.zeros(12, dtype=np.int64), inputs={"s2mm0": words},
+                     simulator="amaranth", reuse=True)
+    assert result.memory.tolist() == [1, 2, 3, 0, 0, 0, 0, 0, 7, 0, 0, 0]
+    assert len(result.tokens["s2mm0"]) == 1
