@@ -854,8 +854,10 @@ class Channel:
         """The channel's state without its beat position and data; None on an RTL engine
         (an RTL engine steps every cycle, as it must)."""
         if (type(self.engine) is not ChannelEngine or self.fot_mode
-                or type(self._walk) is OutOfOrderWalk):
-            return None   # FoT: a TLAST may end a BD on any word; each cycle is stepped
+                or self.control_field("enable_out_of_order")):
+            # FoT: a TLAST may end a BD on any word; out of order: a header may start
+            # a task or name a BD in any cycle. Each cycle is stepped.
+            return None
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._lock_state(),
