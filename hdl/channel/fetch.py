@@ -236,7 +236,7 @@ class FetchStage(wiring.Component):
         with m.If(room & ~self.pause & ~flying):
             with m.If(walking | ooo.pending):
                 m.d.comb += request.eq(1)
-            with m.Elif(task.valid & ~self.stop & ~self.out_of_order):
+            with m.Elif(task.valid & ~self.stop & ~self.out_of_order & ~ooo.running):
                 m.d.comb += [request.eq(1), from_queue.eq(1)]
         fetch, free = Signal(), self.fetch.grant
         m.d.comb += [fetch.eq(request & free), task.ready.eq(from_queue & free | ooo.start)]

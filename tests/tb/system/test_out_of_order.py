@@ -104,3 +104,18 @@ def test_a_shim_s2mm_runs_out_of_order_too():
                      simulator="amaranth", reuse=True)
     assert result.memory.tolist() == [1, 2, 3, 0, 0, 0, 0, 0, 7, 0, 0, 0]
     assert len(result.tokens["s2mm0"]) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_mode_is_read_as_a_task_starts_so_clearing_it_mid_task_waits_for_its_end(kind):
+    table = {2: BufferDescriptor(kind, base_address=own(kind), buffer_length=2, valid_bd=1),
+             5: BufferDescriptor(kind, base_address=own(kind) + 8, buffer_length=2,
+                                 enable_packet=1, valid_bd=1)}
+    words = packet(2, [1, 2]) + packet(2, [3, 4]) + packet(40, [5, 6])   # last: in order
+    timed = [(4, control_address(kind, "s2mm", 0), 0),
+             (5, start_queue_address(kind, "s2mm", 0), Task(5).encode())]
+    result = run_dma(kind, writes_of(kind, table, [Task(0, 2, True)]),
+                     memory=np.zeros(12, dtype=np.int64), inputs={"s2mm0": words},
+                     simulator="amaranth", timed_writes=timed, reuse=True)
+    assert result.memory[:2].tolist() == [3, 4] and result.memory[8:10].tolist() == [5, 6]
+    assert len(result.tokens["s2mm0"]) == 1
