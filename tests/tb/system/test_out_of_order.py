@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
-from aiedma.model.arch.registers import control_address, start_queue_address
+from aiedma.model.arch.registers import CONTROL_FIELDS, control_address, start_queue_address
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.packet import packet_header, parse_packet_header
 from aiedma.model.bd.task import Task
@@ -119,3 +119,19 @@ def test_the_mode_is_read_as_a_task_starts_so_clearing_it_mid_task_waits_for_its
                      simulator="amaranth", timed_writes=timed, reuse=True)
     assert result.memory[:2].tolist() == [3, 4] and result.memory[8:10].tolist() == [5, 6]
     assert len(result.tokens["s2mm0"]) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_after_an_unavailable_bd_a_channel_reset_lets_the_next_task_run(kind):
+    table = {1: BufferDescriptor(kind, base_address=own(kind), buffer_length=2, valid_bd=1)}
+    words = packet(1, [3, 4]) + packet(20 if kind == "tile" else 30, []) + packet(1, [5, 6])
+    control = control_address(kind, "s2mm", 0)
+    reset = 1 << CONTROL_FIELDS[kind, "s2mm"]["reset"][0]
+    timed = [(40, control, OUT_OF_ORDER | reset), (41, control, OUT_OF_ORDER),
+             (42, start_queue_address(kind, "s2mm", 0), Task(0, 1, True).encode())]
+    result = run_dma(kind, writes_of(kind, table, [Task(0, 2, True)]),
+                     memory=np.zeros(4, dtype=np.int64), inputs={"s2mm0": words},
+                     simulator="amaranth", timed_writes=timed, reuse=True)
+    assert result.memory[:2].tolist() == [5, 6]
+    assert result.flags["s2mm0"]["error_bd_unavailable"] == 0      # cleared by the reset
+    assert len(result.tokens["s2mm0"]) == 1                        # the task after it
