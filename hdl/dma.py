@@ -151,6 +151,9 @@ class DMA(wiring.Component):
             fot = CONTROL_FIELDS[kind, channel.direction].get("fot_mode")
             if fot is not None:
                 m.d.comb += channel.fot_mode.eq(controls[p].word[fot[0]:fot[0] + fot[1]])
+            ooo = CONTROL_FIELDS[kind, channel.direction].get("enable_out_of_order")
+            if ooo is not None:
+                m.d.comb += channel.out_of_order.eq(controls[p].word[ooo[0]])
             errors.append(channel.error)
             busy.append(channel.busy)
             self._lock_ports(m, p, channel, locks, controls[p].after)
@@ -245,6 +248,7 @@ class DMA(wiring.Component):
                       "stalled_lock_acq": channel.stall_lock_acq,
                       "stalled_lock_rel": channel.stall_lock_rel,
                       "stalled_stream": channel.stall_stream, "stalled_tct": channel.stall_tct,
+                      "error_bd_unavailable": channel.bd_unavailable,
                       "error_fot_length_exceeded": channel.fot_length_exceeded,
                       "error_fot_bds_per_task": channel.fot_bds_per_task,
                       "task_queue_overflow": channel.queue_overflow,

@@ -29,7 +29,9 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
 
 What differs between MM2S and S2MM is chosen once, in :data:`.direction.DIRECTION_PARTS`.
 A BD with ``valid_bd = 0``, an S2MM BD with padding, or a received header with bad
-parity stops the channel and sets ``error`` (the model raises there).
+parity stops the channel and sets ``error`` (the model raises there, except for an
+out-of-order load, where it sets the same status bit). Out of order (S2MM), a header
+naming a BD that is not the channel's stops it and sets ``bd_unavailable``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.arch.directions import check_direction
+from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import (
     FOT_COUNT_DEPTH,
     FOT_COUNT_FIELDS,
@@ -109,6 +112,11 @@ class Channel(wiring.Component):
         S2MM: the control register's finish-on-TLAST mode (``FOT_MODES``; 0 on MM2S).
     fot_length_exceeded, fot_bds_per_task : Out(1)
         S2MM: the finish-on-TLAST error flags (sticky until the channel's reset).
+    out_of_order : In(1)
+        S2MM: the control register's ``enable_out_of_order`` (0 on MM2S).
+    bd_unavailable : Out(1)
+        S2MM, out of order: a header named a BD that is not the channel's (sticky until
+        the channel's reset).
     fot_pop : In(1)
     fot_count : Out(32)
         S2MM: the count FIFO's pop register (``FOT_COUNT_FIELDS``; 0 when it is empty or
@@ -136,6 +144,7 @@ class Channel(wiring.Component):
             "stall_tct": Out(1),
             "fot_mode": In(2), "fot_length_exceeded": Out(1), "fot_bds_per_task": Out(1),
             "fot_pop": In(1), "fot_count": Out(32),
+            "out_of_order": In(1), "bd_unavailable": Out(1),
             **self.parts.outside(kind).members,
         }
         if shared_table:
@@ -146,7 +155,10 @@ class Channel(wiring.Component):
         m = Module()
         kind, parts = self.kind, self.parts
         m.submodules.queue = queue = TaskQueue()
-        m.submodules.fetch = fetch = FetchStage(kind, refuses_padding=parts.refuses_padding)
+        ooo_bds = (DMA_KINDS[kind].channel_bds(self.index) if self.direction == "s2mm"
+                   else None)
+        m.submodules.fetch = fetch = FetchStage(kind, refuses_padding=parts.refuses_padding,
+                                                out_of_order_bds=ooo_bds)
         m.submodules.engine = engine = parts.engine(kind)
         m.submodules.ring = ring = InFlightRing(kind)
         m.submodules.locks = locks = LockRequester(kind)
@@ -165,6 +177,8 @@ class Channel(wiring.Component):
         error = Signal()
         with m.If(fetch.bad | packets.error):
             m.d.sync += error.eq(1)
+        if self.direction == "s2mm":
+            self._out_of_order(m, fetch, packets, ring, error)
 
         # The engine takes the held BD; a BD of length 0 goes to the lock requester.
         go = fetch.valid & ~error & ~fetch.bad
@@ -199,7 +213,7 @@ class Channel(wiring.Component):
             releases.lock_id.eq(completion.record.rel_id),
             releases.value.eq(completion.record.rel_value),
             fetch.consumed.eq(accepted | locks.zero_done), fetch.pause.eq(self.pause),
-            fetch.stop.eq(error),
+            fetch.stop.eq(error | self.bd_unavailable),
             packets.head.eq(ring.stage_head), packets.head_valid.eq(ring.stage_valid),
             packets.head_granted.eq(ring.stage_granted),
         ]
@@ -259,6 +273,20 @@ class Channel(wiring.Component):
                 m.d.sync += self.fot_bds_per_task.eq(1)
             m.d.sync += entries.eq(Mux(ring.run_head.ends_task, 0,
                                        Mux(full, entries, entries + 1)))
+
+    def _out_of_order(self, m: Module, fetch: FetchStage, packets: wiring.Component,
+                      ring: InFlightRing, error: Value) -> None:
+        """Out of order: the packet stage takes a header while the fetch stage wants one
+        and no BD is in the stream stage (the one before has all its words); a BD ID
+        that is not the channel's stops the channel (``bd_unavailable``)."""
+        with m.If(fetch.unavailable):
+            m.d.sync += self.bd_unavailable.eq(1)
+        m.d.comb += [
+            fetch.out_of_order.eq(self.out_of_order),
+            packets.ooo_want.eq(fetch.wants_header & ~ring.stage_valid & ~error
+                                & ~self.bd_unavailable),
+            fetch.header.eq(packets.ooo_header), fetch.header_bd.eq(packets.ooo_bd),
+        ]
 
     def _bd_table(self, m: Module, fetch: FetchStage) -> None:
         """The fetch port: to the DMA's shared table, or to a table of the channel's own

@@ -8,6 +8,13 @@ entries; the stage holds up to ``FETCH_DEPTH`` BDs, fetched and not yet arrived
 included, and offers them in order (``bd``, with its record) from its entries, the
 first from ``t + BD_OFFER_LATENCY``.
 
+Out of order (``out_of_order`` high as an S2MM task starts), the task's repeat count is
+its number of packets and no BD is fetched at its start: each packet's header, taken off
+the stream by the packet stage while ``wants_header`` (and the stream stage is empty),
+names the BD to fetch (``header``, ``header_bd``), written into a register and fetched
+from the next cycle (``OUT_OF_ORDER_FETCH_LATENCY``); a BD ID that is not the channel's
+pulses ``unavailable``. The chain is not followed; the task ends with its last packet's BD.
+
 For speed, whether to fetch is decided from registers alone (what the stage holds at
 the start of the cycle), never from the engine's answer in the same cycle; the next
 load's address comes from the table's output registers through one multiplexer; the
@@ -17,7 +24,7 @@ stands between the table (shared by a DMA's channels) and the engine.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -28,6 +35,7 @@ from ...model.cycle.contract import (
     BD_OFFER_LATENCY,
     FETCH_DEPTH,
     FETCH_INTERVAL,
+    OUT_OF_ORDER_FETCH_LATENCY,
 )
 from ..bd_table import bd_full_layout, fetch_signature
 from ..task_queue import task_layout
@@ -36,7 +44,7 @@ from .record import record_layout
 __all__ = ["FetchStage"]
 
 if (BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY
-        or BD_OFFER_LATENCY != BD_FETCH_LATENCY + 1):
+        or BD_OFFER_LATENCY != BD_FETCH_LATENCY + 1 or OUT_OF_ORDER_FETCH_LATENCY != 1):
     raise AssertionError("the fetch stage tracks a fetch (t + 1) and its BD (t + 2), where "
                          "the walk goes on, and offers it from its entries (t + 3)")
 
@@ -49,7 +57,22 @@ def _held_layout(kind: str) -> data.StructLayout:
     decides with (worked out as it arrives, so the engine's ``valid`` is a few gates
     from the stage's entries, not a compare of their fields)."""
     return data.StructLayout({"bd": bd_full_layout(kind), "ends_task": 1, "token": 1,
-                              "bad": 1, "empty": 1, "bd_id": range(BD_COUNT[kind])})
+                              "bad": 1, "empty": 1, "bd_id": range(BD_COUNT[kind]),
+                              "ooo": 1})
+
+
+class _OutOfOrder:
+    """The out-of-order walk's state the in-order walk reads (:meth:`FetchStage._out_of_order`
+    drives it; without an out-of-order walk it stays 0)."""
+
+    def __init__(self, kind: str) -> None:
+        self.running = Signal()      # an out-of-order task runs
+        self.pending = Signal()      # a header's BD ID waits to be fetched
+        self.pending_id = Signal(range(BD_COUNT[kind]))
+        self.fetched = Signal()      # the fetch last made was out of order (shows at t + 2)
+        self.last = Signal()         # ... and its task's last packet
+        self.start = Signal()        # an out-of-order task starts this cycle
+        self.walking, self.flying = Signal(), Signal()   # the in-order walk's, read here
 
 
 class FetchStage(wiring.Component):
@@ -60,6 +83,9 @@ class FetchStage(wiring.Component):
     kind : {"tile", "memtile", "shim"}
     refuses_padding : bool
         A BD with zero padding is ``bad`` (S2MM: a stream cannot be padded into memory).
+    out_of_order_bds : range, optional
+        S2MM: the BDs an out-of-order task may name (the channel's); None builds no
+        out-of-order walk.
 
     Attributes
     ----------
@@ -88,10 +114,17 @@ class FetchStage(wiring.Component):
         A load of the running task is decided or on its way from the table.
     current_bd : Out(range(BD_COUNT[kind]))
         The BD fetched last.
+    out_of_order : In(1)
+        The control register's ``enable_out_of_order``, read as a task starts.
+    wants_header, header, header_bd, unavailable
+        Out of order (module text): the next packet's header may be taken (Out); it is
+        taken this cycle (In), with its BD ID (In); that BD is not the channel's (Out).
     """
 
-    def __init__(self, kind: str, *, refuses_padding: bool) -> None:
+    def __init__(self, kind: str, *, refuses_padding: bool,
+                 out_of_order_bds: range | None = None) -> None:
         self.kind, self.refuses_padding = kind, refuses_padding
+        self.out_of_order_bds = out_of_order_bds
         super().__init__({
             "task": In(stream.Signature(task_layout())),
             "fetch": Out(fetch_signature(kind)),
@@ -99,6 +132,9 @@ class FetchStage(wiring.Component):
             "valid": Out(1), "bd": Out(bd_full_layout(kind)), "record": Out(record_layout(kind)),
             "bad": Out(1), "empty": Out(1), "waiting": Out(1),
             "current_bd": Out(range(BD_COUNT[kind])),
+            "out_of_order": In(1), "wants_header": Out(1), "header": In(1),
+            "header_bd": In(FIELD_INDEX[kind]["out_of_order_bd_id"].value_width),
+            "unavailable": Out(1),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -114,15 +150,59 @@ class FetchStage(wiring.Component):
                      arrived.empty.eq(bd.buffer_length == 0),
                      # the BD fetched last (no fetch starts while one is on its way)
                      arrived.bd_id.eq(self.current_bd)]
-        fetch, pending = self._walk(m, flying, arriving, arrived,
+        ooo = _OutOfOrder(self.kind)
+        fetch, pending = self._walk(m, flying, arriving, arrived, ooo,
                                     room=held + flying + arriving < FETCH_DEPTH)
+        if self.out_of_order_bds is not None:
+            self._out_of_order(m, ooo, fetch, idle=(held == 0) & ~flying & ~arriving)
         m.d.sync += [flying.eq(fetch), arriving.eq(flying)]
         self._hold(m, held, arriving, arrived)
-        m.d.comb += self.waiting.eq(pending | flying | arriving)
+        m.d.comb += self.waiting.eq(pending | flying | arriving | ooo.running)
         return m
 
+    def _out_of_order(self, m: Module, ooo: _OutOfOrder, fetch: Value, idle: Value) -> None:
+        """The out-of-order walk's registers (module text): a task starts with no fetch,
+        each header's BD ID is fetched from the next cycle, the last packet's fetch ends
+        the task. ``idle``: the stage holds nothing and has no fetch on its way."""
+        bds = self.out_of_order_bds
+        task = self.task
+        left = Signal(9)             # headers still to come
+        m.d.comb += [
+            ooo.start.eq(task.valid & self.out_of_order & ~self.stop & ~self.pause
+                         & ~ooo.running & ~ooo.walking & ~ooo.flying),
+            self.wants_header.eq(ooo.running & ~ooo.pending & (left != 0) & idle),
+        ]
+        with m.If(ooo.start):
+            m.d.sync += [ooo.running.eq(1), left.eq(task.payload.repeat + 1)]
+        with m.If(self.header):
+            m.d.sync += left.eq(left - 1)
+            with m.If(self._names_one_of(bds)):
+                m.d.sync += [ooo.pending.eq(1), ooo.pending_id.eq(self.header_bd)]
+            with m.Else():
+                m.d.comb += self.unavailable.eq(1)
+        with m.If(fetch):
+            m.d.sync += [ooo.fetched.eq(ooo.pending), ooo.last.eq(left == 0)]
+            with m.If(ooo.pending):
+                m.d.sync += ooo.pending.eq(0)
+                with m.If(left == 0):
+                    m.d.sync += ooo.running.eq(0)
+        # An error ends the task (the channel waits for a reset), from the header's cycle.
+        with m.If(self.stop | self.unavailable):
+            m.d.sync += ooo.running.eq(0)
+
+    def _names_one_of(self, bds: range) -> Value:
+        """The header's BD ID is one of ``bds`` (no compare with a bound the ID's width
+        already keeps: Verilator flags a constant compare)."""
+        bd_id = self.header_bd
+        inside = Const(1)
+        if bds.start:
+            inside &= bd_id >= bds.start
+        if bds.stop < 1 << len(bd_id):
+            inside &= bd_id < bds.stop
+        return inside
+
     def _walk(self, m: Module, flying: Signal, arriving: Signal, arrived: data.View,
-              room: Value) -> tuple[Signal, Signal]:
+              ooo: _OutOfOrder, room: Value) -> tuple[Signal, Signal]:
         """The task's walk: which BD to fetch next, and when.
 
         Returns the fetch signal (a fetch this cycle) and ``pending`` (the running task's
@@ -143,26 +223,31 @@ class FetchStage(wiring.Component):
         next_id = Signal(range(count))
         m.d.comb += [more.eq(chain.use_next_bd | passes_left),
                      next_id.eq(Mux(chain.use_next_bd, chain.next_bd, start_bd))]
-        m.d.comb += [arrived.ends_task.eq(~more), arrived.token.eq(token)]
-        walking = Mux(arriving, more, pending)
-        walking_id = Mux(arriving, next_id, pending_id)
-        with m.If(arriving & more & ~chain.use_next_bd):
+        m.d.comb += [arrived.ends_task.eq(Mux(ooo.fetched, ooo.last, ~more)),
+                     arrived.token.eq(token), arrived.ooo.eq(ooo.fetched)]
+        in_order = arriving & ~ooo.fetched     # out of order, the chain is not followed
+        walking = Mux(in_order, more, pending)
+        walking_id = Mux(in_order, next_id, pending_id)
+        m.d.comb += [ooo.walking.eq(walking), ooo.flying.eq(flying)]
+        with m.If(in_order & more & ~chain.use_next_bd):
             m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
         request, from_queue = Signal(), Signal()
         # While a fetch is on its way, what follows it is not known yet.
         with m.If(room & ~self.pause & ~flying):
-            with m.If(walking):
+            with m.If(walking | ooo.pending):
                 m.d.comb += request.eq(1)
-            with m.Elif(task.valid & ~self.stop):
+            with m.Elif(task.valid & ~self.stop & ~self.out_of_order & ~ooo.running):
                 m.d.comb += [request.eq(1), from_queue.eq(1)]
         fetch, free = Signal(), self.fetch.grant
-        m.d.comb += [fetch.eq(request & free), task.ready.eq(from_queue & free)]
+        m.d.comb += [fetch.eq(request & free), task.ready.eq(from_queue & free | ooo.start)]
         with m.If(from_queue & free):
             m.d.sync += [start_bd.eq(task.payload.start_bd), repeat.eq(task.payload.repeat),
-                         token.eq(task.payload.token), passes.eq(0),
-                         passes_left.eq(task.payload.repeat != 0)]
+                         passes.eq(0), passes_left.eq(task.payload.repeat != 0)]
+        with m.If(from_queue & free | ooo.start):
+            m.d.sync += token.eq(task.payload.token)
         address = Signal(range(count))
-        m.d.comb += address.eq(Mux(walking, walking_id, task.payload.start_bd))
+        m.d.comb += address.eq(Mux(ooo.pending, ooo.pending_id,
+                                   Mux(walking, walking_id, task.payload.start_bd)))
         m.d.sync += [pending.eq(walking & ~fetch), pending_id.eq(walking_id)]
         m.d.comb += [self.fetch.en.eq(request), self.fetch.id.eq(address)]
         with m.If(fetch):
@@ -199,8 +284,11 @@ class FetchStage(wiring.Component):
             record.acq_enable.eq(bd.lock_acq_enable), record.acq_id.eq(bd.lock_acq_id),
             record.acq_value.eq(bd.lock_acq_value), record.rel_id.eq(bd.lock_rel_id),
             record.rel_enable.eq(bd.lock_rel_value != 0),
-            record.rel_value.eq(bd.lock_rel_value), record.packet.eq(bd.enable_packet),
+            record.rel_value.eq(bd.lock_rel_value),
+            # out of order, the packet's header was taken before its BD was fetched
+            record.packet.eq(bd.enable_packet & ~head.ooo),
             record.packet_id.eq(bd.packet_id), record.packet_type.eq(bd.packet_type),
+            record.out_of_order_bd_id.eq(bd.out_of_order_bd_id),
             record.tlast_suppress.eq(bd.tlast_suppress),
             record.length.eq(bd.buffer_length), record.ends_task.eq(head.ends_task),
             record.token.eq(head.token), record.bd_id.eq(head.bd_id),

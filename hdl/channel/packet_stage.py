@@ -6,7 +6,9 @@ Both directions sit on the stream side of the engine, at the ring's ``stage`` he
   from the BD, the tile's row and column) before its first word, once its lock is
   granted; TLAST is the BD's last word unless ``tlast_suppress``.
 * :class:`S2MMPacketStage` takes a packet BD's first word as its header and checks it
-  (bad parity: ``error``), and counts the BD's words, since S2MM ignores TLAST.
+  (bad parity: ``error``), and counts the BD's words, since S2MM ignores TLAST. Out of
+  order, while ``ooo_want`` is high (no BD in the stage) it takes the next word as a
+  packet's header and shows its out-of-order BD ID (``ooo_header``, ``ooo_bd``).
 
 Both have the same ports: the stream in (``i``), the stream out (``o``), the stage
 head's record, and ``advance`` when the head's BD is done.
@@ -26,6 +28,10 @@ from .record import head_layout
 __all__ = ["MM2SPacketStage", "S2MMPacketStage", "header_flag", "header_word",
            "packet_stage_signature"]
 
+_OOO_LSB, _OOO_BITS = next((lsb, bits) for name, lsb, bits in HEADER_FIELDS
+                           if name == "out_of_order_bd_id")
+"""Where the header carries the out-of-order BD ID."""
+
 
 def packet_stage_signature(kind: str) -> wiring.Signature:
     """A packet stage's ports (see the module text)."""
@@ -35,7 +41,9 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
         "head": In(head_layout(kind, "stage")), "head_valid": In(1), "head_granted": In(1),
         "advance": Out(1), "error": Out(1), "fot": In(1), "hold": In(1),
         "words": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
+        "ooo_want": In(1), "ooo_header": Out(1), "ooo_bd": Out(_OOO_BITS),
     })
+
 
 
 def header_flag(m: Module, advance: Value) -> Signal:
@@ -48,9 +56,10 @@ def header_flag(m: Module, advance: Value) -> Signal:
 
 
 def header_word(m: Module, packet_id: Value, packet_type: Value, row: int,
-                column: int) -> Value:
+                column: int, out_of_order_bd_id: Value) -> Value:
     """The 32-bit packet header (``model/bd/packet.py``'s fields), odd parity on top."""
     fields = {"packet_id": packet_id, "packet_type": packet_type,
+              "out_of_order_bd_id": out_of_order_bd_id,
               "source_row": Const(row, 5), "source_column": Const(column, 7)}
     low = Const(0)
     for name, lsb, _ in HEADER_FIELDS:
@@ -82,7 +91,8 @@ class MM2SPacketStage(wiring.Component):
         with m.If(header_due):
             m.d.comb += [o.valid.eq(1), i.ready.eq(0),
                          o.payload.data.eq(header_word(m, head.packet_id, head.packet_type,
-                                                       self.row, self.column))]
+                                                       self.row, self.column,
+                                                       head.out_of_order_bd_id))]
             with m.If(o.ready):
                 m.d.sync += header_done.eq(1)
         with m.Else():
@@ -115,11 +125,14 @@ class S2MMPacketStage(wiring.Component):
         header_done = header_flag(m, self.advance)
         header_due = self.head_valid & head.packet & ~header_done
         count = Signal(self.length_bits)
-        with m.If(header_due):
+        # Out of order the header comes before its BD is known: nothing in the stage then.
+        m.d.comb += self.ooo_bd.eq(i.payload.data[_OOO_LSB:_OOO_LSB + _OOO_BITS])
+        with m.If(header_due | self.ooo_want):
             m.d.comb += [i.ready.eq(1), o.valid.eq(0)]
             with m.If(i.valid):
-                m.d.sync += header_done.eq(1)
-                m.d.comb += self.error.eq(~i.payload.data.xor())   # odd parity, or an error
+                m.d.sync += header_done.eq(header_due)
+                m.d.comb += [self.error.eq(~i.payload.data.xor()),   # odd parity, or an error
+                             self.ooo_header.eq(self.ooo_want)]
         with m.Else():
             # Finish on TLAST: a word with TLAST is its BD's last (the engine's ``last``);
             # ``hold`` (a full count FIFO) lets no data word pass.

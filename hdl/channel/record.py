@@ -43,6 +43,7 @@ def record_layout(kind: str) -> data.StructLayout:
         "acq_enable": 1, "acq_id": f["lock_acq_id"].value_width, "rel_enable": 1,
         "acq_value": LOCK_VALUE_BITS, "rel_id": f["lock_rel_id"].value_width,
         "rel_value": LOCK_VALUE_BITS, "packet": 1, "packet_id": 5, "packet_type": 3,
+        "out_of_order_bd_id": f["out_of_order_bd_id"].value_width,
         "tlast_suppress": 1, "length": f["buffer_length"].value_width,
         "ends_task": 1, "token": 1, "bd_id": range(BD_COUNT[kind]),
     })
@@ -51,7 +52,8 @@ def record_layout(kind: str) -> data.StructLayout:
 HEAD_FIELDS: dict[str, tuple[str, ...]] = {
     "gate": ("acq_enable", "acq_id", "acq_value", "rel_enable", "length"),
     "run": ("rel_enable", "rel_id", "rel_value", "ends_task", "token", "bd_id"),
-    "stage": ("packet", "packet_id", "packet_type", "tlast_suppress", "length"),
+    "stage": ("packet", "packet_id", "packet_type", "out_of_order_bd_id", "tlast_suppress",
+              "length"),
 }
 """The fields of a record each head shows: the lock requester's (``gate``), the
 completion's (``run``) and the packet stage's (``stage``)."""

@@ -128,7 +128,7 @@ STATUS_BASE: dict[tuple[str, str], int] = {
 
 STATUS_FIELDS: dict[str, tuple[int, int]] = {
     "status": (0, 2), "stalled_lock_acq": (2, 1), "stalled_lock_rel": (3, 1),
-    "stalled_stream": (4, 1), "stalled_tct": (5, 1),
+    "stalled_stream": (4, 1), "stalled_tct": (5, 1), "error_bd_unavailable": (10, 1),
     "error_bd_invalid": (11, 1), "error_fot_length_exceeded": (12, 1),
     "error_fot_bds_per_task": (13, 1), "task_queue_overflow": (18, 1),
     "channel_running": (19, 1), "task_queue_size": (20, 3), "cur_bd": (24, 6),
@@ -142,7 +142,9 @@ AM025's Stalled_Stream_Backpressure on MM2S, Stalled_Stream_Starvation on S2MM) 
 what each means in this project's channel is a decision (docs/decisions.md, "Channel
 status"). The two finish-on-TLAST errors are S2MM bits (bit 12, ``Buffer_Length`` words
 received without a TLAST; bit 13, a task of more BDs than the count FIFO holds in mode
-"counts with task tokens"); an MM2S channel reads them 0."""
+"counts with task tokens"); an MM2S channel reads them 0. ``error_bd_unavailable`` (bit 10,
+aie-rt's ``ERROR_BD_UNAVAILABLE``) is set by an out-of-order S2MM whose packet header names
+a BD that is not the channel's (docs/decisions.md)."""
 
 def status_text(word: int) -> str:
     """A status word as a person reads it: the word, then ``running`` or ``idle``, every

@@ -1,8 +1,8 @@
 """Packet headers of packet-switched AIE-ML streams (docs/bd.md "Packets").
 
-Header layout (32 bits): ``4:0`` packet ID, ``14:12`` packet type, ``20:16`` source
-row, ``27:21`` source column, ``31`` odd parity; every other bit is 0. Bit 31 makes
-the number of ones in the word odd.
+Header layout (32 bits): ``4:0`` packet ID, ``10:5`` out-of-order BD ID, ``14:12``
+packet type, ``20:16`` source row, ``27:21`` source column, ``31`` odd parity; every
+other bit is 0. Bit 31 makes the number of ones in the word odd.
 
 Decisions (docs/bd.md is silent):
 
@@ -12,6 +12,11 @@ Decisions (docs/bd.md is silent):
   from a real tile at that position.
 * **decision**: :func:`odd_parity` takes the low 31 bits only; a set bit 31 on input
   is an error rather than silently replaced.
+* **decision**: the out-of-order BD ID (AM025's BD field ``Out_Of_Order_BD_ID``, 6 bits,
+  "inserted ... in packet header", MM2S only) sits in bits ``10:5``. AMD publishes the
+  BD field and that an out-of-order S2MM picks its BD from the header, but not where in
+  the header; UG1603 shows bits ``11:5`` as zero, the only free run wide enough (the
+  others are bit 15 and bits ``30:28``). A guess, stated as one (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ __all__ = ["HEADER_FIELDS", "PARITY_BIT", "PacketHeader", "odd_parity", "packet_
 # (name, lsb, bits) of each header field.
 _LAYOUT: tuple[tuple[str, int, int], ...] = (
     ("packet_id", 0, 5),
+    ("out_of_order_bd_id", 5, 6),
     ("packet_type", 12, 3),
     ("source_row", 16, 5),
     ("source_column", 21, 7),
@@ -87,12 +93,16 @@ class PacketHeader:
         0..7.
     source_row, source_column : int
         0..31 and 0..127; ``-1`` on input means all ones (programmable logic).
+    out_of_order_bd_id : int
+        0..63, the BD an out-of-order S2MM writes the packet with (the sending BD's
+        ``out_of_order_bd_id``).
     """
 
     packet_id: int
     packet_type: int = 0
     source_row: int = 0
     source_column: int = 0
+    out_of_order_bd_id: int = 0
 
     def __post_init__(self) -> None:
         for name, _, bits in _LAYOUT:
@@ -108,7 +118,8 @@ class PacketHeader:
         return odd_parity(low)
 
 
-def packet_header(packet_id: int, packet_type: int, source_row: int, source_column: int) -> int:
+def packet_header(packet_id: int, packet_type: int, source_row: int, source_column: int,
+                  out_of_order_bd_id: int = 0) -> int:
     """The 32-bit packet header word (docs/bd.md "Packets").
 
     Parameters
@@ -121,6 +132,8 @@ def packet_header(packet_id: int, packet_type: int, source_row: int, source_colu
         0..31, or -1 for all ones.
     source_column : int
         0..127, or -1 for all ones.
+    out_of_order_bd_id : int, optional
+        0..63.
 
     Raises
     ------
@@ -131,8 +144,11 @@ def packet_header(packet_id: int, packet_type: int, source_row: int, source_colu
     --------
     >>> hex(packet_header(1, 1, 1, 1))
     '0x80211001'
+    >>> hex(packet_header(1, 1, 1, 1, out_of_order_bd_id=5))
+    '0x802110a1'
     """
-    return PacketHeader(packet_id, packet_type, source_row, source_column).word
+    return PacketHeader(packet_id, packet_type, source_row, source_column,
+                        out_of_order_bd_id).word
 
 
 def parse_packet_header(word: int) -> PacketHeader:

@@ -282,6 +282,7 @@ __all__ = [
     "LOCK_GRANT_LATENCY",
     "MM2S_BUFFER_DEPTH",
     "MM2S_LATENCY",
+    "OUT_OF_ORDER_FETCH_LATENCY",
     "RELEASE_QUEUE_DEPTH",
     "S2MM_WRITE_LATENCY",
     "address_generation_fields",
@@ -343,6 +344,15 @@ FETCH_DEPTH = BD_FETCH_LATENCY
 for a fetch only while it holds fewer at the start of a cycle (no wait for the address
 generator's answer); a BD on its way and one held keep a fetch every
 ``FETCH_INTERVAL`` cycles going, so BDs of two beats or more stream back to back."""
+
+OUT_OF_ORDER_FETCH_LATENCY = 1
+"""An out-of-order S2MM (its control register's ``enable_out_of_order``): cycles from the
+packet header taken off the stream (cycle ``h``) to the first cycle the channel may
+fetch the BD it names (``h + OUT_OF_ORDER_FETCH_LATENCY``). The header's BD ID is
+written into the fetch stage's registers, so the fetch port's address comes from a
+register, as for every fetch, never from the stream's word in the same cycle. The BD is
+then offered ``BD_OFFER_LATENCY`` cycles after its fetch: a packet's first data word is
+written no earlier than ``h + 1 + BD_OFFER_LATENCY + ADDRGEN_LATENCY + 1``."""
 
 CHANNEL_LATENCY: dict[str, int] = {
     "mm2s": BD_OFFER_LATENCY + ADDRGEN_LATENCY + MM2S_LATENCY,

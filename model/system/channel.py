@@ -8,8 +8,9 @@ load), moving at most one word per cycle:
   with zero padding is an error naming the channel and the BD;
 * the BD's lock is acquired before its first word, and released after its last;
 * MM2S reads memory (a padding address, -1, sends 0), puts one packet header
-  before the BD's data when ``enable_packet`` is set, and sets TLAST on the BD's
-  last word unless ``tlast_suppress``;
+  before the BD's data when ``enable_packet`` is set (with the BD's
+  ``out_of_order_bd_id``), and sets TLAST on the BD's last word unless
+  ``tlast_suppress``;
 * S2MM writes memory; with ``enable_packet`` the first word it receives for the
   BD is a packet header, which it checks and drops;
 * a task with ``enable_token_issue`` records a completion token when it ends.
@@ -67,9 +68,14 @@ Decisions (docs/bd.md is silent on timing and on these points):
   channel. (AM025 and aie-rt say only that the bit resets the channel; aie-rt's
   ``XAie_DmaChannelReset`` writes 1 then 0 and refuses a shim, whose control register
   has no reset bit.) ``controller_id`` is stored and carried by the completion tokens
-  (:class:`TaskDone`). Out-of-order, (de)compression and the shim's pause
+  (:class:`TaskDone`). (De)compression and the shim's pause
   bits are stored and read back only: a task that starts with one set gives a
   :class:`~aiedma.model.errors.NotModelledWarning` and runs as if it were clear.
+* **decision**: out-of-order (S2MM, ``enable_out_of_order`` as the task starts, every
+  kind): the task runs one BD per packet, the BD its header names, as
+  :mod:`.out_of_order` says; a named BD that is not the channel's or not valid sets
+  ``error_bd_unavailable`` or ``error_bd_invalid`` (:meth:`Channel.status_fields`) and
+  stops the channel until a reset. With the bit clear every cycle is as without it.
 """
 
 from __future__ import annotations
@@ -108,6 +114,7 @@ from ..cycle.contract import (
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_arrays
 from ..errors import AiedmaError, NotModelledWarning, PacketError, field_error
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
+from .out_of_order import OutOfOrderWalk
 from .scheduler import NEVER, FastPlan, Stall
 from .stream import Beat, Stream
 
@@ -310,8 +317,10 @@ class Channel:
         # The status register: the BD fetched last, and this cycle's raw fields
         # (status_word builds the word only when it is read).
         self._current_bd = 0
-        self._status_start = (False, 0, 0, False, False)
+        self._status_start = (False, 0, 0, False, False, None)
         self._stalls = (False, False, False, False)
+        # Out-of-order: the error a header or a load set (it stops the channel).
+        self.out_of_order_error: str | None = None
 
     # -- the control register (model/arch/registers.py) --
 
@@ -360,8 +369,7 @@ class Channel:
 
     def _warn_not_modelled(self, task: Task) -> None:
         """A task starts with a control bit whose behaviour the model does not have."""
-        fields = ("enable_out_of_order", "compression_enable", "decompression_enable",
-                  "pause_mem", "pause_stream")
+        fields = ("compression_enable", "decompression_enable", "pause_mem", "pause_stream")
         set_ = [f"{name}={self.control_field(name)}" for name in fields
                 if self.control_field(name)]
         if set_:
@@ -401,11 +409,13 @@ class Channel:
         the cycle last stepped: the state at the start of the cycle (running, queue size,
         the BD fetched last, the sticky flags) and the cycle's stall bits (module text).
         """
-        busy, queued, current, length_exceeded, bds_per_task = self._status_start
+        busy, queued, current, length_exceeded, bds_per_task, error = self._status_start
         fields = {"status": 2 if busy else 0, "channel_running": int(busy),
                   "task_queue_size": queued, "cur_bd": current,
                   "error_fot_length_exceeded": int(length_exceeded),
                   "error_fot_bds_per_task": int(bds_per_task)}
+        if error is not None:       # out of order: error_bd_unavailable or _invalid
+            fields[error] = 1
         for name, stalled in zip(_STALL_FIELDS, self._stalls, strict=True):
             fields[name] = int(stalled)
         return _status_bits(fields)
@@ -430,9 +440,32 @@ class Channel:
 
     def status_fields(self) -> dict[str, int]:
         """The channel's finish-on-TLAST error flags, by their ``STATUS_FIELDS`` names
-        (set when the rule is broken, clear again only by a channel reset)."""
-        return {"error_fot_length_exceeded": int(self.fot_length_exceeded),
-                "error_fot_bds_per_task": int(self.fot_bds_per_task)}
+        (set when the rule is broken, clear again only by a channel reset), and, once
+        it is in out-of-order mode or has had an out-of-order error, the two BD errors
+        that mode sets (``error_bd_unavailable``, ``error_bd_invalid``)."""
+        fields = {"error_fot_length_exceeded": int(self.fot_length_exceeded),
+                  "error_fot_bds_per_task": int(self.fot_bds_per_task)}
+        if self.control_field("enable_out_of_order") or self.out_of_order_error:
+            for name in ("error_bd_unavailable", "error_bd_invalid"):
+                fields[name] = int(self.out_of_order_error == name)
+        return fields
+
+    def _out_of_order_start(self) -> bool:
+        """An out-of-order task starts at the end of this cycle: the next queued task, the
+        channel idle of tasks and its fetch port's interval over, the control bit set
+        (read as the task starts, so a task runs in one mode throughout)."""
+        return (self._walk is None and bool(self.queue) and not self._fetch_wait
+                and not self.out_of_order_error
+                and bool(self.control_field("enable_out_of_order")))
+
+    def _fetch_asks(self) -> bool:
+        """The walk has a load to fetch (an out-of-order one once its header's BD ID is
+        in the stage's register), or an in-order task may start."""
+        walk = self._walk
+        if type(walk) is OutOfOrderWalk:
+            return walk.ready(self._cycle)
+        return walk is not None or (bool(self.queue) and not self.out_of_order_error
+                                    and not self.control_field("enable_out_of_order"))
 
     @property
     def tokens(self) -> list[int]:
@@ -512,7 +545,12 @@ class Channel:
         walk = self._walk
         bd_id, bd = walk.next()
         where = self._where(bd_id)
-        if not DMA_KINDS[self.dma.kind].pads(self._way):
+        ordered = type(walk) is not OutOfOrderWalk
+        if not ordered and bd is None:    # a bad load stops the channel (status, no raise)
+            self.out_of_order_error, self._walk = walk.error, None
+            self._fetch_wait = FETCH_INTERVAL
+            return False
+        if ordered and not DMA_KINDS[self.dma.kind].pads(self._way):
             values = bd.fields()
             padded = [f for f in _PADDING_FIELDS if values.get(f)]
             if padded:
@@ -522,7 +560,8 @@ class Channel:
         if self.stream is None:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
-        fetched = _InFlight(bd_id, bd, walk.task, walk.done, bool(bd.enable_packet),
+        # Out of order, the packet's header was taken before its BD was known.
+        fetched = _InFlight(bd_id, bd, walk.task, walk.done, ordered and bool(bd.enable_packet),
                             bd.buffer_length, offered=self._cycle + BD_OFFER_LATENCY)
         if bd.buffer_length:
             top, addresses, zeros, address_list, zero_list = _bd_beats(self.dma.kind, bd)
@@ -645,7 +684,8 @@ class Channel:
         self._fresh = 0
         busy = self.busy
         self._status_start = (busy, len(self.queue), self._current_bd,
-                              self.fot_length_exceeded, self.fot_bds_per_task)
+                              self.fot_length_exceeded, self.fot_bds_per_task,
+                              self.out_of_order_error)
         if self._quiet(busy):
             self._stalls = (False, False, False, False)
             return self._quiet_step()
@@ -681,18 +721,31 @@ class Channel:
             engine.drive(offer and offer.bd, o_ready=o_ready, mem_data=self._mem_data)
             if header_due and stream.can_push():
                 stream.push(Beat(packet_header(head.bd.packet_id, head.bd.packet_type,
-                                               self.dma.row, self.dma.column)))
+                                               self.dma.row, self.dma.column,
+                                               head.bd.out_of_order_bd_id)))
                 head.header, moved, header_word = False, True, True
         else:
-            header_due = head is not None and head.header
+            # Out of order, a packet's header is taken once the BD before it has all its
+            # words (nothing in the fetch or stream stage).
+            walk = self._walk
+            ooo = (walk if type(walk) is OutOfOrderWalk and walk.wants_header
+                   and head is None and not self._fetched else None)
+            header_due = (head is not None and head.header) or ooo is not None
             open_ = stream is not None and stream.can_pop()     # it has a word now
             if header_due and stream.can_pop():
                 beat = stream.pop()
                 try:
-                    parse_packet_header(beat.data)
+                    header = parse_packet_header(beat.data)
                 except PacketError as error:
-                    raise PacketError(f"{error}; received by {self._where(head.bd_id)}") from None
-                head.header, moved, header_word = False, True, True
+                    raise PacketError(f"{error}; received by "
+                                      f"{self._where(head.bd_id) if head else self.name}") from None
+                if ooo is not None:
+                    ooo.take_header(header.out_of_order_bd_id, cycle)
+                    if ooo.error:
+                        self.out_of_order_error, self._walk = ooo.error, None
+                else:
+                    head.header = False
+                moved, header_word = True, True
             i_valid = (stream is not None and not header_due and stream.can_pop()
                        and not self._count_fifo_full())
             i_end = i_valid and self.fot_mode != 0 and stream.peek().last
@@ -777,8 +830,10 @@ class Channel:
         # The fetch stage asks for the DMA's fetch port while it had room at the start
         # of the cycle and its last fetch's BD has shown what comes next (granted once
         # every channel has stepped: commit).
-        self._wants_fetch = (room and not self._fetch_wait
-                             and (self._walk is not None or bool(self.queue)))
+        if self._out_of_order_start():
+            self._walk = OutOfOrderWalk(self.dma.kind, self.dma.bds, self.queue.popleft(),
+                                        self.index)
+        self._wants_fetch = room and not self._fetch_wait and self._fetch_asks()
         if self._wants_fetch:
             self.dma.request_fetch(self)
         if moved:
@@ -827,6 +882,9 @@ class Channel:
             if not (stream is not None and stream.can_pop()):
                 bd = self._stage[0].bd_id if self._stage else self.bd
                 return Stall("empty", bd, progress=progress, detail=stream.name)
+        if self.out_of_order_error and self.busy:
+            return Stall("load", self.bd, progress=progress,
+                         detail=f"stopped by {self.out_of_order_error} until a reset")
         if self.busy:
             return Stall("load", self.bd, progress=progress)
         return Stall("idle", progress=progress)
@@ -858,8 +916,11 @@ class Channel:
     def steady_state(self) -> Hashable | None:
         """The channel's state without its beat position and data; None on an RTL engine
         (an RTL engine steps every cycle, as it must)."""
-        if type(self.engine) is not ChannelEngine or self.fot_mode:
-            return None   # FoT: a TLAST may end a BD on any word; each cycle is stepped
+        if (type(self.engine) is not ChannelEngine or self.fot_mode
+                or self.control_field("enable_out_of_order")):
+            # FoT: a TLAST may end a BD on any word; out of order: a header may start
+            # a task or name a BD in any cycle. Each cycle is stepped.
+            return None
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._lock_state(),

@@ -24,8 +24,8 @@ from aiedma.model.errors import AiedmaError
 @pytest.mark.parametrize(("row", "column"), [(0, 0), (1, 2), (31, 127)])
 def test_the_header_word_is_the_models(row, column):
     m = Module()
-    packet_id, packet_type, word = Signal(5), Signal(3), Signal(32)
-    m.d.comb += word.eq(header_word(m, packet_id, packet_type, row, column))
+    packet_id, packet_type, ooo, word = Signal(5), Signal(3), Signal(6), Signal(32)
+    m.d.comb += word.eq(header_word(m, packet_id, packet_type, row, column, ooo))
     sim = Simulator(m)
 
     async def bench(ctx):
@@ -33,7 +33,10 @@ def test_the_header_word_is_the_models(row, column):
             for ptype in range(8):
                 ctx.set(packet_id, pid)
                 ctx.set(packet_type, ptype)
-                assert ctx.get(word) == packet_header(pid, ptype, row, column), (pid, ptype)
+                bd_id = (pid * 7 + ptype) % 64
+                ctx.set(ooo, bd_id)
+                assert ctx.get(word) == packet_header(pid, ptype, row, column,
+                                                      out_of_order_bd_id=bd_id), (pid, ptype)
 
     sim.add_testbench(bench)
     sim.run()

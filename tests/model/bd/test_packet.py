@@ -38,6 +38,30 @@ def test_field_positions_by_hand() -> None:
     assert packet_header(0, 0, 0, 3) == 0x8060_0000
 
 
+def test_out_of_order_bd_id_in_bits_10_to_5() -> None:
+    assert packet_header(0, 0, 0, 0, out_of_order_bd_id=1) == 0x0000_0020
+    assert packet_header(0, 0, 0, 0, out_of_order_bd_id=63) == 0x8000_07E0   # six ones
+    word = packet_header(7, 2, 3, 4, out_of_order_bd_id=42)
+    assert word & 0x7FF == 42 << 5 | 7
+    assert parse_packet_header(word) == PacketHeader(7, 2, 3, 4, out_of_order_bd_id=42)
+    # the ID leaves every other field as it was
+    assert word & ~0x7E0 & 0x7FFF_FFFF == packet_header(7, 2, 3, 4) & 0x7FFF_FFFF
+
+
+@settings(max_examples=200, deadline=None)
+@given(pid=st.integers(0, 31), ooo=st.integers(0, 63), col=st.integers(0, 127))
+def test_round_trip_with_out_of_order_bd_id(pid: int, ooo: int, col: int) -> None:
+    word = packet_header(pid, 1, 2, col, out_of_order_bd_id=ooo)
+    assert bin(word).count("1") % 2 == 1
+    assert parse_packet_header(word).out_of_order_bd_id == ooo
+
+
+@pytest.mark.parametrize("value", [64, -1, True])
+def test_out_of_order_bd_id_errors(value: object) -> None:
+    with pytest.raises(PacketError, match=rf"^out_of_order_bd_id={value}: must be "):
+        packet_header(0, 0, 0, 0, out_of_order_bd_id=value)  # type: ignore[arg-type]
+
+
 def test_minus_one_means_all_ones() -> None:
     word = packet_header(0, 0, -1, -1)
     assert word == packet_header(0, 0, 31, 127)
@@ -97,7 +121,7 @@ def test_parse_bad_parity(word: int) -> None:
 
 
 @pytest.mark.parametrize(("word", "bits"), [
-    (0x0000_0020, "5"),          # 11:5 reserved
+    (0x0000_0800, "11"),         # 11 reserved (10:5 is the out-of-order BD ID)
     (0x0000_8000, "15"),         # 15 reserved
     (0x1000_0000, "28"),         # 30:28 reserved
     (0x4000_0000, "30"),         # odd count (parity fine), bit 30 reserved
