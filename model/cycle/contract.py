@@ -275,7 +275,9 @@ __all__ = [
     "BD_OFFER_LATENCY",
     "CHANNEL_LATENCY",
     "COMPLETION_LATENCY",
+    "COMPRESS_LATENCY",
     "DATA_BITS",
+    "DECOMPRESS_LATENCY",
     "FETCH_DEPTH",
     "FETCH_INTERVAL",
     "LOCK_ASK_AHEAD",
@@ -374,6 +376,18 @@ fetch stage) whose release the lock unit has not applied yet. A BD that releases
 passes the gate only while its channel owes fewer. Three keep one channel's BDs from
 waiting for the queue, one beat each (one every ``FETCH_INTERVAL`` cycles) included,
 when no other channel's release waits."""
+
+COMPRESS_LATENCY = 1
+"""MM2S with compression in effect (``model/cycle/compression.py``): cycles from a block's
+last word taken by the compressor (cycle ``t``) to its mask on the stream (``t + 1`` when
+the compressor's drain is free); its packed words follow one a cycle. A word without
+compression passes the compressor in its cycle (no latency) when it holds no block."""
+
+DECOMPRESS_LATENCY = 1
+"""S2MM with decompression in effect: cycles from a block's mask taken off the stream
+(cycle ``t``) to the block's first word offered to the packet stage and engine (``t + 1``,
+when its packed bytes have come); the next mask is taken the cycle after the block's
+last word leaves. A word without decompression passes in its cycle."""
 
 DATA_BITS = 32
 """Width of a stream word."""
