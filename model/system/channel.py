@@ -67,9 +67,17 @@ Decisions (docs/bd.md is silent on timing and on these points):
   channel. (AM025 and aie-rt say only that the bit resets the channel; aie-rt's
   ``XAie_DmaChannelReset`` writes 1 then 0 and refuses a shim, whose control register
   has no reset bit.) ``controller_id`` is stored and carried by the completion tokens
-  (:class:`TaskDone`). Out-of-order, (de)compression and the shim's pause
-  bits are stored and read back only: a task that starts with one set gives a
+  (:class:`TaskDone`). Out-of-order and the shim's pause bits are stored and read
+  back only: a task that starts with one set gives a
   :class:`~aiedma.model.errors.NotModelledWarning` and runs as if it were clear.
+* **decision**: (de)compression (AM020 "Sparsity"; core tile and memory tile, never the
+  shim) is in effect for a block of a BD whose ``enable_compression`` is set while the
+  control register's ``compression_enable`` (MM2S) or ``decompression_enable`` (S2MM)
+  reads 1 when the block's first word (MM2S) or mask (S2MM) is taken. MM2S pushes
+  through a compressor after its packet stage (headers pass as they are), S2MM pops
+  through a decompressor before its (:mod:`.compression`; format and decisions in
+  :mod:`aiedma.model.bd.compression`); ``buffer_length`` counts the words read or
+  written, never the compressed ones. Channels with the bit set step every cycle.
 """
 
 from __future__ import annotations
@@ -95,6 +103,7 @@ from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task, TaskWalk
+from ..cycle.compression import Compressor, Decompressor
 from ..cycle.contract import (
     ADDRESS_BITS,
     BD_OFFER_LATENCY,
@@ -106,6 +115,7 @@ from ..cycle.contract import (
 )
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_arrays
 from ..errors import AiedmaError, NotModelledWarning, PacketError, field_error
+from .compression import CompressingPort, DecompressingPort
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
 from .scheduler import NEVER, FastPlan, Stall
 from .stream import Beat, Stream
@@ -295,6 +305,7 @@ class Channel:
         self.fot_counts: deque[FotCount] = deque()
         self._task_counts: list[FotCount] = []
         self._fresh = 0             # count FIFO entries made in this cycle (a read sees none)
+        self._packer = Compressor() if self._way is READ else Decompressor()
 
     # -- the control register (model/arch/registers.py) --
 
@@ -343,14 +354,22 @@ class Channel:
 
     def _warn_not_modelled(self, task: Task) -> None:
         """A task starts with a control bit whose behaviour the model does not have."""
-        fields = ("enable_out_of_order", "compression_enable", "decompression_enable",
-                  "pause_mem", "pause_stream")
+        fields = ("enable_out_of_order", "pause_mem", "pause_stream")
         set_ = [f"{name}={self.control_field(name)}" for name in fields
                 if self.control_field(name)]
         if set_:
             warnings.warn(NotModelledWarning(
                 f"channel {self.name}: a task (start BD {task.start_bd}) runs with control "
                 f"{', '.join(set_)}: not modelled, run as if clear"), stacklevel=4)
+
+    def _compress(self, head: _InFlight | None) -> bool | None:
+        """Whether the stage head's BD has (de)compression in effect; None while none can
+        be (the control bit clear, no block inside, or a shim: AM020 has none there)."""
+        name = "compression_enable" if self._way is READ else "decompression_enable"
+        if self.dma.kind == "shim" or not (self.control_field(name) or not self._packer.empty):
+            return None
+        return bool(self.control_field(name) and head is not None
+                    and head.bd.enable_compression)
 
     def __repr__(self) -> str:
         return f"Channel({self.name!r})"
@@ -432,7 +451,7 @@ class Channel:
         """A task is queued, or a BD or word is still inside the channel."""
         return bool(self.queue or self._walk is not None or self._fetched
                     or self._gate or self._running or self._stage or self._completions
-                    or self._releases or not self.engine.empty)
+                    or self._releases or not self.engine.empty or not self._packer.empty)
 
     @property
     def bd(self) -> int | None:
@@ -617,30 +636,42 @@ class Channel:
         # The stream stage decides what the engine's stream side sees.
         head = self._stage[0] if self._stage else None
         i_end = False
+        # With (de)compression possible, the stream stage talks to the stream through it.
+        compress = self._compress(head)   # None: no compression possible, the stream itself
+        port = stream
         if self.is_mm2s:
+            if compress is not None:
+                port = CompressingPort(self._packer, stream, compress)
             # The header goes out once the BD's lock is granted, before its first word.
             header_due = (head is not None and head.header
                           and not (self._gate and self._gate[0] is head))
-            o_ready = stream is not None and stream.can_push() and not header_due
+            o_ready = stream is not None and port.can_push() and not header_due
             engine.drive(offer and offer.bd, o_ready=o_ready, mem_data=self._mem_data)
-            if header_due and stream.can_push():
-                stream.push(Beat(packet_header(head.bd.packet_id, head.bd.packet_type,
-                                               self.dma.row, self.dma.column)))
+            if header_due and (port.can_push(header=True) if compress is not None
+                               else stream.can_push()):
+                header = Beat(packet_header(head.bd.packet_id, head.bd.packet_type,
+                                            self.dma.row, self.dma.column))
+                if compress is None:
+                    stream.push(header)
+                else:
+                    port.push(header, header=True)
                 head.header, moved, header_word = False, True, True
         else:
             header_due = head is not None and head.header
-            if header_due and stream.can_pop():
-                beat = stream.pop()
+            if compress is not None:
+                port = DecompressingPort(self._packer, stream, header_due, compress)
+            if header_due and port.can_pop():
+                beat = port.pop()
                 try:
                     parse_packet_header(beat.data)
                 except PacketError as error:
                     raise PacketError(f"{error}; received by {self._where(head.bd_id)}") from None
                 head.header, moved, header_word = False, True, True
-            i_valid = (stream is not None and not header_due and stream.can_pop()
+            i_valid = (stream is not None and not header_due and port.can_pop()
                        and not self._count_fifo_full())
-            i_end = i_valid and self.fot_mode != 0 and stream.peek().last
+            i_end = i_valid and self.fot_mode != 0 and port.peek().last
             engine.drive(offer and offer.bd, i_valid=i_valid,
-                         i_data=stream.peek().data if i_valid else 0, i_end=i_end)
+                         i_data=port.peek().data if i_valid else 0, i_end=i_end)
         # The lock gate: the first beat of the BD at the gate passes once its lock is held.
         holder = self._ask if self._answer else self._held
         waiting = engine.lock_request()
@@ -684,7 +715,11 @@ class Channel:
                                                       self._where(self._running[0].bd_id))
             if signals.stream_valid and signals.stream_ready:
                 head = self._stage[0]
-                stream.push(Beat(signals.data, signals.stream_last and not head.bd.tlast_suppress))
+                beat = Beat(signals.data, signals.stream_last and not head.bd.tlast_suppress)
+                if compress is None:
+                    stream.push(beat)
+                else:
+                    port.push(beat, end=signals.stream_last)
                 moved = True
                 if signals.stream_last:
                     self._stage.popleft()
@@ -692,8 +727,9 @@ class Channel:
             if signals.mem_write:
                 self.dma.memory.write(signals.mem_addr, signals.mem_data,
                                       self._where(self._written_bd))
+            remaining = self._stage[0].words_left if self._stage else 0
             if signals.stream_valid and signals.stream_ready:
-                stream.pop()
+                port.pop()
                 moved = True
                 head = self._stage[0]
                 head.words_left -= 1
@@ -702,6 +738,10 @@ class Channel:
                     self._bd_ends(head, cut)
                     head.words_left = 0
                     self._stage.popleft()
+            if compress is not None:
+                port.finish(remaining)
+        if self.is_mm2s and compress is not None:
+            moved = port.finish()   # a word is on the stream (headers included)
         # A BD is complete when its last memory access is done (MM2S: its last read is
         # issued; S2MM: its last write): it completes at the end of that cycle, its lock
         # release joining the release queue.
@@ -760,8 +800,10 @@ class Channel:
     def _stall_cause(self, signals: EngineCycle, header_due: bool, progress: bool) -> Stall:
         stream = self.stream
         if self.is_mm2s:
-            if (signals.stream_valid or header_due) and not stream.can_push():
-                return Stall("backpressure", self._stage[0].bd_id, progress=progress,
+            if ((signals.stream_valid or header_due or not self._packer.empty)
+                    and not stream.can_push()):
+                bd = self._stage[0].bd_id if self._stage else self.bd   # words compressed
+                return Stall("backpressure", bd, progress=progress,
                              detail=stream.name)
         elif header_due or signals.beat_valid:
             if not (stream is not None and stream.can_pop()):
@@ -785,7 +827,8 @@ class Channel:
         return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._releasing, self._applying,
-                self._lock_state(), tuple([r.header for r in self._stage]))
+                self._lock_state(), tuple([r.header for r in self._stage]),
+                self._packer.state())
 
     def _lock_state(self) -> tuple:
         """The lock registers: request (and whether the unit has tested it), grants, hold,
@@ -798,8 +841,10 @@ class Channel:
     def steady_state(self) -> Hashable | None:
         """The channel's state without its beat position and data; None on an RTL engine
         (an RTL engine steps every cycle, as it must)."""
-        if type(self.engine) is not ChannelEngine or self.fot_mode:
-            return None   # FoT: a TLAST may end a BD on any word; each cycle is stepped
+        if (type(self.engine) is not ChannelEngine or self.fot_mode
+                or self._compress(None) is not None):
+            # FoT: a TLAST may end a BD on any word; (de)compression: blocks vary in size.
+            return None
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._lock_state(),
