@@ -56,11 +56,14 @@ class Compressor(wiring.Component):
         and the channel's ``compression_enable``); read when a block's first word comes.
     o : Out(stream.Signature(data_beat_layout()))
         The stream.
+    busy : Out(1)
+        A block is inside (the channel is busy while it is).
     """
 
     def __init__(self) -> None:
         super().__init__({"i": In(stream.Signature(compressor_in_layout())),
-                          "compress": In(1), "o": Out(stream.Signature(data_beat_layout()))})
+                          "compress": In(1), "o": Out(stream.Signature(data_beat_layout())),
+                          "busy": Out(1)})
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
@@ -74,6 +77,7 @@ class Compressor(wiring.Component):
         self.drain_last = Signal()
         empty = (self.count == 0) & (self.left == 0)
         joins = ~i.payload.header & ((self.count != 0) | self.compress)
+        m.d.comb += self.busy.eq(~empty)
         m.d.comb += i.ready.eq(Mux(joins, ~self.closed, empty & o.ready))
         with m.If(self.left != 0):
             word = self.drain_bytes.word_select((self.pos - 1)[:3], DATA_BITS)
@@ -149,12 +153,14 @@ class Decompressor(wiring.Component):
     o : Out(stream.Signature(data_beat_layout()))
         Words to the packet stage; ``last`` is TLAST (a block's last word carries it when
         any of its stream words did).
+    busy : Out(1)
+        A block is held.
     """
 
     def __init__(self, length_bits: int) -> None:
         super().__init__({"i": In(stream.Signature(data_beat_layout())), "raw": In(1),
                           "compress": In(1), "remaining": In(length_bits),
-                          "o": Out(stream.Signature(data_beat_layout()))})
+                          "o": Out(stream.Signature(data_beat_layout())), "busy": Out(1)})
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
@@ -178,6 +184,7 @@ class Decompressor(wiring.Component):
             m.d.comb += word[8 * k:8 * k + 8].eq(
                 Mux(nibble[k], packed.word_select(index[:5], 8), 0))
         bypass = ~held & (self.raw | ~self.compress)
+        m.d.comb += self.busy.eq(held)
         m.d.comb += [
             i.ready.eq(Mux(held, need != 0, (self.compress & ~self.raw) | o.ready)),
             o.valid.eq(Mux(held, ready_word, i.valid & bypass)),

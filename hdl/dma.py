@@ -151,6 +151,10 @@ class DMA(wiring.Component):
             fot = CONTROL_FIELDS[kind, channel.direction].get("fot_mode")
             if fot is not None:
                 m.d.comb += channel.fot_mode.eq(controls[p].word[fot[0]:fot[0] + fot[1]])
+            if channel.compressible:
+                bit = {"mm2s": "compression_enable", "s2mm": "decompression_enable"}
+                lsb, _ = CONTROL_FIELDS[kind, channel.direction][bit[channel.direction]]
+                m.d.comb += channel.compression.eq(controls[p].word[lsb])
             errors.append(channel.error)
             busy.append(channel.busy)
             self._lock_ports(m, p, channel, locks, controls[p].after)

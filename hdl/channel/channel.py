@@ -23,6 +23,10 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
 * **Release queue** (:class:`.release_queue.ReleaseQueue`): completed BDs' releases,
   the head on the release port from the next cycle.
 * **Packet stage** (:mod:`.packet_stage`): MM2S headers and TLAST, S2MM header checks.
+* **(De)compression** (:mod:`aiedma.hdl.compress`, core tile and memory tile only): MM2S
+  words pass a compressor after the packet stage, S2MM words a decompressor before it,
+  in effect for a BD whose ``enable_compression`` is set while ``compression`` (the
+  control register's bit) is high.
 * **BDs of length 0** never enter the engine: when every BD before has completed, the
   lock requester asks for its lock and it completes in the cycle it holds it (its
   release queued as any other).
@@ -44,6 +48,7 @@ from ...model.arch.registers import FOT_COUNT_DEPTH, FOT_COUNT_FIELDS, start_que
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
 from ..bd_table import BDTable, fetch_signature
+from ..compress import Compressor, Decompressor
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature
 from ..register_port import drive_register_port, register_port_signature
@@ -97,6 +102,9 @@ class Channel(wiring.Component):
         S2MM: the control register's finish-on-TLAST mode (``FOT_MODES``; 0 on MM2S).
     fot_length_exceeded, fot_bds_per_task : Out(1)
         S2MM: the finish-on-TLAST error flags (sticky until the channel's reset).
+    compression : In(1)
+        Core tile and memory tile: the control register's ``compression_enable`` (MM2S)
+        or ``decompression_enable`` (S2MM).
     fot_pop : In(1)
     fot_count : Out(32)
         S2MM: the count FIFO's pop register (``FOT_COUNT_FIELDS``; 0 when it is empty or
@@ -125,6 +133,9 @@ class Channel(wiring.Component):
         }
         if shared_table:
             ports["fetch"] = Out(fetch_signature(kind))
+        self.compressible = "enable_compression" in FIELD_INDEX[kind]
+        if self.compressible:
+            ports["compression"] = In(1)
         super().__init__(ports)
 
     def elaborate(self, platform: object) -> Module:
@@ -188,15 +199,42 @@ class Channel(wiring.Component):
         ]
         wiring.connect(m, locks.acquire, wiring.flipped(self.acquire))
         wiring.connect(m, releases.release, wiring.flipped(self.release))
-        parts.join_stream(m, self, engine, packets)
+        compressing = Const(0)   # a (de)compressor holds a block
+        if self.compressible:
+            compressing = self._compression(m, engine, packets, ring)
+        else:
+            parts.join_stream(m, self, engine, packets)
         connect_outside(m, engine, self, parts.memory(kind))
         m.d.comb += [
             self.error.eq(error), self.token.eq(completion.token),
             self.current_bd.eq(fetch.current_bd),
             self.busy.eq(fetch.valid | fetch.waiting | queue.o.valid | ring.busy
-                         | completion.pending | releases.pending),
+                         | completion.pending | releases.pending | compressing),
         ]
         return m
+
+    def _compression(self, m: Module, engine: wiring.Component, packets: wiring.Component,
+                     ring: InFlightRing) -> Value:
+        """The stream through the packet stage and a (de)compressor: MM2S engine, stage,
+        compressor, stream; S2MM stream, decompressor, stage, engine. Returns its busy."""
+        on = self.compression & ring.stage_valid & ring.stage_head.compress
+        if self.direction == "mm2s":
+            m.submodules.compressor = block = Compressor()
+            wiring.connect(m, engine.o, packets.i)
+            m.d.comb += [block.i.valid.eq(packets.o.valid), packets.o.ready.eq(block.i.ready),
+                         block.i.payload.data.eq(packets.o.payload.data),
+                         block.i.payload.last.eq(packets.o.payload.last),
+                         block.i.payload.end.eq(packets.end),
+                         block.i.payload.header.eq(packets.header), block.compress.eq(on)]
+            wiring.connect(m, block.o, wiring.flipped(self.o))
+            return block.busy
+        m.submodules.decompressor = block = Decompressor(len(packets.remaining))
+        wiring.connect(m, wiring.flipped(self.i), block.i)
+        wiring.connect(m, block.o, packets.i)
+        wiring.connect(m, packets.o, engine.i)
+        m.d.comb += [block.raw.eq(packets.header), block.compress.eq(on),
+                     block.remaining.eq(packets.remaining)]
+        return block.busy
 
     def _fot(self, m: Module, packets: wiring.Component, ring: InFlightRing,
              last_beat: Value, cut: Value) -> None:

@@ -35,6 +35,11 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
         "head": In(head_layout(kind, "stage")), "head_valid": In(1), "head_granted": In(1),
         "advance": Out(1), "error": Out(1), "fot": In(1), "hold": In(1),
         "words": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
+        # For a (de)compressor beside the stage (hdl/compress.py): the word on ``o`` is
+        # a header (MM2S) / a header is due on ``i`` (S2MM); the word on ``o`` is its
+        # BD's last (MM2S); the head's words still to pass (S2MM).
+        "header": Out(1), "end": Out(1),
+        "remaining": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
     })
 
 
@@ -80,7 +85,7 @@ class MM2SPacketStage(wiring.Component):
         header_done = header_flag(m, self.advance)
         header_due = self.head_valid & head.packet & ~header_done & self.head_granted
         with m.If(header_due):
-            m.d.comb += [o.valid.eq(1), i.ready.eq(0),
+            m.d.comb += [o.valid.eq(1), i.ready.eq(0), self.header.eq(1),
                          o.payload.data.eq(header_word(m, head.packet_id, head.packet_type,
                                                        self.row, self.column))]
             with m.If(o.ready):
@@ -91,6 +96,7 @@ class MM2SPacketStage(wiring.Component):
                 o.payload.last.eq(i.payload.last & ~head.tlast_suppress),
                 i.ready.eq(o.ready),
                 self.advance.eq(i.valid & o.ready & i.payload.last),
+                self.end.eq(i.payload.last),
             ]
         return m
 
@@ -115,6 +121,7 @@ class S2MMPacketStage(wiring.Component):
         header_done = header_flag(m, self.advance)
         header_due = self.head_valid & head.packet & ~header_done
         count = Signal(self.length_bits)
+        m.d.comb += [self.header.eq(header_due), self.remaining.eq(head.length - count)]
         with m.If(header_due):
             m.d.comb += [i.ready.eq(1), o.valid.eq(0)]
             with m.If(i.valid):
