@@ -10,7 +10,10 @@ The core and memory tiles also run ``N`` random finish-on-TLAST programs per sim
 (:func:`~aiedma.tb.system.random_programs.random_fot_program`, through
 :func:`~aiedma.tb.system.dma_check.run_dma`: words, memory, tokens, locks, the FoT
 status flags and the count FIFO reads compared; on Verilator a program without register
-reads is replayed, one with them runs in lockstep), one more line each.
+reads is replayed, one with them runs in lockstep), one more line each, and ``N``
+random (de)compression programs
+(:func:`~aiedma.tb.system.compression_programs.random_compression_program`, through
+``run_dma`` as well), one more line each.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..system.compression_programs import random_compression_program
 from ..system.dma_check import check_program_channels, run_dma
 from ..system.loop import RUNS_ON
 from ..system.random_programs import PROGRAM_PLACES, random_fot_program, random_program
@@ -57,7 +61,26 @@ def main(argv: list[str] | None = None) -> int:
                   f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
             if kind in ("tile", "memtile"):
                 failed += _fot_programs(kind, args.seed, args.programs, simulator)
+                failed += _compression_programs(kind, args.seed, args.programs, simulator)
     return 1 if failed else 0
+
+
+def _compression_programs(kind: str, first: int, count: int, simulator: str) -> int:
+    """Random (de)compression programs on ``simulator``; prints one line, returns the
+    mismatches."""
+    start, cycles, bad = time.perf_counter(), 0, 0
+    for seed in range(first, first + count):
+        program = random_compression_program(seed, kind)
+        try:
+            cycles += run_dma(kind, program.writes, memory=program.memory,
+                              inputs=program.inputs, simulator=simulator, reuse=True).cycles
+        except AssertionError as error:
+            bad += 1
+            print(f"FAIL {simulator} {kind} compression seed={seed}: {error}\n  "
+                  f"{program.description}")
+    print(f"whole RTL DMA on {simulator}, {kind}: {count} random compression programs, "
+          f"{cycles} cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
+    return bad
 
 
 def _fot_programs(kind: str, first: int, count: int, simulator: str) -> int:
