@@ -252,6 +252,13 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   ``c + CHANNEL_LATENCY[direction]`` (MM2S: fetch, generator, read; S2MM: fetch,
   generator, then the join).
 
+Compression
+-----------
+The compressor (MM2S, after the packet stage) and decompressor (S2MM, before it) of core
+and memory tiles have their own cycle model, :mod:`.compression`, with its rules in its
+docstring and docs/cycle.md "Compression"; their latencies are ``COMPRESS_LATENCY`` and
+``DECOMPRESS_LATENCY``. With compression off no cycle above changes.
+
 Addresses
 ---------
 **decision**: the RTL computes addresses modulo ``2**ADDRESS_BITS[kind]`` (a hardware
