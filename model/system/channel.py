@@ -267,6 +267,7 @@ class Channel:
         self.words = 0
         self.done: list[TaskDone] = []
         self.control = 0            # the control register, reserved bits dropped
+        self._compression_bit = False   # its (de)compression enable
         self._reset_held = False    # its reset bit as the channel sees it (a register)
         self._clear()
         self.engine = ChannelEngine(dma.kind, self._way is READ)
@@ -333,6 +334,9 @@ class Channel:
                               f"a register word is 0..2^32-1; channel {self.name}")
         self.control = value & control_mask(self.dma.kind, self.direction)
         self._reset_held = bool(self.control_field("reset"))
+        # Read in every step: kept as a flag (0 on a shim, which has no such field).
+        self._compression_bit = bool(self.control_field(
+            "compression_enable" if self._way is READ else "decompression_enable"))
 
     def reset(self) -> None:
         """Reset the channel now (see the module's decision): empty, locks untouched.
@@ -365,11 +369,9 @@ class Channel:
     def _compress(self, head: _InFlight | None) -> bool | None:
         """Whether the stage head's BD has (de)compression in effect; None while none can
         be (the control bit clear, no block inside, or a shim: AM020 has none there)."""
-        name = "compression_enable" if self._way is READ else "decompression_enable"
-        if self.dma.kind == "shim" or not (self.control_field(name) or not self._packer.empty):
+        if not self._compression_bit and self._packer.empty:
             return None
-        return bool(self.control_field(name) and head is not None
-                    and head.bd.enable_compression)
+        return bool(self._compression_bit and head is not None and head.bd.enable_compression)
 
     def __repr__(self) -> str:
         return f"Channel({self.name!r})"
