@@ -198,17 +198,21 @@ class Decompressor(wiring.Component):
                 m.d.sync += held.eq(0)
         take = i.valid & i.ready
         with m.If(take & held & (need != 0)):
-            m.d.sync += [packed.eq(packed | (i.payload.data << (got * DATA_BITS))
-                                   [:8 * BLOCK_BYTES]),
-                         got.eq(got + 1), need.eq(need - 1), tlast.eq(tlast | i.payload.last)]
+            # Written in place (a word-enable), not shifted in: a shift across the block
+            # would be a multiplexer per bit for every position.
+            with m.Switch(got):
+                for k in range(BLOCK_WORDS):
+                    with m.Case(k):
+                        m.d.sync += packed.word_select(k, DATA_BITS).eq(i.payload.data)
+            m.d.sync += [got.eq(got + 1), need.eq(need - 1), tlast.eq(tlast | i.payload.last)]
         with m.If(take & ~held & self.compress & ~self.raw):
-            self._take_mask(m, (held, mask, tlast, size, need, got, pos, packed))
+            self._take_mask(m, (held, mask, tlast, size, need, got, pos))
         return m
 
     def _take_mask(self, m: Module, state: tuple) -> None:
         """A mask taken: the block's size from ``remaining``, its bits past the block's
         bytes dropped, the packed words it needs."""
-        held, mask, tlast, size, need, got, pos, packed = state
+        held, mask, tlast, size, need, got, pos = state
         remaining = self.remaining
         block = Signal.like(size)
         m.d.comb += block.eq(Mux(remaining >= BLOCK_WORDS, BLOCK_WORDS,
@@ -218,4 +222,4 @@ class Decompressor(wiring.Component):
                                   & Mux(block > p, 0xF, 0) for p in range(BLOCK_WORDS))))
         bits = sum(kept[b] for b in range(BLOCK_BYTES))
         m.d.sync += [held.eq(1), mask.eq(kept), size.eq(block), need.eq((bits + 3) >> 2),
-                     got.eq(0), pos.eq(0), packed.eq(0), tlast.eq(self.i.payload.last)]
+                     got.eq(0), pos.eq(0), tlast.eq(self.i.payload.last)]
