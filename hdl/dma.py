@@ -154,6 +154,10 @@ class DMA(wiring.Component):
             ooo = CONTROL_FIELDS[kind, channel.direction].get("enable_out_of_order")
             if ooo is not None:
                 m.d.comb += channel.out_of_order.eq(controls[p].word[ooo[0]])
+            if channel.compressible:
+                bit = {"mm2s": "compression_enable", "s2mm": "decompression_enable"}
+                lsb, _ = CONTROL_FIELDS[kind, channel.direction][bit[channel.direction]]
+                m.d.comb += channel.compression.eq(controls[p].word[lsb])
             errors.append(channel.error)
             busy.append(channel.busy)
             self._lock_ports(m, p, channel, locks, controls[p].after)

@@ -23,6 +23,10 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
 * **Release queue** (:class:`.release_queue.ReleaseQueue`): completed BDs' releases,
   the head on the release port from the next cycle.
 * **Packet stage** (:mod:`.packet_stage`): MM2S headers and TLAST, S2MM header checks.
+* **(De)compression** (:mod:`aiedma.hdl.compress`, core tile and memory tile only): MM2S
+  words pass a compressor after the packet stage, S2MM words a decompressor before it,
+  in effect for a BD whose ``enable_compression`` is set while ``compression`` (the
+  control register's bit) is high.
 * **BDs of length 0** never enter the engine: when every BD before has completed, the
   lock requester asks for its lock and it completes in the cycle it holds it (its
   release queued as any other).
@@ -53,6 +57,7 @@ from ...model.arch.registers import (
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
 from ..bd_table import BDTable, fetch_signature
+from ..compress import Compressor, Decompressor
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature
 from ..register_port import drive_register_port, register_port_signature
@@ -117,6 +122,9 @@ class Channel(wiring.Component):
     bd_unavailable : Out(1)
         S2MM, out of order: a header named a BD that is not the channel's (sticky until
         the channel's reset).
+    compression : In(1)
+        Core tile and memory tile: the control register's ``compression_enable`` (MM2S)
+        or ``decompression_enable`` (S2MM).
     fot_pop : In(1)
     fot_count : Out(32)
         S2MM: the count FIFO's pop register (``FOT_COUNT_FIELDS``; 0 when it is empty or
@@ -149,12 +157,15 @@ class Channel(wiring.Component):
         }
         if shared_table:
             ports["fetch"] = Out(fetch_signature(kind))
+        self.compressible = "enable_compression" in FIELD_INDEX[kind]
+        if self.compressible:
+            ports["compression"] = In(1)
         super().__init__(ports)
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         kind, parts = self.kind, self.parts
-        m.submodules.queue = queue = TaskQueue()
+        queue = self._task_queue(m)
         ooo_bds = (DMA_KINDS[kind].channel_bds(self.index) if self.direction == "s2mm"
                    else None)
         m.submodules.fetch = fetch = FetchStage(kind, refuses_padding=parts.refuses_padding,
@@ -166,13 +177,6 @@ class Channel(wiring.Component):
         m.submodules.releases = releases = ReleaseQueue(kind)
         m.submodules.packets = packets = parts.packet_stage(kind, self.column, self.row)
         self._bd_table(m, fetch)
-        m.d.comb += [
-            queue.push.eq(self.reg_write & (self.reg_addr == self.start_queue)),
-            queue.clear_overflow.eq(self.reg_write & (self.reg_addr == self.status)
-                                    & self.reg_wdata[STATUS_FIELDS["task_queue_overflow"][0]]),
-            queue.word.eq(self.reg_wdata),
-            self.queue_size.eq(queue.size), self.queue_overflow.eq(queue.overflow),
-        ]
         wiring.connect(m, queue.o, fetch.task)
         error = Signal()
         with m.If(fetch.bad | packets.error):
@@ -219,7 +223,11 @@ class Channel(wiring.Component):
         ]
         wiring.connect(m, locks.acquire, wiring.flipped(self.acquire))
         wiring.connect(m, releases.release, wiring.flipped(self.release))
-        parts.join_stream(m, self, engine, packets)
+        compressing = Const(0)   # a (de)compressor holds a block
+        if self.compressible:
+            compressing = self._compression(m, engine, packets, ring)
+        else:
+            parts.join_stream(m, self, engine, packets)
         connect_outside(m, engine, self, parts.memory(kind))
         m.d.comb += [
             self.error.eq(error), self.token.eq(completion.token),
@@ -228,18 +236,58 @@ class Channel(wiring.Component):
             self.stall_lock_rel.eq(locks.waits_release),
             self.stall_stream.eq(self._stream_stall(engine, packets)),
             self.busy.eq(fetch.valid | fetch.waiting | queue.o.valid | ring.busy
-                         | completion.pending | releases.pending),
+                         | completion.pending | releases.pending | compressing),
         ]
         return m
+
+    def _task_queue(self, m: Module) -> TaskQueue:
+        """The task queue, pushed by writes of the start-queue register; a 1 written to the
+        status register's ``task_queue_overflow`` clears its flag."""
+        m.submodules.queue = queue = TaskQueue()
+        overflow_bit = STATUS_FIELDS["task_queue_overflow"][0]
+        m.d.comb += [
+            queue.push.eq(self.reg_write & (self.reg_addr == self.start_queue)),
+            queue.clear_overflow.eq(self.reg_write & (self.reg_addr == self.status)
+                                    & self.reg_wdata[overflow_bit]),
+            queue.word.eq(self.reg_wdata),
+            self.queue_size.eq(queue.size), self.queue_overflow.eq(queue.overflow),
+        ]
+        return queue
 
     def _stream_stall(self, engine: wiring.Component, packets: wiring.Component) -> Value:
         """The status's stream stall: MM2S shows a word the stream does not take; S2MM has
         no word while it takes one (a header) or shows a beat the count FIFO does not
         hold back (a BD's first beat asks for its lock only once a word is there, so
         ``i.ready`` alone would hide a BD waiting for its first word)."""
+        # At the packet stage's stream side: with (de)compression off the (de)compressor
+        # passes the stream through; with it on, what the channel waits on is the
+        # block's side, as the model's (de)compressing port.
         if self.direction == "mm2s":
-            return self.o.valid & ~self.o.ready
-        return ~self.i.valid & (self.i.ready | (engine.beat_valid & ~packets.hold))
+            return packets.o.valid & ~packets.o.ready
+        return ~packets.i.valid & (packets.i.ready | (engine.beat_valid & ~packets.hold))
+
+    def _compression(self, m: Module, engine: wiring.Component, packets: wiring.Component,
+                     ring: InFlightRing) -> Value:
+        """The stream through the packet stage and a (de)compressor: MM2S engine, stage,
+        compressor, stream; S2MM stream, decompressor, stage, engine. Returns its busy."""
+        on = self.compression & ring.stage_valid & ring.stage_head.compress
+        if self.direction == "mm2s":
+            m.submodules.compressor = block = Compressor()
+            wiring.connect(m, engine.o, packets.i)
+            m.d.comb += [block.i.valid.eq(packets.o.valid), packets.o.ready.eq(block.i.ready),
+                         block.i.payload.data.eq(packets.o.payload.data),
+                         block.i.payload.last.eq(packets.o.payload.last),
+                         block.i.payload.end.eq(packets.end),
+                         block.i.payload.header.eq(packets.header), block.compress.eq(on)]
+            wiring.connect(m, block.o, wiring.flipped(self.o))
+            return block.busy
+        m.submodules.decompressor = block = Decompressor(len(packets.remaining))
+        wiring.connect(m, wiring.flipped(self.i), block.i)
+        wiring.connect(m, block.o, packets.i)
+        wiring.connect(m, packets.o, engine.i)
+        m.d.comb += [block.raw.eq(packets.header), block.compress.eq(on),
+                     block.remaining.eq(packets.remaining)]
+        return block.busy
 
     def _fot(self, m: Module, packets: wiring.Component, ring: InFlightRing,
              last_beat: Value, cut: Value) -> None:

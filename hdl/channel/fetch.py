@@ -293,6 +293,8 @@ class FetchStage(wiring.Component):
             record.length.eq(bd.buffer_length), record.ends_task.eq(head.ends_task),
             record.token.eq(head.token), record.bd_id.eq(head.bd_id),
         ]
+        if "compress" in record.shape().members:
+            m.d.comb += record.compress.eq(bd.enable_compression)
 
     def _refused(self, bd: data.View) -> Value:
         """The BD is not valid, or padded where padding is refused."""

@@ -42,6 +42,11 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
         "advance": Out(1), "error": Out(1), "fot": In(1), "hold": In(1),
         "words": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
         "ooo_want": In(1), "ooo_header": Out(1), "ooo_bd": Out(_OOO_BITS),
+        # For a (de)compressor beside the stage (hdl/compress.py): the word on ``o`` is
+        # a header (MM2S) / a header is due on ``i`` (S2MM); the word on ``o`` is its
+        # BD's last (MM2S); the head's words still to pass (S2MM).
+        "header": Out(1), "end": Out(1),
+        "remaining": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
     })
 
 
@@ -89,7 +94,7 @@ class MM2SPacketStage(wiring.Component):
         header_done = header_flag(m, self.advance)
         header_due = self.head_valid & head.packet & ~header_done & self.head_granted
         with m.If(header_due):
-            m.d.comb += [o.valid.eq(1), i.ready.eq(0),
+            m.d.comb += [o.valid.eq(1), i.ready.eq(0), self.header.eq(1),
                          o.payload.data.eq(header_word(m, head.packet_id, head.packet_type,
                                                        self.row, self.column,
                                                        head.out_of_order_bd_id))]
@@ -101,6 +106,7 @@ class MM2SPacketStage(wiring.Component):
                 o.payload.last.eq(i.payload.last & ~head.tlast_suppress),
                 i.ready.eq(o.ready),
                 self.advance.eq(i.valid & o.ready & i.payload.last),
+                self.end.eq(i.payload.last),
             ]
         return m
 
@@ -125,6 +131,8 @@ class S2MMPacketStage(wiring.Component):
         header_done = header_flag(m, self.advance)
         header_due = self.head_valid & head.packet & ~header_done
         count = Signal(self.length_bits)
+        m.d.comb += [self.header.eq(header_due | self.ooo_want),
+                     self.remaining.eq(head.length - count)]
         # Out of order the header comes before its BD is known: nothing in the stage then.
         m.d.comb += self.ooo_bd.eq(i.payload.data[_OOO_LSB:_OOO_LSB + _OOO_BITS])
         with m.If(header_due | self.ooo_want):

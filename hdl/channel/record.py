@@ -39,7 +39,9 @@ def record_layout(kind: str) -> data.StructLayout:
     """What the parts after the engine need of a BD: its locks, packet, TLAST, length
     and whether it ends its task (and that task's token)."""
     f = FIELD_INDEX[kind]
-    return data.StructLayout({
+    # (De)compression: core tile and memory tile only, so a shim's records have no bit.
+    compress = {"compress": 1} if "enable_compression" in f else {}
+    return data.StructLayout({**compress,
         "acq_enable": 1, "acq_id": f["lock_acq_id"].value_width, "rel_enable": 1,
         "acq_value": LOCK_VALUE_BITS, "rel_id": f["lock_rel_id"].value_width,
         "rel_value": LOCK_VALUE_BITS, "packet": 1, "packet_id": 5, "packet_type": 3,
@@ -53,7 +55,7 @@ HEAD_FIELDS: dict[str, tuple[str, ...]] = {
     "gate": ("acq_enable", "acq_id", "acq_value", "rel_enable", "length"),
     "run": ("rel_enable", "rel_id", "rel_value", "ends_task", "token", "bd_id"),
     "stage": ("packet", "packet_id", "packet_type", "out_of_order_bd_id", "tlast_suppress",
-              "length"),
+              "length", "compress"),
 }
 """The fields of a record each head shows: the lock requester's (``gate``), the
 completion's (``run``) and the packet stage's (``stage``)."""
@@ -62,12 +64,14 @@ completion's (``run``) and the packet stage's (``stage``)."""
 def head_layout(kind: str, head: str) -> data.StructLayout:
     """The part of :func:`record_layout` that ``head`` shows (:data:`HEAD_FIELDS`)."""
     members = record_layout(kind).members
-    return data.StructLayout({name: members[name] for name in HEAD_FIELDS[head]})
+    return data.StructLayout({name: members[name] for name in HEAD_FIELDS[head]
+                              if name in members})
 
 
 def head_of(head: str, record: data.View) -> Value:
     """The fields of a whole ``record`` that ``head`` shows, packed as its layout."""
-    return Cat(*(getattr(record, name) for name in HEAD_FIELDS[head]))
+    members = record.shape().members
+    return Cat(*(getattr(record, name) for name in HEAD_FIELDS[head] if name in members))
 
 
 class InFlightRing(wiring.Component):

@@ -252,6 +252,13 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   ``c + CHANNEL_LATENCY[direction]`` (MM2S: fetch, generator, read; S2MM: fetch,
   generator, then the join).
 
+Compression
+-----------
+The compressor (MM2S, after the packet stage) and decompressor (S2MM, before it) of core
+and memory tiles have their own cycle model, :mod:`.compression`, with its rules in its
+docstring and docs/cycle.md "Compression"; their latencies are ``COMPRESS_LATENCY`` and
+``DECOMPRESS_LATENCY``. With compression off no cycle above changes.
+
 Addresses
 ---------
 **decision**: the RTL computes addresses modulo ``2**ADDRESS_BITS[kind]`` (a hardware
@@ -275,7 +282,9 @@ __all__ = [
     "BD_OFFER_LATENCY",
     "CHANNEL_LATENCY",
     "COMPLETION_LATENCY",
+    "COMPRESS_LATENCY",
     "DATA_BITS",
+    "DECOMPRESS_LATENCY",
     "FETCH_DEPTH",
     "FETCH_INTERVAL",
     "LOCK_ASK_AHEAD",
@@ -384,6 +393,18 @@ fetch stage) whose release the lock unit has not applied yet. A BD that releases
 passes the gate only while its channel owes fewer. Three keep one channel's BDs from
 waiting for the queue, one beat each (one every ``FETCH_INTERVAL`` cycles) included,
 when no other channel's release waits."""
+
+COMPRESS_LATENCY = 1
+"""MM2S with compression in effect (``model/cycle/compression.py``): cycles from a block's
+last word taken by the compressor (cycle ``t``) to its mask on the stream (``t + 1`` when
+the compressor's drain is free); its packed words follow one a cycle. A word without
+compression passes the compressor in its cycle (no latency) when it holds no block."""
+
+DECOMPRESS_LATENCY = 1
+"""S2MM with decompression in effect: cycles from a block's mask taken off the stream
+(cycle ``t``) to the block's first word offered to the packet stage and engine (``t + 1``,
+when its packed bytes have come); the next mask is taken the cycle after the block's
+last word leaves. A word without decompression passes in its cycle."""
 
 DATA_BITS = 32
 """Width of a stream word."""

@@ -68,14 +68,22 @@ Decisions (docs/bd.md is silent on timing and on these points):
   channel. (AM025 and aie-rt say only that the bit resets the channel; aie-rt's
   ``XAie_DmaChannelReset`` writes 1 then 0 and refuses a shim, whose control register
   has no reset bit.) ``controller_id`` is stored and carried by the completion tokens
-  (:class:`TaskDone`). (De)compression and the shim's pause
-  bits are stored and read back only: a task that starts with one set gives a
-  :class:`~aiedma.model.errors.NotModelledWarning` and runs as if it were clear.
+  (:class:`TaskDone`). The shim's pause bits are stored and read back only: a task that
+  starts with one set gives a :class:`~aiedma.model.errors.NotModelledWarning` and runs as
+  if it were clear.
 * **decision**: out-of-order (S2MM, ``enable_out_of_order`` as the task starts, every
   kind): the task runs one BD per packet, the BD its header names, as
   :mod:`.out_of_order` says; a named BD that is not the channel's or not valid sets
   ``error_bd_unavailable`` or ``error_bd_invalid`` (:meth:`Channel.status_fields`) and
   stops the channel until a reset. With the bit clear every cycle is as without it.
+* **decision**: (de)compression (AM020 "Sparsity"; core tile and memory tile, never the
+  shim) is in effect for a block of a BD whose ``enable_compression`` is set while the
+  control register's ``compression_enable`` (MM2S) or ``decompression_enable`` (S2MM)
+  reads 1 when the block's first word (MM2S) or mask (S2MM) is taken. MM2S pushes
+  through a compressor after its packet stage (headers pass as they are), S2MM pops
+  through a decompressor before its (:mod:`.compression`; format and decisions in
+  :mod:`aiedma.model.bd.compression`); ``buffer_length`` counts the words read or
+  written, never the compressed ones. Channels with the bit set step every cycle.
 """
 
 from __future__ import annotations
@@ -102,6 +110,7 @@ from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
 from ..bd.packet import packet_header, parse_packet_header
 from ..bd.task import Task, TaskWalk
+from ..cycle.compression import Compressor, Decompressor
 from ..cycle.contract import (
     ADDRESS_BITS,
     BD_OFFER_LATENCY,
@@ -113,6 +122,7 @@ from ..cycle.contract import (
 )
 from ..cycle.engine import ChannelEngine, EngineCycle, bd_beat_arrays
 from ..errors import AiedmaError, NotModelledWarning, PacketError, field_error
+from .compression import CompressingPort, DecompressingPort
 from .memory import WORD_MAX, WORD_MIN, MemoryAccessError
 from .out_of_order import OutOfOrderWalk
 from .scheduler import NEVER, FastPlan, Stall
@@ -276,6 +286,7 @@ class Channel:
         self.words = 0
         self.done: list[TaskDone] = []
         self.control = 0            # the control register, reserved bits dropped
+        self._compression_bit = False   # its (de)compression enable
         self._reset_held = False    # its reset bit as the channel sees it (a register)
         self._clear()
         self.engine = ChannelEngine(dma.kind, self._way is READ)
@@ -321,6 +332,7 @@ class Channel:
         self._stalls = (False, False, False, False)
         # Out-of-order: the error a header or a load set (it stops the channel).
         self.out_of_order_error: str | None = None
+        self._packer = Compressor() if self._way is READ else Decompressor()
 
     # -- the control register (model/arch/registers.py) --
 
@@ -348,6 +360,9 @@ class Channel:
                               f"a register word is 0..2^32-1; channel {self.name}")
         self.control = value & control_mask(self.dma.kind, self.direction)
         self._reset_held = bool(self.control_field("reset"))
+        # Read in every step: kept as a flag (0 on a shim, which has no such field).
+        self._compression_bit = bool(self.control_field(
+            "compression_enable" if self._way is READ else "decompression_enable"))
 
     def reset(self) -> None:
         """Reset the channel now (see the module's decision): empty, locks untouched.
@@ -369,13 +384,20 @@ class Channel:
 
     def _warn_not_modelled(self, task: Task) -> None:
         """A task starts with a control bit whose behaviour the model does not have."""
-        fields = ("compression_enable", "decompression_enable", "pause_mem", "pause_stream")
+        fields = ("pause_mem", "pause_stream")
         set_ = [f"{name}={self.control_field(name)}" for name in fields
                 if self.control_field(name)]
         if set_:
             warnings.warn(NotModelledWarning(
                 f"channel {self.name}: a task (start BD {task.start_bd}) runs with control "
                 f"{', '.join(set_)}: not modelled, run as if clear"), stacklevel=4)
+
+    def _compress(self, head: _InFlight | None) -> bool | None:
+        """Whether the stage head's BD has (de)compression in effect; None while none can
+        be (the control bit clear, no block inside, or a shim: AM020 has none there)."""
+        if not self._compression_bit and self._packer.empty:
+            return None
+        return bool(self._compression_bit and head is not None and head.bd.enable_compression)
 
     def __repr__(self) -> str:
         return f"Channel({self.name!r})"
@@ -514,7 +536,7 @@ class Channel:
         """A task is queued, or a BD or word is still inside the channel."""
         return bool(self.queue or self._walk is not None or self._fetched
                     or self._gate or self._running or self._stage or self._completions
-                    or self._releases or not self.engine.empty)
+                    or self._releases or not self.engine.empty or not self._packer.empty)
 
     @property
     def bd(self) -> int | None:
@@ -712,17 +734,27 @@ class Channel:
         # The stream stage decides what the engine's stream side sees.
         head = self._stage[0] if self._stage else None
         i_end = False
+        # With (de)compression possible, the stream stage talks to the stream through it.
+        compress = self._compress(head)   # None: no compression possible, the stream itself
+        port = stream
         if self.is_mm2s:
+            if compress is not None:
+                port = CompressingPort(self._packer, stream, compress)
             # The header goes out once the BD's lock is granted, before its first word.
             header_due = (head is not None and head.header
                           and not (self._gate and self._gate[0] is head))
-            open_ = stream is not None and stream.can_push()    # it takes a word now
+            open_ = stream is not None and port.can_push()      # it takes a word now
             o_ready = open_ and not header_due
             engine.drive(offer and offer.bd, o_ready=o_ready, mem_data=self._mem_data)
-            if header_due and stream.can_push():
-                stream.push(Beat(packet_header(head.bd.packet_id, head.bd.packet_type,
-                                               self.dma.row, self.dma.column,
-                                               head.bd.out_of_order_bd_id)))
+            if header_due and (port.can_push(header=True) if compress is not None
+                               else stream.can_push()):
+                header = Beat(packet_header(head.bd.packet_id, head.bd.packet_type,
+                                            self.dma.row, self.dma.column,
+                                            head.bd.out_of_order_bd_id))
+                if compress is None:
+                    stream.push(header)
+                else:
+                    port.push(header, header=True)
                 head.header, moved, header_word = False, True, True
         else:
             # Out of order, a packet's header is taken once the BD before it has all its
@@ -731,9 +763,11 @@ class Channel:
             ooo = (walk if type(walk) is OutOfOrderWalk and walk.wants_header
                    and head is None and not self._fetched else None)
             header_due = (head is not None and head.header) or ooo is not None
-            open_ = stream is not None and stream.can_pop()     # it has a word now
-            if header_due and stream.can_pop():
-                beat = stream.pop()
+            if compress is not None:
+                port = DecompressingPort(self._packer, stream, header_due, compress)
+            open_ = stream is not None and port.can_pop()       # it has a word now
+            if header_due and port.can_pop():
+                beat = port.pop()
                 try:
                     header = parse_packet_header(beat.data)
                 except PacketError as error:
@@ -746,11 +780,11 @@ class Channel:
                 else:
                     head.header = False
                 moved, header_word = True, True
-            i_valid = (stream is not None and not header_due and stream.can_pop()
+            i_valid = (stream is not None and not header_due and port.can_pop()
                        and not self._count_fifo_full())
-            i_end = i_valid and self.fot_mode != 0 and stream.peek().last
+            i_end = i_valid and self.fot_mode != 0 and port.peek().last
             engine.drive(offer and offer.bd, i_valid=i_valid,
-                         i_data=stream.peek().data if i_valid else 0, i_end=i_end)
+                         i_data=port.peek().data if i_valid else 0, i_end=i_end)
         # The lock gate: the first beat of the BD at the gate passes once its lock is held.
         holder = self._ask if self._answer else self._held
         waiting = engine.lock_request()
@@ -794,7 +828,11 @@ class Channel:
                                                       self._where(self._running[0].bd_id))
             if signals.stream_valid and signals.stream_ready:
                 head = self._stage[0]
-                stream.push(Beat(signals.data, signals.stream_last and not head.bd.tlast_suppress))
+                beat = Beat(signals.data, signals.stream_last and not head.bd.tlast_suppress)
+                if compress is None:
+                    stream.push(beat)
+                else:
+                    port.push(beat, end=signals.stream_last)
                 moved = True
                 if signals.stream_last:
                     self._stage.popleft()
@@ -802,8 +840,9 @@ class Channel:
             if signals.mem_write:
                 self.dma.memory.write(signals.mem_addr, signals.mem_data,
                                       self._where(self._written_bd))
+            remaining = self._stage[0].words_left if self._stage else 0
             if signals.stream_valid and signals.stream_ready:
-                stream.pop()
+                port.pop()
                 moved = True
                 head = self._stage[0]
                 head.words_left -= 1
@@ -812,6 +851,10 @@ class Channel:
                     self._bd_ends(head, cut)
                     head.words_left = 0
                     self._stage.popleft()
+            if compress is not None:
+                port.finish(remaining)
+        if self.is_mm2s and compress is not None:
+            moved = port.finish()   # a word is on the stream (headers included)
         # A BD is complete when its last memory access is done (MM2S: its last read is
         # issued; S2MM: its last write): it completes at the end of that cycle, its lock
         # release joining the release queue.
@@ -875,8 +918,10 @@ class Channel:
     def _stall_cause(self, signals: EngineCycle, header_due: bool, progress: bool) -> Stall:
         stream = self.stream
         if self.is_mm2s:
-            if (signals.stream_valid or header_due) and not stream.can_push():
-                return Stall("backpressure", self._stage[0].bd_id, progress=progress,
+            if ((signals.stream_valid or header_due or not self._packer.empty)
+                    and not stream.can_push()):
+                bd = self._stage[0].bd_id if self._stage else self.bd   # words compressed
+                return Stall("backpressure", bd, progress=progress,
                              detail=stream.name)
         elif header_due or signals.beat_valid:
             if not (stream is not None and stream.can_pop()):
@@ -903,7 +948,8 @@ class Channel:
         return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._releasing, self._applying,
-                self._lock_state(), tuple([r.header for r in self._stage]))
+                self._lock_state(), tuple([r.header for r in self._stage]),
+                self._packer.state())
 
     def _lock_state(self) -> tuple:
         """The lock registers: request (and whether the unit has tested it), grants, hold,
@@ -917,9 +963,11 @@ class Channel:
         """The channel's state without its beat position and data; None on an RTL engine
         (an RTL engine steps every cycle, as it must)."""
         if (type(self.engine) is not ChannelEngine or self.fot_mode
-                or self.control_field("enable_out_of_order")):
+                or self.control_field("enable_out_of_order")
+                or self._compress(None) is not None):
             # FoT: a TLAST may end a BD on any word; out of order: a header may start
-            # a task or name a BD in any cycle. Each cycle is stepped.
+            # a task or name a BD in any cycle; (de)compression: blocks vary in size.
+            # Each cycle is stepped.
             return None
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),

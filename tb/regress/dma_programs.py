@@ -10,12 +10,14 @@ The core and memory tiles also run ``N`` random finish-on-TLAST programs per sim
 (:func:`~aiedma.tb.system.random_programs.random_fot_program`, through
 :func:`~aiedma.tb.system.dma_check.run_dma`: words, memory, tokens, locks, the FoT
 status flags and the count FIFO reads compared; on Verilator a program without register
-reads is replayed, one with them runs in lockstep), one more line each, and ``N`` random
+reads is replayed, one with them runs in lockstep), one more line each, ``N`` random
 out-of-order programs (:func:`~aiedma.tb.system.random_out_of_order.
-random_out_of_order_program`, through ``run_dma``), one more line each. Every kind then
-runs a quarter as many random task programs with a host reading a channel's status
-register every cycle (:func:`~aiedma.tb.system.dma_check.check_program_status`, in
-lockstep), the words compared.
+random_out_of_order_program`, through ``run_dma``) and ``N`` random (de)compression
+programs (:func:`~aiedma.tb.system.compression_programs.random_compression_program`,
+through ``run_dma`` as well), one more line each. Every kind then runs a quarter as many
+random task programs with a host reading a channel's status register every cycle
+(:func:`~aiedma.tb.system.dma_check.check_program_status`, in lockstep), the words
+compared.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..system.compression_programs import random_compression_program
 from ..system.dma_check import check_program_channels, check_program_status, run_dma
 from ..system.loop import RUNS_ON
 from ..system.random_out_of_order import OUT_OF_ORDER_KINDS, random_out_of_order_program
@@ -63,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
             if kind in ("tile", "memtile"):
                 failed += _fot_programs(kind, args.seed, args.programs, simulator)
+                failed += _compression_programs(kind, args.seed, args.programs, simulator)
             if kind in OUT_OF_ORDER_KINDS:
                 failed += _out_of_order_programs(kind, args.seed, args.programs, simulator)
             failed += _status_programs(kind, args.seed, max(1, args.programs // 4), simulator)
@@ -83,6 +87,24 @@ def _status_programs(kind: str, first: int, count: int, simulator: str) -> int:
     print(f"whole RTL DMA on {simulator}, {kind}: {count} random task programs with a status "
           f"read every cycle, {reads} reads, {bad} mismatches, "
           f"{time.perf_counter() - start:.1f} s")
+    return bad
+
+
+def _compression_programs(kind: str, first: int, count: int, simulator: str) -> int:
+    """Random (de)compression programs on ``simulator``; prints one line, returns the
+    mismatches."""
+    start, cycles, bad = time.perf_counter(), 0, 0
+    for seed in range(first, first + count):
+        program = random_compression_program(seed, kind)
+        try:
+            cycles += run_dma(kind, program.writes, memory=program.memory,
+                              inputs=program.inputs, simulator=simulator, reuse=True).cycles
+        except AssertionError as error:
+            bad += 1
+            print(f"FAIL {simulator} {kind} compression seed={seed}: {error}\n  "
+                  f"{program.description}")
+    print(f"whole RTL DMA on {simulator}, {kind}: {count} random compression programs, "
+          f"{cycles} cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
     return bad
 
 
