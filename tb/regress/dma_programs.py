@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 
 from ..system.compression_programs import random_compression_program
 from ..system.dma_check import check_program_channels, check_program_status, run_dma
 from ..system.loop import RUNS_ON
 from ..system.random_out_of_order import OUT_OF_ORDER_KINDS, random_out_of_order_program
-from ..system.random_programs import PROGRAM_PLACES, random_fot_program, random_program
+from ..system.random_programs import (
+    PROGRAM_PLACES,
+    WritesProgram,
+    random_fot_program,
+    random_program,
+)
 
 __all__ = ["RUNS_ON", "main"]
 
@@ -66,9 +72,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
             if kind in ("tile", "memtile"):
                 failed += _fot_programs(kind, args.seed, args.programs, simulator)
-                failed += _compression_programs(kind, args.seed, args.programs, simulator)
+                failed += _writes_programs(kind, args.seed, args.programs, simulator,
+                                           "compression", random_compression_program)
             if kind in OUT_OF_ORDER_KINDS:
-                failed += _out_of_order_programs(kind, args.seed, args.programs, simulator)
+                failed += _writes_programs(kind, args.seed, args.programs, simulator,
+                                           "out-of-order", random_out_of_order_program)
             failed += _status_programs(kind, args.seed, max(1, args.programs // 4), simulator)
     return 1 if failed else 0
 
@@ -90,24 +98,6 @@ def _status_programs(kind: str, first: int, count: int, simulator: str) -> int:
     return bad
 
 
-def _compression_programs(kind: str, first: int, count: int, simulator: str) -> int:
-    """Random (de)compression programs on ``simulator``; prints one line, returns the
-    mismatches."""
-    start, cycles, bad = time.perf_counter(), 0, 0
-    for seed in range(first, first + count):
-        program = random_compression_program(seed, kind)
-        try:
-            cycles += run_dma(kind, program.writes, memory=program.memory,
-                              inputs=program.inputs, simulator=simulator, reuse=True).cycles
-        except AssertionError as error:
-            bad += 1
-            print(f"FAIL {simulator} {kind} compression seed={seed}: {error}\n  "
-                  f"{program.description}")
-    print(f"whole RTL DMA on {simulator}, {kind}: {count} random compression programs, "
-          f"{cycles} cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
-    return bad
-
-
 def _fot_programs(kind: str, first: int, count: int, simulator: str) -> int:
     """Random FoT programs on ``simulator``; prints one line, returns the mismatches."""
     start, cycles, bad, modes = time.perf_counter(), 0, 0, [0, 0, 0, 0]
@@ -126,19 +116,21 @@ def _fot_programs(kind: str, first: int, count: int, simulator: str) -> int:
     return bad
 
 
-def _out_of_order_programs(kind: str, first: int, count: int, simulator: str) -> int:
-    """Random out-of-order programs on ``simulator``; prints one line, returns the
+def _writes_programs(kind: str, first: int, count: int, simulator: str, what: str,
+                     draw: Callable[[int, str], WritesProgram]) -> int:
+    """Random programs of one feature (``what``: out-of-order, compression) drawn by
+    ``draw``, each through ``run_dma`` on ``simulator``; prints one line, returns the
     mismatches."""
     start, cycles, bad = time.perf_counter(), 0, 0
     for seed in range(first, first + count):
-        program = random_out_of_order_program(seed, kind)
+        program = draw(seed, kind)
         try:
             cycles += run_dma(kind, program.writes, memory=program.memory,
                               inputs=program.inputs, simulator=simulator, reuse=True).cycles
         except AssertionError as error:
             bad += 1
-            print(f"FAIL {simulator} {kind} out-of-order seed={seed}: {error}\n  "
+            print(f"FAIL {simulator} {kind} {what} seed={seed}: {error}\n  "
                   f"{program.description}")
-    print(f"whole RTL DMA on {simulator}, {kind}: {count} random out-of-order programs, "
+    print(f"whole RTL DMA on {simulator}, {kind}: {count} random {what} programs, "
           f"{cycles} cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
     return bad

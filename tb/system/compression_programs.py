@@ -14,7 +14,6 @@ memory, the locks and the token cycles.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,22 +25,15 @@ from ...model.bd.packet import packet_header
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
 from ...model.system.stream import Beat
+from .random_programs import WritesProgram
 
 __all__ = ["CompressionProgram", "random_compression_program"]
 
 _ON = 1 << 4   # compression_enable (MM2S) / decompression_enable (S2MM)
 
 
-@dataclass
-class CompressionProgram:
-    """What :func:`~.dma_check.run_dma` runs: register writes, memory, the S2MM input."""
-
-    seed: int
-    kind: str
-    writes: list[tuple[int, int]]
-    memory: np.ndarray
-    inputs: dict[str, list]
-    description: str
+CompressionProgram = WritesProgram
+"""A random (de)compression program (:class:`~.random_programs.WritesProgram`)."""
 
 
 def _sparse(rng: random.Random, n: int) -> list[int]:

@@ -12,7 +12,6 @@ compared too.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from ...model.bd.packet import packet_header
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
 from ...model.system.stream import Beat
+from .random_programs import WritesProgram
 
 __all__ = ["OutOfOrderProgram", "random_out_of_order_program"]
 
@@ -34,18 +34,8 @@ _CREDITS = 40
 for ever."""
 
 
-@dataclass
-class OutOfOrderProgram:
-    """A random out-of-order program for :func:`~.dma_check.run_dma`: its register writes,
-    the tile memory it starts from (compared after the run), the words S2MM 0 receives,
-    and a line that describes it."""
-
-    seed: int
-    kind: str
-    writes: list[tuple[int, int]]
-    memory: np.ndarray
-    inputs: dict[str, list]
-    description: str
+OutOfOrderProgram = WritesProgram
+"""A random out-of-order program (:class:`~.random_programs.WritesProgram`)."""
 
 
 def _receiving_bds(rng: random.Random, kind: str) -> dict[int, BufferDescriptor]:

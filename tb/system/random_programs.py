@@ -39,8 +39,8 @@ from ...model.system.stream import Beat, Stream, StreamSink
 from .loop import rtl_runner
 
 __all__ = ["PROGRAM_PLACES", "TARGET", "FotProgram", "ProgramPlace", "RandomGraph",
-           "RandomProgram", "check_graph", "check_program", "random_fot_program", "random_graph",
-           "random_program"]
+           "RandomProgram", "WritesProgram", "check_graph", "check_program", "random_fot_program",
+           "random_graph", "random_program"]
 
 
 @dataclass
@@ -342,6 +342,20 @@ def check_program(program: RandomProgram, simulator: str) -> SystemReport:
         raise AssertionError(f"seed={program.seed}: report differs with {simulator}:\n"
                              f"{report.text()}\n{rtl_report.text()}")
     return rtl_report
+
+
+@dataclass
+class WritesProgram:
+    """A random program for :func:`~.dma_check.run_dma` (out-of-order and compression
+    programs draw one): its register writes, the tile memory it starts from (compared
+    after the run), the words each S2MM channel receives, and a line that describes it."""
+
+    seed: int
+    kind: str
+    writes: list[tuple[int, int]]
+    memory: np.ndarray
+    inputs: dict[str, list]
+    description: str
 
 
 @dataclass
