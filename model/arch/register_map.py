@@ -17,10 +17,11 @@ Decisions:
 * **decision**: a register is one aligned 32-bit word; an address with either of its two
   low bits set is no register. (A bus port drops those bits before it asks: an AXI4-Lite
   transfer is a whole bus word, its strobes say which bytes.)
-* **decision**: a write to a register the DMA only reads out (status) and a read of one
-  it only takes in (start queue) are accepted: the read gives 0, the write changes
-  nothing. Only an address that is no register, or a write that is not of all four
-  bytes, is refused (docs/decisions.md, "Register bus").
+* **decision**: a read of a register the DMA only takes in (start queue) and a write to
+  a status register are accepted: the read gives 0; the write changes nothing but the
+  ``task_queue_overflow`` bit, which a 1 clears (AM025's write-1-to-clear). Only an
+  address that is no register, or a write that is not of all four bytes, is refused
+  (docs/decisions.md, "Register bus").
 """
 
 from __future__ import annotations
@@ -212,15 +213,16 @@ ROLES: tuple[Role, ...] = (
          _channel_blocks(START_QUEUE_BASE, START_QUEUE_STRIDE)),
     Role("control", Access(readable=True, writable=True),
          _channel_blocks(CONTROL_BASE, START_QUEUE_STRIDE)),
-    Role("status", Access(readable=True, writable=False),
+    Role("status", Access(readable=True, writable=True),
          _channel_blocks(STATUS_BASE, STATUS_STRIDE)),
     Role("lock_value", Access(readable=True, writable=True), _lock_blocks),
     Role("fot_count", Access(readable=True, writable=False), _fot_count_blocks),
 )
 """Every kind of register, one entry each: what the RTL DMA does with it (BD words,
 control words and lock values are written and read back, a start-queue write pushes a
-task and the register reads 0, a status register is read and a write to it changes
-nothing, a read of an S2MM channel's count FIFO pop register pops the entry it gives)."""
+task and the register reads 0, a status register is read and a 1 written to its
+``task_queue_overflow`` bit clears it, a read of an S2MM channel's count FIFO pop register
+pops the entry it gives)."""
 
 def role_access(name: str) -> Access:
     """The access of the role called ``name`` (looked up in :data:`ROLES` when asked).

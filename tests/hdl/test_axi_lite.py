@@ -29,6 +29,7 @@ from aiedma.model.arch.register_map import (
 from aiedma.model.arch.registers import (
     START_QUEUE_BASE,
     START_QUEUE_STRIDE,
+    fot_count_address,
     lock_value_address,
     start_queue_address,
     status_address,
@@ -169,12 +170,19 @@ def test_a_partial_strobe_answers_slverr_and_changes_nothing(strobe):
 
 
 def test_write_only_reads_0_and_read_only_takes_a_write_that_changes_nothing():
-    queue, status = start_queue_address("tile", "mm2s", 0), status_address("tile", "mm2s", 0)
-    run = simulate(aw=[(0, status)], w=[(0, 5, 0xF)], ar=[(0, queue)],
-                   store={queue: 0xBAD, status: 9})
+    queue, pop = start_queue_address("tile", "mm2s", 0), fot_count_address("tile", 0)
+    run = simulate(aw=[(0, pop)], w=[(0, 5, 0xF)], ar=[(0, queue)],
+                   store={queue: 0xBAD, pop: 9})
     assert run.writes == [] and run.reads == []
     assert [resp for _, resp in run.b] == [OKAY]
     assert [(resp, data) for _, resp, data in run.r] == [(OKAY, 0)]
+
+
+def test_a_status_write_reaches_the_register_port_for_its_write_1_to_clear_bit():
+    status = status_address("tile", "mm2s", 0)
+    run = simulate(aw=[(0, status)], w=[(0, 1 << 18, 0xF)])
+    assert [(address, data) for _, address, data in run.writes] == [(status, 1 << 18)]
+    assert [resp for _, resp in run.b] == [OKAY]
 
 
 def test_the_low_address_bits_are_dropped():
