@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -157,7 +158,8 @@ def top_verilog(top: str, make: Any = None, cache: bool = True) -> str:
             _VERILOG[top] = export_verilog(top, (make or TOPS[top])())
             if cache:   # whole or not at all: processes may read it at once
                 saved.parent.mkdir(parents=True, exist_ok=True)
-                part = saved.with_suffix(f".{os.getpid()}.part")
+                # (a part file of its own per thread too: Dask shards run as threads)
+                part = saved.with_suffix(f".{os.getpid()}-{threading.get_ident()}.part")
                 part.write_text(_VERILOG[top])
                 os.replace(part, saved)
     return _VERILOG[top]
