@@ -32,11 +32,8 @@ def sparse(seed, n):
     return data.view("<u4").astype(np.uint32)
 
 
-def mm2s_run(kind, words, lengths, bd_bits, control):
-    """MM2S channel 0 sends ``words`` in BDs of ``lengths`` (chained), BD bits as given."""
-    dma = DMA(kind, 2, 3)
-    memory, offset = dma.memory.resolve(base(kind))
-    memory.load(offset, words)
+def write_chain(dma, kind, lengths, bd_bits):
+    """BDs 0.. of ``lengths``, chained, one after the other from ``base(kind)``."""
     start = 0
     for k, (n, bit) in enumerate(zip(lengths, bd_bits, strict=True)):
         last = k == len(lengths) - 1
@@ -44,6 +41,14 @@ def mm2s_run(kind, words, lengths, bd_bits, control):
                         enable_compression=bit, use_next_bd=int(not last),
                         next_bd=0 if last else k + 1)
         start += n
+
+
+def mm2s_run(kind, words, lengths, bd_bits, control):
+    """MM2S channel 0 sends ``words`` in BDs of ``lengths`` (chained), BD bits as given."""
+    dma = DMA(kind, 2, 3)
+    memory, offset = dma.memory.resolve(base(kind))
+    memory.load(offset, words)
+    write_chain(dma, kind, lengths, bd_bits)
     channel = dma.mm2s[0].connect(Stream("out"))
     channel.write_control(control)
     channel.push(Task(0))
@@ -92,13 +97,7 @@ def test_shim_has_no_compression_bits():
 
 def s2mm_run(kind, stream_words, lengths, bd_bits, control):
     dma = DMA(kind, 2, 3)
-    start = 0
-    for k, (n, bit) in enumerate(zip(lengths, bd_bits, strict=True)):
-        last = k == len(lengths) - 1
-        dma.bds[k] = bd(kind, base_address=base(kind) + start, buffer_length=n,
-                        enable_compression=bit, use_next_bd=int(not last),
-                        next_bd=0 if last else k + 1)
-        start += n
+    write_chain(dma, kind, lengths, bd_bits)
     stream = Stream("in")
     channel = dma.s2mm[0].connect(stream)
     channel.write_control(control)
