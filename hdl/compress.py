@@ -4,21 +4,32 @@ The format is ``model/bd/compression.py``'s (a mask word per block of 8 words, t
 block's non-zero bytes packed little-endian, padded to a word); the cycles are
 ``model/cycle/compression.py``'s, which the tests compare with these blocks on every cycle.
 Both move one word a cycle at most on each side, and pass a word without compression
-straight through (no register) while they hold no block, so a channel with compression
+straight through (no register) while they hold no word, so a channel with compression
 off has the cycles it has without them. Only core-tile and memory-tile channels have
 them (AM020: the shim DMA does not compress).
 
 Why built this way:
 
-* The compressor packs a word's non-zero bytes into the open block as the word comes
-  (a 4-byte compaction and one shift into the block's 32 bytes), instead of compacting
-  32 bytes at once at the block's end: a 32-to-32 byte network would be eight times the
-  multiplexers.
+* Every decision of a block starts at a register: the compressor takes a word into an
+  input register and packs it the cycle after, the decompressor gives its words from an
+  output register (``COMPRESS_LATENCY`` and ``DECOMPRESS_LATENCY`` are 2). Without them
+  the packing and the search of a word's bytes in the block ran in the cycle the
+  word crossed the channel, between the packet stage and the lock gate and address
+  generator (30.6 ns on an ECP5, docs/results.md "FPGA").
+* The compressor packs a word's non-zero bytes the cycle after the word comes: a 4-byte
+  compaction joined to the up to 3 bytes carried from the words before (each byte one
+  of 4), a whole packed word written in place into the block's buffer. Packing into
+  the block's 32 bytes instead is a shift by up to 28 bytes in the word's cycle, and
+  compacting 32 bytes at once at the block's end would be eight times the
+  multiplexers. Two buffers take turns filling and draining, so a closed block never
+  copies its 256 bits.
 * A closed block is copied into the drain in one cycle, so the next block fills while
   the mask and packed words leave: the compressor keeps one word a cycle on its input
   while blocks compress to 8 words or fewer.
-* The decompressor gives a word as soon as the packed words holding its bytes have come,
-  so a block's zero words leave while its packed words still arrive.
+* The decompressor makes a word as soon as the packed words holding its bytes have come,
+  so a block's zero words leave while its packed words still arrive; it counts the
+  packed bytes before the word it makes (``start``) as it goes, instead of summing the
+  mask's nibbles before each word in the cycle.
 """
 
 from __future__ import annotations
@@ -44,8 +55,16 @@ def _nonzero_bytes(word: Value) -> list[Value]:
     return [word[8 * k:8 * k + 8] != 0 for k in range(4)]
 
 
+def _places(index: list[Signal], end: Signal, start: Value, nibble: Value) -> list:
+    """Assignments of ``index`` and ``end`` for a word whose part of the mask is ``nibble``
+    and whose bytes start at packed byte ``start``."""
+    before = [sum(nibble[j] for j in range(k)) if k else Const(0) for k in range(5)]
+    return [*(index[k].eq(start + before[k]) for k in range(4)), end.eq(start + before[4])]
+
+
 class Compressor(wiring.Component):
-    """MM2S: a block in fill, one in drain (mask, then packed words).
+    """MM2S: an input register, two block buffers (one fills while the other drains:
+    its mask, then its packed words).
 
     Attributes
     ----------
@@ -57,7 +76,7 @@ class Compressor(wiring.Component):
     o : Out(stream.Signature(data_beat_layout()))
         The stream.
     busy : Out(1)
-        A block is inside (the channel is busy while it is).
+        A word is inside (the channel is busy while it is).
     """
 
     def __init__(self) -> None:
@@ -68,19 +87,32 @@ class Compressor(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         i, o = self.i, self.o
-        self.fill_bytes = Signal(8 * BLOCK_BYTES)
-        self.fill_mask, self.fill_n = Signal(BLOCK_BYTES), Signal(range(BLOCK_BYTES + 1))
+        self.incoming, self.in_valid = Signal(compressor_in_layout()), Signal()
+        # The fill: whole packed words written into the buffer ``fill_sel`` (``full`` of
+        # them), the bytes of the next one in ``carry``.
+        self.buffers = Signal(2 * 8 * BLOCK_BYTES)
+        self.fill_sel, self.full = Signal(), Signal(range(BLOCK_WORDS + 1))
+        self.carry, self.carry_n = Signal(24), Signal(range(4))
+        self.fill_mask = Signal(BLOCK_BYTES)
         self.count, self.closed, self.tlast = Signal(range(BLOCK_WORDS + 1)), Signal(), Signal()
-        self.drain_bytes, self.drain_mask = Signal(8 * BLOCK_BYTES), Signal(BLOCK_BYTES)
+        # The drain: the other buffer's ``drain_full`` words, then its carry word.
+        self.drain_full, self.drain_carry = Signal(range(BLOCK_WORDS + 1)), Signal(24)
+        self.drain_mask = Signal(BLOCK_BYTES)
         self.left = Signal(range(BLOCK_WORDS + 2))       # drain words still to leave
         self.pos = Signal(range(BLOCK_WORDS + 1))        # the next: 0 the mask
         self.drain_last = Signal()
-        empty = (self.count == 0) & (self.left == 0)
-        joins = ~i.payload.header & ((self.count != 0) | self.compress)
+        empty = ~self.in_valid & (self.count == 0) & (self.left == 0)
+        # A block still open whatever the mode now (the model's ``Compressor.open``).
+        block_open = Mux(self.in_valid,
+                         ~self.incoming.end & (self.closed | (self.count != BLOCK_WORDS - 1)),
+                         (self.count != 0) & ~self.closed)
+        joins = ~i.payload.header & (block_open | self.compress)
         m.d.comb += self.busy.eq(~empty)
-        m.d.comb += i.ready.eq(Mux(joins, ~self.closed, empty & o.ready))
+        m.d.comb += i.ready.eq(Mux(joins, ~self.in_valid | ~self.closed, empty & o.ready))
         with m.If(self.left != 0):
-            word = self.drain_bytes.word_select((self.pos - 1)[:3], DATA_BITS)
+            k = (self.pos - 1)[:3]
+            word = Mux(k == self.drain_full, self.drain_carry,
+                       self.buffers.word_select(Cat(k, ~self.fill_sel), DATA_BITS))
             m.d.comb += [o.valid.eq(1),
                          o.payload.data.eq(Mux(self.pos == 0, self.drain_mask, word)),
                          o.payload.last.eq(self.drain_last & (self.left == 1))]
@@ -90,49 +122,81 @@ class Compressor(wiring.Component):
         sent = o.valid & o.ready
         with m.If(sent & (self.left != 0)):
             m.d.sync += [self.pos.eq(self.pos + 1), self.left.eq(self.left - 1)]
-        self._fill(m, i.valid & i.ready & joins, (self.left == 0) | (sent & (self.left == 1)))
+        move = self.in_valid & ~self.closed
+        with m.If(i.valid & i.ready & joins):
+            m.d.sync += [self.incoming.eq(i.payload), self.in_valid.eq(1)]
+        with m.Elif(move):
+            m.d.sync += self.in_valid.eq(0)
+        self._fill(m, move, (self.left == 0) | (sent & (self.left == 1)))
         return m
 
-    def _fill(self, m: Module, take: Value, drain_free: Value) -> None:
-        """The fill block with this cycle's word (when ``take``), and its move into the
-        drain (when it is closed and ``drain_free``)."""
-        word = self.i.payload.data
+    def _merged(self, word: Value) -> Value:
+        """The carry's bytes, then the word's non-zero bytes (7 bytes, zeros after)."""
         nonzero = _nonzero_bytes(word)
-        packed = Signal(DATA_BITS)      # the word's non-zero bytes, from byte 0
+        packed = []         # the word's non-zero bytes, from byte 0
         for slot in range(4):
             choice = Const(0, 8)
             for k in reversed(range(4)):   # byte k is slot `rank` when it is not zero
                 rank = sum(nonzero[j] for j in range(k)) if k else Const(0)
                 choice = Mux(nonzero[k] & (rank == slot), word[8 * k:8 * k + 8], choice)
-            m.d.comb += packed[8 * slot:8 * slot + 8].eq(choice)
-        added = sum(nonzero)
-        bytes_ = Signal.like(self.fill_bytes)
-        mask, n = Signal.like(self.fill_mask), Signal.like(self.fill_n)
-        count, closed, tlast = Signal.like(self.count), Signal(), Signal()
-        m.d.comb += [bytes_.eq(self.fill_bytes), mask.eq(self.fill_mask), n.eq(self.fill_n),
-                     count.eq(self.count), closed.eq(self.closed), tlast.eq(self.tlast)]
+            packed.append(choice)
+        merged = []
+        for j in range(7):
+            byte = Const(0, 8)
+            for shift in range(4):           # the carry holds `shift` bytes
+                if 0 <= j - shift < 4:
+                    byte = Mux(self.carry_n == shift, packed[j - shift], byte)
+            if j < 3:
+                byte = Mux(self.carry_n > j, self.carry[8 * j:8 * j + 8], byte)
+            merged.append(byte)
+        return Cat(*merged)
+
+    def _fill(self, m: Module, take: Value, drain_free: Value) -> None:
+        """The fill block with the input register's word (when ``take``), and its move
+        into the drain (when it is closed and ``drain_free``)."""
+        word = self.incoming.data
+        nonzero = _nonzero_bytes(word)
+        merged, total = self._merged(word), self.carry_n + sum(nonzero)
+        full, carry, carry_n = Signal.like(self.full), Signal.like(self.carry), Signal(3)
+        mask, count = Signal.like(self.fill_mask), Signal.like(self.count)
+        closed, tlast = Signal(), Signal()
+        m.d.comb += [full.eq(self.full), carry.eq(self.carry), carry_n.eq(self.carry_n),
+                     mask.eq(self.fill_mask), count.eq(self.count), closed.eq(self.closed),
+                     tlast.eq(self.tlast)]
         with m.If(take):
+            whole = total >= 4
             m.d.comb += [
-                bytes_.eq(self.fill_bytes | (packed << (self.fill_n * 8))[:8 * BLOCK_BYTES]),
+                full.eq(self.full + whole),
+                carry.eq(Mux(whole, merged[32:56], merged[:24])),
+                carry_n.eq(Mux(whole, total - 4, total)),
                 mask.eq(self.fill_mask | (Cat(*nonzero) << (self.count * 4))[:BLOCK_BYTES]),
-                n.eq(self.fill_n + added), count.eq(self.count + 1),
-                closed.eq(self.i.payload.end | (self.count == BLOCK_WORDS - 1)),
-                tlast.eq(self.tlast | self.i.payload.last),
+                count.eq(self.count + 1),
+                closed.eq(self.incoming.end | (self.count == BLOCK_WORDS - 1)),
+                tlast.eq(self.tlast | self.incoming.last),
             ]
+            # Written in place (a word-enable): no multiplexer per bit of the buffers.
+            with m.If(whole):
+                with m.Switch(Cat(self.full[:3], self.fill_sel)):
+                    for slot in range(2 * BLOCK_WORDS):
+                        with m.Case(slot):
+                            m.d.sync += self.buffers.word_select(slot, DATA_BITS).eq(
+                                merged[:32])
         with m.If(closed & drain_free):
-            m.d.sync += [self.drain_bytes.eq(bytes_), self.drain_mask.eq(mask),
-                         self.left.eq(1 + ((n + 3) >> 2)), self.pos.eq(0),
-                         self.drain_last.eq(tlast),
-                         self.fill_bytes.eq(0), self.fill_mask.eq(0), self.fill_n.eq(0),
-                         self.count.eq(0), self.closed.eq(0), self.tlast.eq(0)]
+            m.d.sync += [self.drain_full.eq(full), self.drain_carry.eq(carry),
+                         self.drain_mask.eq(mask),
+                         self.left.eq(1 + full + (carry_n != 0)), self.pos.eq(0),
+                         self.drain_last.eq(tlast), self.fill_sel.eq(~self.fill_sel),
+                         self.full.eq(0), self.carry.eq(0), self.carry_n.eq(0),
+                         self.fill_mask.eq(0), self.count.eq(0), self.closed.eq(0),
+                         self.tlast.eq(0)]
         with m.Else():
-            m.d.sync += [self.fill_bytes.eq(bytes_), self.fill_mask.eq(mask),
-                         self.fill_n.eq(n), self.count.eq(count), self.closed.eq(closed),
+            m.d.sync += [self.full.eq(full), self.carry.eq(carry), self.carry_n.eq(carry_n),
+                         self.fill_mask.eq(mask), self.count.eq(count), self.closed.eq(closed),
                          self.tlast.eq(tlast)]
 
 
 class Decompressor(wiring.Component):
-    """S2MM: the block held (its mask, size, packed words so far) and the next word out.
+    """S2MM: the block held (its mask, size, packed words so far) and an output register.
 
     Parameters
     ----------
@@ -149,17 +213,21 @@ class Decompressor(wiring.Component):
         The stage head's BD has decompression in effect; read when a mask is taken.
     remaining : In(length_bits)
         The stage head's words still to write: a mask taken now makes a block of
-        ``min(8, remaining)`` words.
+        ``min(8, remaining)`` words, worked out from this port's value in the cycle
+        before and whether a word went to the packet stage then.
+    settled : In(1)
+        The stage head held the same BD in the cycle before; a mask is taken only then.
     o : Out(stream.Signature(data_beat_layout()))
         Words to the packet stage; ``last`` is TLAST (a block's last word carries it when
         any of its stream words did).
     busy : Out(1)
-        A block is held.
+        A block is held or the output register is full.
     """
 
     def __init__(self, length_bits: int) -> None:
         super().__init__({"i": In(stream.Signature(data_beat_layout())), "raw": In(1),
                           "compress": In(1), "remaining": In(length_bits),
+                          "settled": In(1),
                           "o": Out(stream.Signature(data_beat_layout())), "busy": Out(1)})
 
     def elaborate(self, platform: object) -> Module:
@@ -168,34 +236,38 @@ class Decompressor(wiring.Component):
         held, mask, tlast = Signal(), Signal(BLOCK_BYTES), Signal()
         size, need = Signal(range(BLOCK_WORDS + 1)), Signal(range(BLOCK_WORDS + 1))
         got, pos = Signal(range(BLOCK_WORDS + 1)), Signal(range(BLOCK_WORDS))
+        # Word ``pos``'s part of the mask is ``mask[:4]`` (it shifts as words are made);
+        # where each of its bytes sits in ``packed`` (``index``) and the packed bytes up
+        # to its end (``end``) are registers, worked out as the word before was made.
+        index = [Signal(6, name=f"index_{k}") for k in range(4)]
+        end = Signal(6)
         packed = Signal(8 * BLOCK_BYTES)
-        # Packed bytes before each word of the block: a sum over the mask's nibbles.
-        before = [Signal(6, name=f"before_{p}") for p in range(BLOCK_WORDS + 1)]
-        for p in range(BLOCK_WORDS):
-            m.d.comb += before[p + 1].eq(before[p] + sum(mask[4 * p + k] for k in range(4)))
-        start, end = Signal(6), Signal(6)
-        m.d.comb += [start.eq(Cat(*before).word_select(pos, 6)),
-                     end.eq(Cat(*before[1:]).word_select(pos, 6))]
+        out_valid, out = Signal(), Signal(data_beat_layout())     # the output register
+        nibble = mask[:4]
         ready_word = end <= (got << 2)
-        nibble = mask.word_select(pos, 4)
         word = Signal(DATA_BITS)
         for k in range(4):
-            index = start + sum(nibble[j] for j in range(k)) if k else start
             m.d.comb += word[8 * k:8 * k + 8].eq(
-                Mux(nibble[k], packed.word_select(index[:5], 8), 0))
+                Mux(nibble[k], packed.word_select(index[k][:5], 8), 0))
         bypass = ~held & (self.raw | ~self.compress)
-        m.d.comb += self.busy.eq(held)
+        m.d.comb += self.busy.eq(held | out_valid)
         m.d.comb += [
-            i.ready.eq(Mux(held, need != 0, (self.compress & ~self.raw) | o.ready)),
-            o.valid.eq(Mux(held, ready_word, i.valid & bypass)),
-            o.payload.data.eq(Mux(held, word, Mux(bypass, i.payload.data, 0))),
-            o.payload.last.eq(Mux(held, tlast & (pos == size - 1),
-                                  bypass & i.valid & i.payload.last)),
+            i.ready.eq(Mux(held, need != 0,
+                           ~out_valid & Mux(self.compress & ~self.raw, self.settled,
+                                            o.ready))),
+            o.valid.eq(out_valid | (i.valid & bypass)),
+            o.payload.data.eq(Mux(out_valid, out.data, Mux(bypass, i.payload.data, 0))),
+            o.payload.last.eq(Mux(out_valid, out.last, bypass & i.valid & i.payload.last)),
         ]
-        with m.If(held & o.valid & o.ready):
-            m.d.sync += pos.eq(pos + 1)
+        with m.If(o.valid & o.ready):
+            m.d.sync += out_valid.eq(0)
+        with m.If(held & ready_word & (~out_valid | o.ready)):
+            m.d.sync += [out_valid.eq(1), out.data.eq(word),
+                         out.last.eq(tlast & (pos == size - 1)), pos.eq(pos + 1),
+                         mask.eq(mask >> 4), *_places(index, end, end, mask[4:8])]
             with m.If(pos == size - 1):
                 m.d.sync += held.eq(0)
+        remaining = self._remaining_now(m)
         take = i.valid & i.ready
         with m.If(take & held & (need != 0)):
             # Written in place (a word-enable), not shifted in: a shift across the block
@@ -206,20 +278,41 @@ class Decompressor(wiring.Component):
                         m.d.sync += packed.word_select(k, DATA_BITS).eq(i.payload.data)
             m.d.sync += [got.eq(got + 1), need.eq(need - 1), tlast.eq(tlast | i.payload.last)]
         with m.If(take & ~held & self.compress & ~self.raw):
-            self._take_mask(m, (held, mask, tlast, size, need, got, pos))
+            kept = self._take_mask(m, (held, mask, tlast, size, need, got, pos), remaining)
+            m.d.sync += _places(index, end, Const(0, 6), kept[:4])
         return m
 
-    def _take_mask(self, m: Module, state: tuple) -> None:
+    def _remaining_now(self, m: Module) -> Value:
+        """``remaining`` as a mask taken now sees it, from registers: its value in the
+        cycle before (at most 9, all a block needs) less the word the packet stage took
+        then. With the stage head the same BD (``settled``) nothing else moved it."""
+        before, passed = Signal(range(BLOCK_WORDS + 2)), Signal()
+        m.d.sync += [before.eq(Mux(self.remaining > BLOCK_WORDS, BLOCK_WORDS + 1,
+                                   self.remaining)),
+                     passed.eq(self.o.valid & self.o.ready & ~self.raw)]
+        remaining = Signal.like(before)
+        m.d.comb += remaining.eq(before - passed)
+        return remaining
+
+    def _take_mask(self, m: Module, state: tuple, remaining: Value) -> Value:
         """A mask taken: the block's size from ``remaining``, its bits past the block's
-        bytes dropped, the packed words it needs."""
+        bytes dropped (returned), the packed words it needs."""
         held, mask, tlast, size, need, got, pos = state
-        remaining = self.remaining
         block = Signal.like(size)
         m.d.comb += block.eq(Mux(remaining >= BLOCK_WORDS, BLOCK_WORDS,
                                  Mux(remaining == 0, 1, remaining)))
+        data = self.i.payload.data
         kept = Signal(BLOCK_BYTES)
-        m.d.comb += kept.eq(Cat(*(self.i.payload.data[4 * p:4 * p + 4]
-                                  & Mux(block > p, 0xF, 0) for p in range(BLOCK_WORDS))))
-        bits = sum(kept[b] for b in range(BLOCK_BYTES))
+        m.d.comb += kept.eq(Cat(*(data[4 * p:4 * p + 4] & Mux(block > p, 0xF, 0)
+                                  for p in range(BLOCK_WORDS))))
+        # The block's bytes: each word's count from the stream word alone, those the
+        # block's size keeps summed as a tree (``remaining`` passes a compare and a
+        # choice, then three adders, not a 32-bit count after the mask is cut).
+        counts = [Mux(block > p, sum(data[4 * p + k] for k in range(4)), 0)
+                  for p in range(BLOCK_WORDS)]
+        while len(counts) > 1:
+            counts = [counts[k] + counts[k + 1] for k in range(0, len(counts), 2)]
+        bits = counts[0]
         m.d.sync += [held.eq(1), mask.eq(kept), size.eq(block), need.eq((bits + 3) >> 2),
                      got.eq(0), pos.eq(0), tlast.eq(self.i.payload.last)]
+        return kept

@@ -270,7 +270,7 @@ class Channel(wiring.Component):
                      ring: InFlightRing) -> Value:
         """The stream through the packet stage and a (de)compressor: MM2S engine, stage,
         compressor, stream; S2MM stream, decompressor, stage, engine. Returns its busy."""
-        on = self.compression & ring.stage_valid & ring.stage_head.compress
+        on = self.compression & ring.stage_compress
         if self.direction == "mm2s":
             m.submodules.compressor = block = Compressor()
             wiring.connect(m, engine.o, packets.i)
@@ -285,8 +285,11 @@ class Channel(wiring.Component):
         wiring.connect(m, wiring.flipped(self.i), block.i)
         wiring.connect(m, block.o, packets.i)
         wiring.connect(m, packets.o, engine.i)
+        # The stage head is the BD it was in the cycle before: it was there, not ended.
+        settled = Signal()
+        m.d.sync += settled.eq(ring.stage_valid & ~packets.advance)
         m.d.comb += [block.raw.eq(packets.header), block.compress.eq(on),
-                     block.remaining.eq(packets.remaining)]
+                     block.remaining.eq(packets.remaining), block.settled.eq(settled)]
         return block.busy
 
     def _fot(self, m: Module, packets: wiring.Component, ring: InFlightRing,

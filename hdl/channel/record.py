@@ -99,6 +99,10 @@ class InFlightRing(wiring.Component):
         The stage head holds a BD.
     stage_granted : Out(1)
         The stage head's BD is past the lock gate.
+    stage_compress : Out(1)
+        Core tile and memory tile: the stage head holds a BD with ``compress`` set, from
+        a register (it feeds the (de)compressor's choice to pass a word through, which
+        must not start at the ring's pointers and memories).
     engine_empty : Out(1)
         No BD waits at the gate or runs in the engine.
     busy : Out(1)
@@ -115,6 +119,8 @@ class InFlightRing(wiring.Component):
             "next_valid": Out(1),
             "stage_valid": Out(1), "stage_granted": Out(1), "engine_empty": Out(1),
             "busy": Out(1),
+            **({"stage_compress": Out(1)} if "compress" in record_layout(kind).members
+               else {}),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -147,4 +153,20 @@ class InFlightRing(wiring.Component):
             self.engine_empty.eq((gate_p == wr) & (run_p == wr)),
             self.busy.eq((wr != stage_p) | (wr != run_p)),
         ]
+        if hasattr(self, "stage_compress"):
+            self._stage_compress(m, wr, stage_p)
         return m
+
+    def _stage_compress(self, m: Module, wr: Signal, stage_p: Signal) -> None:
+        """``stage_compress`` as a register: each record's bit in a flip-flop, and the
+        next cycle's stage head (after this cycle's push and advance) read from them."""
+        bits = Signal(RECORDS)
+        next_bits = Signal(RECORDS)
+        m.d.comb += next_bits.eq(bits)
+        with m.If(self.push):
+            m.d.comb += next_bits.bit_select(wr, 1).eq(self.record.compress)
+        next_stage = (stage_p + self.stage_advance)[:len(stage_p)]
+        next_wr = (wr + self.push)[:len(wr)]
+        m.d.sync += [bits.eq(next_bits),
+                     self.stage_compress.eq((next_stage != next_wr)
+                                            & next_bits.bit_select(next_stage, 1))]

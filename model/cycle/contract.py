@@ -394,17 +394,19 @@ passes the gate only while its channel owes fewer. Three keep one channel's BDs 
 waiting for the queue, one beat each (one every ``FETCH_INTERVAL`` cycles) included,
 when no other channel's release waits."""
 
-COMPRESS_LATENCY = 1
+COMPRESS_LATENCY = 2
 """MM2S with compression in effect (``model/cycle/compression.py``): cycles from a block's
-last word taken by the compressor (cycle ``t``) to its mask on the stream (``t + 1`` when
-the compressor's drain is free); its packed words follow one a cycle. A word without
-compression passes the compressor in its cycle (no latency) when it holds no block."""
+last word taken by the compressor (cycle ``t``, into its input register; it joins the
+block in ``t + 1``) to its mask on the stream (``t + 2`` when the compressor's drain is
+free); its packed words follow one a cycle. A word without compression passes the
+compressor in its cycle (no latency) when it holds no word."""
 
-DECOMPRESS_LATENCY = 1
+DECOMPRESS_LATENCY = 2
 """S2MM with decompression in effect: cycles from a block's mask taken off the stream
-(cycle ``t``) to the block's first word offered to the packet stage and engine (``t + 1``,
-when its packed bytes have come); the next mask is taken the cycle after the block's
-last word leaves. A word without decompression passes in its cycle."""
+(cycle ``t``) to the block's first word offered to the packet stage and engine from the
+decompressor's output register (``t + 2``, when its packed bytes have come); the next
+mask is taken once the block's last word has left the register. A word without
+decompression passes in its cycle when the decompressor holds no word."""
 
 DATA_BITS = 32
 """Width of a stream word."""

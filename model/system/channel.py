@@ -300,6 +300,7 @@ class Channel:
         self._gate: deque[_InFlight] = deque()     # accepted, first beat not yet granted
         self._running: deque[_InFlight] = deque()  # granted, last beat not yet taken
         self._stage: deque[_InFlight] = deque()    # the stream stage's BDs, in order
+        self._head_since = 0    # the first cycle the stage head was what it is
         self._completions: deque[tuple[int, _InFlight]] = deque()  # (cycle, BD) due
         self._releases: deque[_InFlight] = deque()  # completed, release not yet applied
         self._owed = 0              # BDs past the gate whose release is not applied
@@ -764,7 +765,8 @@ class Channel:
                    and head is None and not self._fetched else None)
             header_due = (head is not None and head.header) or ooo is not None
             if compress is not None:
-                port = DecompressingPort(self._packer, stream, header_due, compress)
+                settled = head is not None and self._head_since < cycle
+                port = DecompressingPort(self._packer, stream, header_due, compress, settled)
             open_ = stream is not None and port.can_pop()       # it has a word now
             if header_due and port.can_pop():
                 beat = port.pop()
@@ -820,6 +822,8 @@ class Channel:
         if signals.bd_valid and signals.bd_ready:
             fetched.accepted = cycle
             self._gate.append(fetched)
+            if not self._stage:
+                self._head_since = cycle + 1
             self._stage.append(fetched)
         # The datapath's memory port and stream side.
         if self.is_mm2s:
@@ -836,6 +840,7 @@ class Channel:
                 moved = True
                 if signals.stream_last:
                     self._stage.popleft()
+                    self._head_since = cycle + 1
         else:
             if signals.mem_write:
                 self.dma.memory.write(signals.mem_addr, signals.mem_data,
@@ -851,6 +856,7 @@ class Channel:
                     self._bd_ends(head, cut)
                     head.words_left = 0
                     self._stage.popleft()
+                    self._head_since = cycle + 1
             if compress is not None:
                 port.finish(remaining)
         if self.is_mm2s and compress is not None:

@@ -69,12 +69,14 @@ class DecompressingPort:
         The next word is the stage head's packet header (it passes as it is).
     compress : bool
         The stage head's BD has decompression in effect.
+    settled : bool
+        The stage head held the same BD in the cycle before (a mask waits for it).
     """
 
     def __init__(self, decompressor: Decompressor, stream: Stream | None, raw: bool,
-                 compress: bool) -> None:
+                 compress: bool, settled: bool) -> None:
         self.decompressor, self.stream = decompressor, stream
-        self.raw, self.compress = raw, compress
+        self.raw, self.compress, self.settled = raw, compress, settled
         self.name = stream.name if stream is not None else "-"
         self.word_in = stream is not None and stream.can_pop()
         self.beat = stream.peek() if self.word_in else Beat(0)
@@ -96,10 +98,8 @@ class DecompressingPort:
         """The cycle's end: the stream word the decompressor took is popped; ``remaining``
         is the stage head's words still to write (a mask taken now sizes its block)."""
         decompressor = self.decompressor
-        if decompressor.held or (self.compress and not self.raw):
-            took = self.word_in and decompressor.i_ready(self.raw, self.compress, False)
-        else:
-            took = self.sent   # passed through: taken with the word it gave
+        took = decompressor.took(self.word_in, self.raw, self.compress, self.sent,
+                                 self.settled)
         if took:
             self.stream.pop()
         decompressor.clock((self.beat.data, self.beat.last) if took else None, self.raw,

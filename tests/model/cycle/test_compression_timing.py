@@ -83,7 +83,7 @@ def run_decompressor(bds, modes, rng, cycles=5000):
         sent = cyc.o_valid and ready
         if sent:
             out.append((cyc.o_data, cyc.o_last))
-        took = offer and (d.i_ready(False, mode, False) if d.held or mode else sent)
+        took = d.took(offer, False, mode, sent)
         d.clock((data, last) if took else None, False, mode, left, sent)
         i += took
         if sent:
@@ -114,6 +114,15 @@ def test_a_block_s_first_word_comes_decompress_latency_after_its_mask():
     assert d.sample(True, 0, False, False, True, True).i_ready     # an all-zero mask
     d.clock((0, False), False, True, 8, False)
     for _ in range(DECOMPRESS_LATENCY - 1):
+        assert not d.sample(False, 0, False, False, True, True).o_valid
         d.clock(None, False, True, 8, False)
     cyc = d.sample(False, 0, False, False, True, True)
     assert (cyc.o_valid, cyc.o_data) == (True, 0)
+
+
+def test_a_mask_waits_for_the_stage_head_to_have_settled():
+    d = Decompressor()
+    cyc = d.sample(True, 0, False, False, True, True, settled=False)
+    assert not cyc.i_ready and not cyc.o_valid      # a new head: the mask stays
+    assert not d.took(True, False, True, True, settled=False)
+    assert d.sample(True, 0, False, False, True, True, settled=True).i_ready
