@@ -33,9 +33,10 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
 
 What differs between MM2S and S2MM is chosen once, in :data:`.direction.DIRECTION_PARTS`.
 A BD with ``valid_bd = 0``, an S2MM BD with padding, or a received header with bad
-parity stops the channel and sets ``error`` (the model raises there, except for an
-out-of-order load, where it sets the same status bit). Out of order (S2MM), a header
-naming a BD that is not the channel's stops it and sets ``bd_unavailable``.
+parity stops the channel and sets ``error`` (the status's ``error_bd_invalid``). For a
+bad BD the model's channel run through its registers does the same in the same cycles
+(``Channel.write_start_queue``); on a bad header it raises. Out of order (S2MM), a
+header naming a BD that is not the channel's stops it and sets ``bd_unavailable``.
 """
 
 from __future__ import annotations
