@@ -19,6 +19,7 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
 from aiedma.model.system.scheduler import DeadlockError
 from aiedma.tb.system.dma_check import run_dma
+from aiedma.tb.system.random_faults import FAULT_KINDS, random_fault_program
 
 
 def bit(word, name):
@@ -128,3 +129,24 @@ def test_the_python_api_keeps_raising_and_a_channel_run_as_hardware_stops_instea
                                             r"until a reset"):
         run_dma(kind, writes, simulator=None)
 
+
+@pytest.mark.parametrize("kind", FAULT_KINDS)
+@pytest.mark.parametrize("seed", range(3))
+def test_random_fault_programs_rtl_against_the_model(kind, seed):
+    program = random_fault_program(seed, kind)
+    run_dma(kind, program.writes, memory=program.memory, inputs=program.inputs,
+            timed_writes=program.timed, simulator="amaranth", reuse=True)
+
+
+def test_random_fault_programs_draw_both_faults_and_every_run_ends():
+    """Across a few programs both status bits are read set (model only: the RTL side is
+    the test above and the regression), and each program's S2MM words are all taken."""
+    seen = set()
+    for seed in range(6):
+        program = random_fault_program(seed, "tile")
+        result = run_dma("tile", program.writes, memory=program.memory,
+                         inputs=program.inputs, timed_writes=program.timed, simulator=None)
+        seen |= {name for _, _, word in result.reads
+                 for name in ("task_queue_overflow", "error_bd_invalid") if bit(word, name)}
+        assert program.faults["pushes"] > 3
+    assert seen == {"task_queue_overflow", "error_bd_invalid"}
