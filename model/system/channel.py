@@ -117,6 +117,7 @@ from ..arch.registers import (
     CONTROL_FIELDS,
     FOT_COUNT_DEPTH,
     STATUS_FIELDS,
+    WRITE_COUNT_BITS,
     control_mask,
     fot_count_word,
 )
@@ -349,6 +350,9 @@ class Channel:
         # The BD error a load or (out of order) a header set: it stops the channel.
         self.error: str | None = None
         self._invalid = False       # the error register takes error_bd_invalid at this edge
+        # S2MM: Current_Write_Count (the words of the BD written last) and whether the
+        # next word starts a BD; the count as the cycle began (what a read shows).
+        self._write_count, self._count_restarts, self._count_start = 0, True, 0
         self.task_queue_overflow = False   # a start-queue write found the queue full
         self._left_queue = -1       # the cycle a task last left the queue
         self._packer = Compressor() if self._way is READ else Decompressor()
@@ -480,6 +484,21 @@ class Channel:
         # there, so a BD waiting for its first word waits on the stream, not the lock)
         wants = header_due or (signals.beat_valid and not full)
         return acquire, owes, wants and not open_, full and self._status_start[0]
+
+    def _count_word(self, ends_bd: bool) -> None:
+        """S2MM: a data word joins its beat (it is written a cycle later): the count of
+        the BD it belongs to goes on, or restarts at 1 with the BD's first word."""
+        self._write_count = 1 if self._count_restarts else self._write_count + 1
+        self._count_restarts = ends_bd
+
+    def write_count_word(self) -> int:
+        """The Current_Write_Count register (S2MM; ``WRITE_COUNT_BASE`` in
+        ``model/arch/registers.py``) as the RTL's register port reads it in the cycle
+        last stepped: the data words of the BD whose word joined its beat last, counted
+        from its first word (so after the BD ends it shows how many words it took, with
+        finish on TLAST too, until the next BD's first word), in the field's
+        ``WRITE_COUNT_BITS``; 0 after a reset and on MM2S."""
+        return self._count_start & ((1 << WRITE_COUNT_BITS[self.dma.kind]) - 1)
 
     def status_fields(self) -> dict[str, int]:
         """The channel's finish-on-TLAST error flags, by their ``STATUS_FIELDS`` names
@@ -775,6 +794,7 @@ class Channel:
         self._status_start = (busy, len(self.queue), self._current_bd,
                               self.fot_length_exceeded, self.fot_bds_per_task,
                               self.error, self.task_queue_overflow)
+        self._count_start = self._write_count
         if self._quiet(busy):
             self._stalls = (False, False, False, False)
             return self._quiet_step()
@@ -878,6 +898,8 @@ class Channel:
             self._left -= 1
             if i_end:
                 cut, self._left = True, 0
+            if not self.is_mm2s:
+                self._count_word(signals.last or cut)
         # A BD of length 0 never enters the engine: it asks for its lock once everything
         # before it is done, and completes in the cycle it holds it.
         consumed = signals.bd_valid and signals.bd_ready
@@ -1148,6 +1170,7 @@ class Channel:
                 memory.data[offsets] = (values[mask] & 0xFFFF_FFFF).astype(np.uint32)
             engine.datapath.write = (int(addresses[-1]), int(words[-1]))
             self._stage[0].words_left -= cycles
+            self._write_count += cycles   # a jump holds no BD's first or last word
             engine.slots.position += cycles
             self._left -= cycles
             self.words += cycles

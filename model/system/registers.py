@@ -169,7 +169,8 @@ def read_register(dma: DMA, address: int) -> int:
     written), a lock's value, a channel's control word (reserved bits 0), its status word
     in the cycle last stepped (:meth:`~.channel.Channel.status_word`), an S2MM channel's
     count FIFO pop register (the read pops the entry,
-    :meth:`~.channel.Channel.pop_fot_count`).
+    :meth:`~.channel.Channel.pop_fot_count`) and its Current_Write_Count register in the
+    cycle last stepped (:meth:`~.channel.Channel.write_count_word`).
 
     Raises
     ------
@@ -182,6 +183,8 @@ def read_register(dma: DMA, address: int) -> int:
         return dma.channel("s2mm", register.index).pop_fot_count()
     if register is not None and register.role == "status":
         return dma.channel(register.direction, register.index).status_word()
+    if register is not None and register.role == "write_count":
+        return dma.channel("s2mm", register.index).write_count_word()
     what = _decoder(dma).get(int(address))
     if what is None or what[0] == "task":
         raise field_error(RegisterError, "address", f"{int(address):#x}",

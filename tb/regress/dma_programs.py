@@ -29,6 +29,7 @@ import argparse
 import time
 from collections.abc import Callable
 
+from ...model.arch.register_map import register_at
 from ...model.arch.registers import STATUS_FIELDS
 from ..system.compression_programs import random_compression_program
 from ..system.dma_check import check_program_channels, check_program_status, run_dma
@@ -124,9 +125,11 @@ def _fault_programs(kind: str, first: int, count: int, simulator: str) -> int:
                   f"{program.description}")
             continue
         cycles += result.cycles
+        statuses = [word for _, address, word in result.reads
+                    if register_at(kind, address).role == "status"]
         for name in flagged:
             lsb, _ = STATUS_FIELDS[name]
-            flagged[name] += any(word >> lsb & 1 for _, _, word in result.reads)
+            flagged[name] += any(word >> lsb & 1 for word in statuses)
     print(f"whole RTL DMA on {simulator}, {kind}: {count} random fault programs "
           f"({drawn['pushes']} pushes, {drawn['invalid']} to a BD that is not valid; programs "
           f"that read task_queue_overflow {flagged['task_queue_overflow']}, error_bd_invalid "

@@ -9,8 +9,9 @@ locks), pushed before the run (up to five: the fifth overflows) and by a host du
 then). In most programs a channel's tasks load a BD that is not valid now and then: a BD
 written with ``valid_bd`` 0, a slot never written, or (memory-tile S2MM) a BD with zero
 padding, as a task's start BD or through ``next_bd``. Every cycle without a write reads a
-channel's status register, in turn. Late in the run every channel is reset (mid-task or
-stopped by its error) and pushed one valid task, so every program ends.
+channel's status register or S2MM 0's Current_Write_Count, in turn. Late in the run every
+channel is reset (mid-task or stopped by its error) and pushed one valid task, so every
+program ends.
 
 S2MM 0's words: as many as it takes in the run, counted by a model run with words to
 spare (a run on fewer would end short; on more it would never end).
@@ -30,6 +31,7 @@ from ...model.arch.registers import (
     control_address,
     start_queue_address,
     status_address,
+    write_count_address,
 )
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.task import Task
@@ -157,7 +159,7 @@ def _host(rng: random.Random, kind: str, reset_at: int, task: object) -> list:
     """The host's accesses, one a cycle: bursts of pushes and overflow clears to
     ``reset_at``, then a reset of each channel and a valid task pushed, then reads."""
     overflow = 1 << STATUS_FIELDS["task_queue_overflow"][0]
-    statuses = [status_address(kind, *c) for c in _CHANNELS]
+    statuses = [*(status_address(kind, *c) for c in _CHANNELS), write_count_address(kind, 0)]
     timed: list[tuple[int, int, int | None]] = []
     burst = 0
     for cycle in range(reset_at):

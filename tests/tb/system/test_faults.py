@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from aiedma.model.arch.register_map import register_at
 from aiedma.model.arch.registers import (
     CONTROL_FIELDS,
     STATUS_FIELDS,
@@ -146,7 +147,8 @@ def test_random_fault_programs_draw_both_faults_and_every_run_ends():
         program = random_fault_program(seed, "tile")
         result = run_dma("tile", program.writes, memory=program.memory,
                          inputs=program.inputs, timed_writes=program.timed, simulator=None)
-        seen |= {name for _, _, word in result.reads
+        seen |= {name for _, address, word in result.reads
+                 if register_at("tile", address).role == "status"
                  for name in ("task_queue_overflow", "error_bd_invalid") if bit(word, name)}
         assert program.faults["pushes"] > 3
     assert seen == {"task_queue_overflow", "error_bd_invalid"}
