@@ -39,6 +39,7 @@ from ..bd.fields import WORDS
 from ..bd.lower import LoweredProgram
 from ..bd.task import run_task
 from ..errors import AiedmaError, field_error
+from .channel import TASK_QUEUE_DEPTH
 from .dma import DMA
 from .memory import Memory, shim_space
 from .scheduler import Stall
@@ -273,8 +274,8 @@ def program_writes(dma: DMA) -> list[tuple[int, int]]:
                            channel.control))
         queue = start_queue_address(kind, channel.direction, channel.index)
         writes += [(queue, task.encode()) for task in channel.queue]
-        if channel.task_queue_overflow:   # a push onto the full queue sets it again
-            writes.append((queue, channel.queue[-1].encode()))
+        if channel.task_queue_overflow and len(channel.queue) == TASK_QUEUE_DEPTH:
+            writes.append((queue, channel.queue[-1].encode()))   # onto the full queue: set
     return writes
 
 
