@@ -1042,11 +1042,9 @@ class Channel:
 
     def _state(self) -> tuple:
         return (self.engine.state(), self._fetch_state(), self.error, self._invalid,
-                len(self.queue),
-                len(self._gate),
-                len(self._running), len(self._stage), len(self._completions),
-                len(self._releases), self._owed, self._releasing, self._applying,
-                self._lock_state(), tuple([r.header for r in self._stage]),
+                len(self.queue), len(self._gate), len(self._running), len(self._stage),
+                len(self._completions), len(self._releases), self._owed, self._releasing,
+                self._applying, self._lock_state(), tuple([r.header for r in self._stage]),
                 self._packer.state())
 
     def _lock_state(self) -> tuple:

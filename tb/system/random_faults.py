@@ -20,6 +20,7 @@ spare (a run on fewer would end short; on more it would never end).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,11 +156,12 @@ def random_fault_program(seed: int, kind: str = "tile") -> FaultProgram:
     return FaultProgram(seed, kind, writes, memory, inputs, timed, counts, text)
 
 
-def _host(rng: random.Random, kind: str, reset_at: int, task: object) -> list:
+def _host(rng: random.Random, kind: str, reset_at: int,
+          task: Callable[..., int]) -> list[tuple[int, int, int | None]]:
     """The host's accesses, one a cycle: bursts of pushes and overflow clears to
     ``reset_at``, then a reset of each channel and a valid task pushed, then reads."""
     overflow = 1 << STATUS_FIELDS["task_queue_overflow"][0]
-    statuses = [*(status_address(kind, *c) for c in _CHANNELS), write_count_address(kind, 0)]
+    reads = [*(status_address(kind, *c) for c in _CHANNELS), write_count_address(kind, 0)]
     timed: list[tuple[int, int, int | None]] = []
     burst = 0
     for cycle in range(reset_at):
@@ -172,7 +174,7 @@ def _host(rng: random.Random, kind: str, reset_at: int, task: object) -> list:
         elif rng.random() < 0.04:
             timed.append((cycle, status_address(kind, *channel), overflow))
         else:
-            timed.append((cycle, statuses[cycle % len(statuses)], None))
+            timed.append((cycle, reads[cycle % len(reads)], None))
     cycle = reset_at
     for channel in _CHANNELS:
         control = control_address(kind, *channel)
@@ -180,5 +182,5 @@ def _host(rng: random.Random, kind: str, reset_at: int, task: object) -> list:
         timed += [(cycle, control, reset), (cycle + 1, control, 0),
                   (cycle + 2, start_queue_address(kind, *channel), task(channel, late=True))]
         cycle += 3
-    timed += [(c, statuses[c % len(statuses)], None) for c in range(cycle, cycle + 60)]
+    timed += [(c, reads[c % len(reads)], None) for c in range(cycle, cycle + 60)]
     return timed
