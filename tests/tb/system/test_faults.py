@@ -29,7 +29,8 @@ def bit(word, name):
 
 
 def own(kind):
-    return DMA_KINDS[kind].memory_window("own").start
+    """Word address 0 of the tile's own memory (a shim's external memory)."""
+    return 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
 
 
 def bd_writes(kind, table):
@@ -58,7 +59,7 @@ def status_reads(result, kind, direction):
     return [(c, w) for c, a, w in result.reads if a == status]
 
 
-@pytest.mark.parametrize("kind", ["tile", "memtile"])
+@pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
 def test_a_fifth_push_sets_the_overflow_bit_in_the_rtls_cycle_and_a_one_written_clears_it(kind):
     """MM2S 0 runs tasks of 6 words; a host pushes one a cycle in two bursts and writes a
     1 to task_queue_overflow after each. While the queue is full a task leaves it in a
