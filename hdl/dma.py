@@ -13,7 +13,8 @@
   queue size and overflow, the current BD, the stall bits of the cycle, an invalid-BD
   error, the finish-on-TLAST errors);
 * an S2MM channel's **count FIFO pop** register (core and memory tiles,
-  ``fot_count_address``) reads the oldest finish-on-TLAST count entry and pops it;
+  ``fot_count_address``) reads the oldest finish-on-TLAST count entry and pops it, and
+  its **Current_Write_Count** register (``write_count_address``) the words of its BD;
 * a channel's **control** register (``CONTROL_FIELDS``) is stored here, reserved bits
   dropped, and reads back as written. Its ``reset`` bit, from the register, holds the
   channel in reset (every register of the channel to its initial value at the end of
@@ -56,6 +57,7 @@ from ..model.arch.registers import (
     fot_count_address,
     lock_value_address,
     status_address,
+    write_count_address,
 )
 from ..model.bd.fields import FIELD_INDEX
 from .bd_table import SharedBDTable
@@ -268,6 +270,10 @@ class DMA(wiring.Component):
                 with m.If(self.reg_read & (self.reg_addr == fot_count_address(
                         kind, channel.index))):
                     m.d.comb += [read.eq(channel.fot_count), channel.fot_pop.eq(1)]
+            if channel.direction == "s2mm":
+                with m.If(self.reg_read & (self.reg_addr == write_count_address(
+                        kind, channel.index))):
+                    m.d.comb += read.eq(channel.write_count)
         held = Signal(32)
         m.d.sync += held.eq(read)
         m.d.comb += self.reg_rdata.eq(table.reg_rdata | held)

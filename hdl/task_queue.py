@@ -3,8 +3,9 @@
 A write of the start-queue register word (``Task.encode()`` in ``model/bd/task.py``:
 bit 31 token enable, bits 23:16 repeat count minus one, the start BD in the low bits)
 pushes a task; the queue holds ``TASK_QUEUE_DEPTH`` (4) pending tasks, as the model's
-channel does (``model/system/channel.py``). A push into a full queue is not stored
-and sets the sticky ``overflow`` flag (the model raises there): never a silent drop.
+channel does (``model/system/channel.py``). A push into a full queue (full at the start
+of the cycle) is not stored and sets the sticky ``overflow`` flag, as the model's
+start-queue write (``Channel.write_start_queue``) does: never a silent drop.
 The running task has left the queue: the fetch stage pops it when it starts it.
 """
 

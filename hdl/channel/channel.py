@@ -33,9 +33,10 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
 
 What differs between MM2S and S2MM is chosen once, in :data:`.direction.DIRECTION_PARTS`.
 A BD with ``valid_bd = 0``, an S2MM BD with padding, or a received header with bad
-parity stops the channel and sets ``error`` (the model raises there, except for an
-out-of-order load, where it sets the same status bit). Out of order (S2MM), a header
-naming a BD that is not the channel's stops it and sets ``bd_unavailable``.
+parity stops the channel and sets ``error`` (the status's ``error_bd_invalid``). For a
+bad BD the model's channel run through its registers does the same in the same cycles
+(``Channel.write_start_queue``); on a bad header it raises. Out of order (S2MM), a
+header naming a BD that is not the channel's stops it and sets ``bd_unavailable``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from ...model.arch.registers import (
     FOT_COUNT_DEPTH,
     FOT_COUNT_FIELDS,
     STATUS_FIELDS,
+    WRITE_COUNT_BITS,
     start_queue_address,
     status_address,
 )
@@ -129,6 +131,10 @@ class Channel(wiring.Component):
     fot_count : Out(32)
         S2MM: the count FIFO's pop register (``FOT_COUNT_FIELDS``; 0 when it is empty or
         the mode is not 3), read in a cycle ``fot_pop`` is high, which pops its entry.
+    write_count : Out(WRITE_COUNT_BITS[kind])
+        S2MM: the Current_Write_Count register (the model's
+        ``Channel.write_count_word``): the data words of the BD whose word joined its
+        beat last, from its first word; 0 on MM2S.
     """
 
     def __init__(self, kind: str, direction: str, index: int, column: int = 0,
@@ -151,7 +157,7 @@ class Channel(wiring.Component):
             "stall_lock_acq": Out(1), "stall_lock_rel": Out(1), "stall_stream": Out(1),
             "stall_tct": Out(1),
             "fot_mode": In(2), "fot_length_exceeded": Out(1), "fot_bds_per_task": Out(1),
-            "fot_pop": In(1), "fot_count": Out(32),
+            "fot_pop": In(1), "fot_count": Out(32), "write_count": Out(WRITE_COUNT_BITS[kind]),
             "out_of_order": In(1), "bd_unavailable": Out(1),
             **self.parts.outside(kind).members,
         }
@@ -200,6 +206,7 @@ class Channel(wiring.Component):
         last_beat = moved & (engine.beat_last | cut)
         if self.direction == "s2mm":
             self._fot(m, packets, ring, last_beat, cut)
+            self._write_count(m, moved, last_beat)
         m.d.comb += [
             ring.push.eq(accepted), ring.record.eq(fetch.record),
             ring.gate_advance.eq(locks.gate_advance), ring.run_advance.eq(last_beat),
@@ -324,6 +331,15 @@ class Channel(wiring.Component):
                 m.d.sync += self.fot_bds_per_task.eq(1)
             m.d.sync += entries.eq(Mux(ring.run_head.ends_task, 0,
                                        Mux(full, entries, entries + 1)))
+
+    def _write_count(self, m: Module, moved: Value, last_beat: Value) -> None:
+        """Current_Write_Count: a word joining its beat counts on, or restarts the count at
+        1 when it is its BD's first (the word after a BD's last); a register, so a read
+        shows the words joined before its cycle."""
+        restart = Signal(init=1)
+        with m.If(moved):
+            m.d.sync += [self.write_count.eq(Mux(restart, 1, self.write_count + 1)),
+                         restart.eq(last_beat)]
 
     def _out_of_order(self, m: Module, fetch: FetchStage, packets: wiring.Component,
                       ring: InFlightRing, error: Value) -> None:

@@ -41,6 +41,7 @@ from .registers import (
     START_QUEUE_STRIDE,
     STATUS_BASE,
     STATUS_STRIDE,
+    WRITE_COUNT_BASE,
 )
 
 __all__ = [
@@ -192,6 +193,12 @@ def _fot_count_blocks(kind: str, role: str) -> list[RegisterBlock]:
                           direction="s2mm")]
 
 
+def _write_count_blocks(kind: str, role: str) -> list[RegisterBlock]:
+    """One Current_Write_Count register per S2MM channel."""
+    return [RegisterBlock(role, WRITE_COUNT_BASE[kind], DMA_KINDS[kind].channels,
+                          STATUS_STRIDE, direction="s2mm")]
+
+
 def _lock_blocks(kind: str, role: str) -> list[RegisterBlock]:
     return [RegisterBlock(role, LOCK_VALUE_BASE[kind], DMA_KINDS[kind].locks,
                           LOCK_VALUE_STRIDE)]
@@ -217,12 +224,13 @@ ROLES: tuple[Role, ...] = (
          _channel_blocks(STATUS_BASE, STATUS_STRIDE)),
     Role("lock_value", Access(readable=True, writable=True), _lock_blocks),
     Role("fot_count", Access(readable=True, writable=False), _fot_count_blocks),
+    Role("write_count", Access(readable=True, writable=False), _write_count_blocks),
 )
 """Every kind of register, one entry each: what the RTL DMA does with it (BD words,
 control words and lock values are written and read back, a start-queue write pushes a
 task and the register reads 0, a status register is read and a 1 written to its
 ``task_queue_overflow`` bit clears it, a read of an S2MM channel's count FIFO pop register
-pops the entry it gives)."""
+pops the entry it gives, its Current_Write_Count register is read only)."""
 
 def role_access(name: str) -> Access:
     """The access of the role called ``name`` (looked up in :data:`ROLES` when asked).

@@ -15,7 +15,11 @@ after channel ``n - 1``'s, its status 4 bytes after.
 
 A lock's value register holds its state (0..63); lock ``n``'s is 0x10 ``n`` after lock 0's.
 An S2MM channel's finish-on-TLAST count FIFO pop register (``FOT_COUNT_BASE``) is at
-0x1DF20 (core tile) or 0xA06C8 (memory tile), channel ``n``'s 4 ``n`` bytes after.
+0x1DF20 (core tile) or 0xA06C8 (memory tile), channel ``n``'s 4 ``n`` bytes after; its
+Current_Write_Count register (``WRITE_COUNT_BASE``, read-only, the field
+``WRITE_COUNT_BITS`` wide) at 0x1DF18 (core tile, bits 13:0), 0xA06B0 (memory tile,
+16:0) or 0x1D230 (shim, 17:0), channel ``n``'s 4 ``n`` bytes after (AM025; aie-rt's
+``XAIEMLGBL_{MEMORY,MEM_TILE,NOC}_MODULE_DMA_S2MM_CURRENT_WRITE_COUNT_*``).
 
 The control register's fields (``CONTROL_FIELDS``, aie-rt's
 ``XAIEMLGBL_{MEMORY,MEM_TILE,NOC}_MODULE_DMA_{S2MM,MM2S}_0_CTRL_*``):
@@ -56,6 +60,8 @@ __all__ = [
     "STATUS_BASE",
     "STATUS_FIELDS",
     "STATUS_STRIDE",
+    "WRITE_COUNT_BASE",
+    "WRITE_COUNT_BITS",
     "control_address",
     "control_mask",
     "fot_count_address",
@@ -64,6 +70,7 @@ __all__ = [
     "start_queue_address",
     "status_address",
     "status_text",
+    "write_count_address",
 ]
 
 START_QUEUE_STRIDE = 8
@@ -218,6 +225,28 @@ def fot_count_address(kind: str, index: int) -> int:
         raise field_error(AiedmaError, "kind", kind,
                           "AM025 has a count FIFO pop register on the core and memory tiles only")
     return FOT_COUNT_BASE[kind] + STATUS_STRIDE * index
+
+
+WRITE_COUNT_BASE: dict[str, int] = {"tile": 0x1DF18, "memtile": 0xA06B0, "shim": 0x1D230}
+"""The Current_Write_Count register of S2MM channel 0 (channel ``n``'s ``4 n`` bytes after),
+per kind."""
+
+WRITE_COUNT_BITS: dict[str, int] = {"tile": 14, "memtile": 17, "shim": 18}
+"""The width of the Current_Write_Count field (bits ``WRITE_COUNT_BITS - 1 .. 0``; the
+other bits read 0), per kind: AM025's 13:0 on the core tile, and aie-rt's widths on the
+memory tile and the shim."""
+
+
+def write_count_address(kind: str, index: int) -> int:
+    """The Current_Write_Count register address of S2MM channel ``index``.
+
+    Raises
+    ------
+    AiedmaError
+        For an unknown kind or channel.
+    """
+    _check_channel(kind, "s2mm", index)
+    return WRITE_COUNT_BASE[kind] + STATUS_STRIDE * index
 
 
 def _check_channel(kind: str, direction: str, index: int) -> None:

@@ -9,6 +9,7 @@ cycle-level channel (queues, locks, timing) takes its loads one at a time.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -25,8 +26,9 @@ from .descriptor import (
     padded_radices,
     write_padding,
 )
+from .fields import WORDS
 
-__all__ = ["REPEAT_COUNT_MAX", "Task", "TaskWalk", "run_task", "task_stream"]
+__all__ = ["REPEAT_COUNT_MAX", "Task", "TaskWalk", "never_written", "run_task", "task_stream"]
 
 REPEAT_COUNT_MAX = 256
 """A task's repeat count is stored minus one in 8 bits (register bits 23:16)."""
@@ -85,14 +87,22 @@ class TaskWalk:
         The error raised for a bad load (default :class:`~aiedma.model.errors.BDError`).
     where : callable, optional
         ``where(bd_id)`` gives text appended to every error (``"; channel ..., BD n"``).
+    hardware : bool, optional
+        Load as the RTL's fetch stage does: a BD with ``valid_bd = 0`` is loaded (its
+        iteration written back) and returned, for the caller to flag; a BD missing
+        from ``table`` is one never written, all zeros (``valid_bd = 0``, no chain), and
+        is not written back. After such a load the chain is followed without the loop
+        check (the hardware fetches on until its stage is full, whatever it loads).
     """
 
     def __init__(self, kind: str, table: MutableMapping[int, BufferDescriptor], task: Task, *,
                  error: type[AiedmaError] = BDError,
-                 where: Callable[[int], str] = lambda bd_id: "") -> None:
+                 where: Callable[[int], str] = lambda bd_id: "",
+                 hardware: bool = False) -> None:
         self.kind, self.table, self.task = kind, table, task
-        self._error, self._where = error, where
+        self._error, self._where, self._hardware = error, where, hardware
         self._pass, self._next, self._seen = 0, task.start_bd, set()
+        self.invalid = False      # hardware: a BD with valid_bd = 0 was loaded
 
     @property
     def done(self) -> bool:
@@ -105,30 +115,35 @@ class TaskWalk:
         Raises
         ------
         BDError (or ``error``)
-            A missing BD, a BD with ``valid_bd = 0``, a chain that leaves its half
-            of the memory tile, or a chain that loops back on itself in one pass.
+            A chain that leaves its half of the memory tile, a chain that loops back on
+            itself in one pass, and (without ``hardware``) a missing BD or a BD with
+            ``valid_bd = 0``.
         """
         bd_id = self._next
         if bd_id is None:
             raise AssertionError("TaskWalk.next after the task's last load")
         where = self._where   # called only for an error: a walk checks every load
-        if bd_id in self._seen:
+        if bd_id in self._seen and not self.invalid:
             raise field_error(self._error, "next_bd", bd_id,
                               "the chain loops back to a BD it already ran in this pass; it "
                               f"would never end{where(bd_id)}")
         self._seen.add(bd_id)
         bd = self.table.get(bd_id)
-        if bd is None:
+        if bd is None and self._hardware:
+            bd = never_written(self.kind)
+        elif bd is None:
             raise field_error(self._error, "bd_id", bd_id,
                               f"no such BD in the table{where(bd_id)}")
         try:
             check_chain(self.kind, bd_id, bd)
         except AiedmaError as error:
             raise self._error(f"{error}{where(bd_id)}") from None
-        if not bd.valid_bd:
+        if not bd.valid_bd and not self._hardware:
             raise field_error(self._error, "valid_bd", 0,
                               f"a BD loaded by a task must have valid_bd = 1{where(bd_id)}")
-        self.table[bd_id] = bd.next_iteration()
+        self.invalid = self.invalid or not bd.valid_bd
+        if bd_id in self.table:
+            self.table[bd_id] = bd.next_iteration()
         if bd.use_next_bd:
             self._next = bd.next_bd
         else:
@@ -136,6 +151,12 @@ class TaskWalk:
             self._next, self._seen = (self.task.start_bd, set()) if (
                 self._pass < self.task.repeat_count) else (None, self._seen)
         return bd_id, bd
+
+
+@functools.cache
+def never_written(kind: str) -> BufferDescriptor:
+    """A BD slot never written: every word 0 (the RTL's table after reset)."""
+    return BufferDescriptor.decode(kind, [0] * WORDS[kind])
 
 
 def run_task(kind: str, bds: Mapping[int, BufferDescriptor],

@@ -5,7 +5,9 @@ A :class:`Channel` runs tasks from its queue (depth 4) exactly as
 load), moving at most one word per cycle:
 
 * loading a BD: ``valid_bd = 0``, a missing BD, a chain that loops, or (S2MM) a BD
-  with zero padding is an error naming the channel and the BD;
+  with zero padding is an error naming the channel and the BD, for tasks queued with
+  :meth:`Channel.push`; a channel whose tasks come through its start-queue register
+  (:meth:`Channel.write_start_queue`) runs as the RTL does instead (decisions below);
 * the BD's lock is acquired before its first word, and released after its last;
 * MM2S reads memory (a padding address, -1, sends 0), puts one packet header
   before the BD's data when ``enable_packet`` is set (with the BD's
@@ -38,7 +40,17 @@ Decisions (docs/bd.md is silent on timing and on these points):
   its lock only while its channel will owe fewer than ``RELEASE_QUEUE_DEPTH`` releases
   (docs/cycle.md "Channel", Locks).
 * **decision**: the task queue holds tasks not yet started; the running task has
-  left it. A fifth pending task is an overflow error.
+  left it. :meth:`Channel.push` (the Python API) raises on a fifth pending task; a
+  start-queue register write (:meth:`Channel.write_start_queue`) onto a full queue is
+  lost and sets ``task_queue_overflow`` (status bit 18, write 1 to clear), as the RTL.
+* **decision**: a channel run through its registers (its first start-queue write makes
+  it one) loads a BD that is not valid (``valid_bd = 0``, a slot never written, an S2MM
+  BD with padding) as the RTL does: fetched as any BD, it waits at the head of the fetch
+  stage and sets ``error_bd_invalid`` (status bit 11) at the end of the cycle it is
+  offered; from then no BD is taken and no queued task starts (BDs already taken
+  complete) until a channel reset. The fetch stage goes on until it is full, as the
+  RTL's. docs/decisions.md gives the reasons; tasks queued with :meth:`Channel.push`
+  raise at that load instead.
 * **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
   (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
 * **decision**: finish on TLAST (S2MM, ``fot_mode`` 1-3, read every cycle; AM025's
@@ -73,9 +85,11 @@ Decisions (docs/bd.md is silent on timing and on these points):
   if it were clear.
 * **decision**: out-of-order (S2MM, ``enable_out_of_order`` as the task starts, every
   kind): the task runs one BD per packet, the BD its header names, as
-  :mod:`.out_of_order` says; a named BD that is not the channel's or not valid sets
-  ``error_bd_unavailable`` or ``error_bd_invalid`` (:meth:`Channel.status_fields`) and
-  stops the channel until a reset. With the bit clear every cycle is as without it.
+  :mod:`.out_of_order` says; a named BD that is not the channel's sets
+  ``error_bd_unavailable`` (:meth:`Channel.status_fields`) and stops the channel until
+  a reset; one that is not valid stops it as an in-order load on a channel run through
+  its registers does, whichever way the task was pushed. With the bit clear every cycle
+  is as without it.
 * **decision**: (de)compression (AM020 "Sparsity"; core tile and memory tile, never the
   shim) is in effect for a block of a BD whose ``enable_compression`` is set while the
   control register's ``compression_enable`` (MM2S) or ``decompression_enable`` (S2MM)
@@ -103,6 +117,7 @@ from ..arch.registers import (
     CONTROL_FIELDS,
     FOT_COUNT_DEPTH,
     STATUS_FIELDS,
+    WRITE_COUNT_BITS,
     control_mask,
     fot_count_word,
 )
@@ -229,6 +244,7 @@ class _InFlight:
     counts: tuple = ()         # FoT mode 2, the task's last BD: the task's count entries
     beats: tuple | None = None  # a BD with words: beat lists, its ID and BD, beat arrays
     accepted: int = 0          # the cycle the engine took it (it may ask from the next)
+    bad: bool = False          # not valid: it stops the channel at the fetch stage's head
 
 
 _STALL_FIELDS = ("stalled_lock_acq", "stalled_lock_rel", "stalled_stream", "stalled_tct")
@@ -288,6 +304,7 @@ class Channel:
         self.control = 0            # the control register, reserved bits dropped
         self._compression_bit = False   # its (de)compression enable
         self._reset_held = False    # its reset bit as the channel sees it (a register)
+        self.hardware_faults = False   # run through its registers: faults set status bits
         self._clear()
         self.engine = ChannelEngine(dma.kind, self._way is READ)
 
@@ -329,10 +346,16 @@ class Channel:
         # The status register: the BD fetched last, and this cycle's raw fields
         # (status_word builds the word only when it is read).
         self._current_bd = 0
-        self._status_start = (False, 0, 0, False, False, None)
+        self._status_start = (False, 0, 0, False, False, None, False)
         self._stalls = (False, False, False, False)
-        # Out-of-order: the error a header or a load set (it stops the channel).
-        self.out_of_order_error: str | None = None
+        # The BD error a load or (out of order) a header set: it stops the channel.
+        self.error: str | None = None
+        self._invalid = False       # the error register takes error_bd_invalid at this edge
+        # S2MM: Current_Write_Count (the words of the BD written last) and whether the
+        # next word starts a BD; the count as the cycle began (what a read shows).
+        self._write_count, self._count_restarts, self._count_start = 0, True, 0
+        self.task_queue_overflow = False   # a start-queue write found the queue full
+        self._left_queue = -1       # the cycle a task last left the queue
         self._packer = Compressor() if self._way is READ else Decompressor()
 
     # -- the control register (model/arch/registers.py) --
@@ -432,12 +455,14 @@ class Channel:
         the cycle last stepped: the state at the start of the cycle (running, queue size,
         the BD fetched last, the sticky flags) and the cycle's stall bits (module text).
         """
-        busy, queued, current, length_exceeded, bds_per_task, error = self._status_start
+        (busy, queued, current, length_exceeded, bds_per_task, error,
+         overflow) = self._status_start
         fields = {"status": 2 if busy else 0, "channel_running": int(busy),
                   "task_queue_size": queued, "cur_bd": current,
+                  "task_queue_overflow": int(overflow),
                   "error_fot_length_exceeded": int(length_exceeded),
                   "error_fot_bds_per_task": int(bds_per_task)}
-        if error is not None:       # out of order: error_bd_unavailable or _invalid
+        if error is not None:       # error_bd_invalid, or (out of order) error_bd_unavailable
             fields[error] = 1
         for name, stalled in zip(_STALL_FIELDS, self._stalls, strict=True):
             fields[name] = int(stalled)
@@ -461,16 +486,31 @@ class Channel:
         wants = header_due or (signals.beat_valid and not full)
         return acquire, owes, wants and not open_, full and self._status_start[0]
 
+    def _count_word(self, ends_bd: bool) -> None:
+        """S2MM: a data word joins its beat (it is written a cycle later): the count of
+        the BD it belongs to goes on, or restarts at 1 with the BD's first word."""
+        self._write_count = 1 if self._count_restarts else self._write_count + 1
+        self._count_restarts = ends_bd
+
+    def write_count_word(self) -> int:
+        """The Current_Write_Count register (S2MM; ``WRITE_COUNT_BASE`` in
+        ``model/arch/registers.py``) as the RTL's register port reads it in the cycle
+        last stepped: the data words of the BD whose word joined its beat last, counted
+        from its first word (so after the BD ends it shows how many words it took, with
+        finish on TLAST too, until the next BD's first word), in the field's
+        ``WRITE_COUNT_BITS``; 0 after a reset and on MM2S."""
+        return self._count_start & ((1 << WRITE_COUNT_BITS[self.dma.kind]) - 1)
+
     def status_fields(self) -> dict[str, int]:
         """The channel's finish-on-TLAST error flags, by their ``STATUS_FIELDS`` names
         (set when the rule is broken, clear again only by a channel reset), and, once
-        it is in out-of-order mode or has had an out-of-order error, the two BD errors
-        that mode sets (``error_bd_unavailable``, ``error_bd_invalid``)."""
+        it is in out-of-order mode or has had a BD error, the two BD errors
+        (``error_bd_unavailable``, ``error_bd_invalid``)."""
         fields = {"error_fot_length_exceeded": int(self.fot_length_exceeded),
                   "error_fot_bds_per_task": int(self.fot_bds_per_task)}
-        if self.control_field("enable_out_of_order") or self.out_of_order_error:
+        if self.control_field("enable_out_of_order") or self.error:
             for name in ("error_bd_unavailable", "error_bd_invalid"):
-                fields[name] = int(self.out_of_order_error == name)
+                fields[name] = int(self.error == name)
         return fields
 
     def _out_of_order_start(self) -> bool:
@@ -478,7 +518,7 @@ class Channel:
         channel idle of tasks and its fetch port's interval over, the control bit set
         (read as the task starts, so a task runs in one mode throughout)."""
         return (self._walk is None and bool(self.queue) and not self._fetch_wait
-                and not self.out_of_order_error
+                and not self.error
                 and bool(self.control_field("enable_out_of_order")))
 
     def _fetch_asks(self) -> bool:
@@ -487,7 +527,7 @@ class Channel:
         walk = self._walk
         if type(walk) is OutOfOrderWalk:
             return walk.ready(self._cycle)
-        return walk is not None or (bool(self.queue) and not self.out_of_order_error
+        return walk is not None or (bool(self.queue) and not self.error
                                     and not self.control_field("enable_out_of_order"))
 
     @property
@@ -532,6 +572,49 @@ class Channel:
                              dma.channel_bds(self.index), f"channel {self.name} runs BDs")
         self.queue.append(task)
 
+    def write_start_queue(self, word: int) -> None:
+        """A write of the start-queue register (the end of a cycle), as the RTL's task
+        queue takes it: the task ``Task.encode()`` gives ``word`` is queued, or, the
+        queue full at the start of the cycle (a task that left it in this cycle still
+        counted), lost with the status's ``task_queue_overflow`` set (write 1 to clear:
+        :meth:`write_status`); a channel held in reset loses it. From the first such
+        write the channel runs as hardware: a BD that is not valid sets
+        ``error_bd_invalid`` and stops the channel (module text) rather than raising.
+
+        Raises
+        ------
+        ChannelError
+            For a value that is not a 32-bit word, or a start BD the channel cannot
+            run (as :meth:`push`).
+        """
+        if not 0 <= word <= 0xFFFF_FFFF:
+            raise field_error(ChannelError, "start_queue", word,
+                              f"a register word is 0..2^32-1; channel {self.name}")
+        self.hardware_faults = True
+        task = Task(word & 0x3F, (word >> 16 & 0xFF) + 1, bool(word >> 31))
+        if self._reset_held:
+            return
+        held = len(self.queue) + (self._left_queue == self._cycle)
+        if held >= TASK_QUEUE_DEPTH:
+            self.task_queue_overflow = True
+            return
+        self.push(task)
+
+    def write_status(self, word: int) -> None:
+        """A write of the status register: a 1 in ``task_queue_overflow`` clears that flag
+        (AM025's write 1 to clear); every other bit is read-only.
+
+        Raises
+        ------
+        ChannelError
+            For a value that is not a 32-bit word.
+        """
+        if not 0 <= word <= 0xFFFF_FFFF:
+            raise field_error(ChannelError, "status", word,
+                              f"a register word is 0..2^32-1; channel {self.name}")
+        if word >> STATUS_FIELDS["task_queue_overflow"][0] & 1:
+            self.task_queue_overflow = False
+
     @property
     def busy(self) -> bool:
         """A task is queued, or a BD or word is still inside the channel."""
@@ -562,31 +645,34 @@ class Channel:
             if not self.queue:
                 return False
             task = self.queue.popleft()
+            self._left_queue = self._cycle
             self._warn_not_modelled(task)
             self._walk = TaskWalk(self.dma.kind, self.dma.bds, task,
-                                  error=ChannelError, where=lambda b: f"; {self._where(b)}")
+                                  error=ChannelError, where=lambda b: f"; {self._where(b)}",
+                                  hardware=self.hardware_faults)
         walk = self._walk
         bd_id, bd = walk.next()
         where = self._where(bd_id)
         ordered = type(walk) is not OutOfOrderWalk
-        if not ordered and bd is None:    # a bad load stops the channel (status, no raise)
-            self.out_of_order_error, self._walk = walk.error, None
-            self._fetch_wait = FETCH_INTERVAL
-            return False
-        if ordered and not DMA_KINDS[self.dma.kind].pads(self._way):
+        # Out of order, and on a channel run through its registers, a BD that is not valid
+        # is loaded as the RTL loads it (it stops the channel at the stage's head).
+        lenient = not ordered or self.hardware_faults
+        bad = not bd.valid_bd
+        if not DMA_KINDS[self.dma.kind].pads(self._way):
             values = bd.fields()
             padded = [f for f in _PADDING_FIELDS if values.get(f)]
-            if padded:
+            if padded and not lenient:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),
                                   f"S2MM cannot pad (zero padding is memory-tile MM2S only); "
                                   f"{where}")
+            bad = bad or bool(padded)
         if self.stream is None:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
         # Out of order, the packet's header was taken before its BD was known.
         fetched = _InFlight(bd_id, bd, walk.task, walk.done, ordered and bool(bd.enable_packet),
-                            bd.buffer_length, offered=self._cycle + BD_OFFER_LATENCY)
-        if bd.buffer_length:
+                            bd.buffer_length, offered=self._cycle + BD_OFFER_LATENCY, bad=bad)
+        if bd.buffer_length and not bad:
             top, addresses, zeros, address_list, zero_list = _bd_beats(self.dma.kind, bd)
             self._check_address_width(top, where)
             # The engine indexes the lists every cycle; a jump slices the arrays.
@@ -708,7 +794,8 @@ class Channel:
         busy = self.busy
         self._status_start = (busy, len(self.queue), self._current_bd,
                               self.fot_length_exceeded, self.fot_bds_per_task,
-                              self.out_of_order_error)
+                              self.error, self.task_queue_overflow)
+        self._count_start = self._write_count
         if self._quiet(busy):
             self._stalls = (False, False, False, False)
             return self._quiet_step()
@@ -727,6 +814,12 @@ class Channel:
         # The fetch stage asks from what it holds at the start of the cycle.
         room = len(self._fetched) < FETCH_DEPTH
         fetched = self._fetched[0] if self._fetched and self._fetched[0].offered <= cycle else None
+        if fetched is not None and fetched.bad:
+            # A BD that is not valid never leaves the stage's head: the channel's error
+            # register is set at the end of the cycle it is offered (commit), and from the
+            # next no BD is taken and no queued task starts until a channel reset.
+            self._invalid = self.error is None
+            fetched = None
         offer = fetched if fetched is not None and fetched.bd.buffer_length else None
         moved = False
         header_word = False
@@ -778,7 +871,7 @@ class Channel:
                 if ooo is not None:
                     ooo.take_header(header.out_of_order_bd_id, cycle)
                     if ooo.error:
-                        self.out_of_order_error, self._walk = ooo.error, None
+                        self.error, self._walk = ooo.error, None
                 else:
                     head.header = False
                 moved, header_word = True, True
@@ -807,6 +900,8 @@ class Channel:
             self._left -= 1
             if i_end:
                 cut, self._left = True, 0
+            if not self.is_mm2s:
+                self._count_word(signals.last or cut)
         # A BD of length 0 never enters the engine: it asks for its lock once everything
         # before it is done, and completes in the cycle it holds it.
         consumed = signals.bd_valid and signals.bd_ready
@@ -882,6 +977,7 @@ class Channel:
         if self._out_of_order_start():
             self._walk = OutOfOrderWalk(self.dma.kind, self.dma.bds, self.queue.popleft(),
                                         self.index)
+            self._left_queue = self._cycle
         self._wants_fetch = room and not self._fetch_wait and self._fetch_asks()
         if self._wants_fetch:
             self.dma.request_fetch(self)
@@ -933,9 +1029,9 @@ class Channel:
             if not (stream is not None and stream.can_pop()):
                 bd = self._stage[0].bd_id if self._stage else self.bd
                 return Stall("empty", bd, progress=progress, detail=stream.name)
-        if self.out_of_order_error and self.busy:
+        if self.error and self.busy:
             return Stall("load", self.bd, progress=progress,
-                         detail=f"stopped by {self.out_of_order_error} until a reset")
+                         detail=f"stopped by {self.error} until a reset")
         if self.busy:
             return Stall("load", self.bd, progress=progress)
         return Stall("idle", progress=progress)
@@ -951,10 +1047,10 @@ class Channel:
         return not (self._gate or self._running or self._completions)
 
     def _state(self) -> tuple:
-        return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
-                len(self._running), len(self._stage), len(self._completions),
-                len(self._releases), self._owed, self._releasing, self._applying,
-                self._lock_state(), tuple([r.header for r in self._stage]),
+        return (self.engine.state(), self._fetch_state(), self.error, self._invalid,
+                len(self.queue), len(self._gate), len(self._running), len(self._stage),
+                len(self._completions), len(self._releases), self._owed, self._releasing,
+                self._applying, self._lock_state(), tuple([r.header for r in self._stage]),
                 self._packer.state())
 
     def _lock_state(self) -> tuple:
@@ -1078,6 +1174,7 @@ class Channel:
                 memory.data[offsets] = (values[mask] & 0xFFFF_FFFF).astype(np.uint32)
             engine.datapath.write = (int(addresses[-1]), int(words[-1]))
             self._stage[0].words_left -= cycles
+            self._write_count += cycles   # a jump holds no BD's first or last word
             engine.slots.position += cycles
             self._left -= cycles
             self.words += cycles
@@ -1112,5 +1209,7 @@ class Channel:
             if done.ends_task:
                 self.done.append(TaskDone(cycle, done.task, self.control_field("controller_id"),
                                           done.counts))
+        if self._invalid:
+            self._invalid, self.error = False, "error_bd_invalid"
         if self._reset_held:   # the reset register reads 1 in this cycle: it ends in reset
             self.reset()

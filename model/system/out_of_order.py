@@ -19,11 +19,12 @@ place of the chain walk (:class:`~aiedma.model.bd.task.TaskWalk`):
 Decisions (AMD does not say; docs/decisions.md gives the reasons):
 
 * **decision**: a header naming a BD the channel cannot run (past the kind's BDs, or on
-  the memory tile in the other half) sets the status's ``error_bd_unavailable``; a named
-  BD with ``valid_bd = 0`` (or, S2MM, with padding) sets ``error_bd_invalid``. Either
-  stops the channel as the in-order invalid BD stops the RTL channel: no further header
-  or word is taken and no queued task starts; BDs already past the header complete. The
-  flags, and the stop, last until the channel is reset.
+  the memory tile in the other half) sets the status's ``error_bd_unavailable`` and
+  stops the channel: no further header or word is taken and no queued task starts; BDs
+  already past the header complete. A named BD with ``valid_bd = 0`` (or, S2MM, with
+  padding) is loaded as any BD and stops the channel as an in-order one does
+  (``error_bd_invalid``, :class:`.channel.Channel`). The flags, and the stop, last until
+  the channel is reset.
 """
 
 from __future__ import annotations
@@ -32,13 +33,10 @@ from collections.abc import MutableMapping
 
 from ..arch.kinds import DMA_KINDS
 from ..bd.descriptor import BufferDescriptor
-from ..bd.task import Task
+from ..bd.task import Task, never_written
 from ..cycle.contract import OUT_OF_ORDER_FETCH_LATENCY
 
 __all__ = ["OutOfOrderWalk"]
-
-_PADDING = tuple(f"d{k}_zero_{side}" for k in range(3) for side in ("before", "after"))
-
 
 class OutOfOrderWalk:
     """The loads of one out-of-order task (see the module text).
@@ -59,8 +57,8 @@ class OutOfOrderWalk:
     pending : int or None
         The BD the last header named, not loaded yet.
     error : str or None
-        The status field a bad header or load set (``"error_bd_unavailable"``,
-        ``"error_bd_invalid"``), or None.
+        ``"error_bd_unavailable"`` once a header named a BD that is not the channel's
+        (the status field it sets), else None.
     """
 
     def __init__(self, kind: str, table: MutableMapping[int, BufferDescriptor], task: Task,
@@ -95,16 +93,16 @@ class OutOfOrderWalk:
             return
         self.pending, self._ready_at = bd_id, cycle + OUT_OF_ORDER_FETCH_LATENCY
 
-    def next(self) -> tuple[int, BufferDescriptor | None]:
-        """Load the BD the last header named: ``(bd_id, bd)``, its iteration written back;
-        ``bd`` is None (and ``error`` set) for a BD that is missing, not valid, or padded."""
+    def next(self) -> tuple[int, BufferDescriptor]:
+        """Load the BD the last header named: ``(bd_id, bd)``, its iteration written back.
+        A BD never written loads as all zeros; one that is not valid (``valid_bd = 0``,
+        or padded) is loaded all the same, for the channel to flag when it reaches the
+        head of its fetch stage, as an in-order load (:class:`.channel.Channel`)."""
         bd_id, self.pending = self.pending, None
         if bd_id is None:
             raise AssertionError("OutOfOrderWalk.next before a header named a BD")
         bd = self.table.get(bd_id)
-        values = bd.fields() if bd is not None else {}
-        if bd is None or not bd.valid_bd or any(values.get(f) for f in _PADDING):
-            self.error, self.headers_left = "error_bd_invalid", 0
-            return bd_id, None
+        if bd is None:
+            return bd_id, never_written(self.kind)
         self.table[bd_id] = bd.next_iteration()
         return bd_id, bd

@@ -14,7 +14,8 @@ what the RTL DMA (``hdl/dma.py``) changes and shows, with no channel taking a BD
   is lost;
 * a status word shows that and nothing else (``cur_bd`` 0: nothing was fetched; no
   stall bit: a paused channel waits for nothing);
-* a read of a start queue gives 0; a write to a status register clears
+* a read of a start queue gives 0, and of an S2MM channel's Current_Write_Count 0 (no
+  word was written); a write to a status register clears
   ``task_queue_overflow`` where it writes a 1 to that bit (AM025: write 1 to clear) and
   changes nothing else;
 * a control word reads back with its reserved bits 0; while its ``reset`` bit reads 1

@@ -4,14 +4,15 @@ values, channel controls.
 A program is a list of ``(register_address, value)`` writes, as a host (or a CDO
 file) issues them: BD ``n`` word ``w`` at the kind's BD base + 0x20 n + 4 w, a task
 word (``Task.encode()``) at a channel's start-queue register, a lock's value at its
-value register, a channel's control word at its control register
-(``model/arch/registers.py``). :func:`apply_writes` applies one to a
-:class:`~.dma.DMA` before a run; :func:`program_writes` gives the writes that load
-a DMA's BD table, control words, queued tasks and locks, so a lowered port or a whole
-graph can be written out and replayed (into this model or into the RTL:
-``aiedma.tb.system.dma_check``). During a run, :class:`RegisterWriter` (a scheduler
-agent) writes at given cycles through :func:`write_register`, and
-:func:`read_register` reads a register back as the RTL's register port does.
+value register, a channel's control word at its control register, a write-1-to-clear
+of ``task_queue_overflow`` at its status register (``model/arch/registers.py``).
+:func:`apply_writes` applies one to a :class:`~.dma.DMA` before a run;
+:func:`program_writes` gives the writes that load a DMA's BD table, control words,
+queued tasks and locks, so a lowered port or a whole graph can be written out and
+replayed (into this model or into the RTL: ``aiedma.tb.system.dma_check``). During a
+run, :class:`RegisterWriter` (a scheduler agent) writes at given cycles through
+:func:`write_register`, and :func:`read_register` reads a register back as the RTL's
+register port does.
 
 **decision**: writes are applied in order before cycle 0; a BD is decoded once all
 writes are in (its words as they stand then), so a program may write a BD's words in
@@ -29,7 +30,6 @@ from ..arch.directions import check_direction
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
 from ..arch.register_map import register_at, registers
 from ..arch.registers import (
-    CONTROL_FIELDS,
     control_address,
     lock_value_address,
     start_queue_address,
@@ -37,9 +37,9 @@ from ..arch.registers import (
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import WORDS
 from ..bd.lower import LoweredProgram
-from ..bd.task import Task, run_task
+from ..bd.task import run_task
 from ..errors import AiedmaError, field_error
-from .channel import TASK_QUEUE_DEPTH, Channel
+from .channel import TASK_QUEUE_DEPTH
 from .dma import DMA
 from .memory import Memory, shim_space
 from .scheduler import Stall
@@ -76,14 +76,19 @@ def _decoder(dma: DMA) -> dict[int, tuple[str, object]]:
             table[register.address] = ("control", (register.direction, register.index))
         elif register.role == "lock_value":
             table[register.address] = ("lock", register.index)
+        elif register.role == "status":
+            table[register.address] = ("status", (register.direction, register.index))
     return table
 
 
 def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
     """Program ``dma`` with register writes before a run: its BD table, its channels' control
-    words and queues, its locks. A reset bit empties its channel at once: tasks pushed
-    before it in the program, or while it reads 1, are dropped (as the RTL, held in reset
-    while it is loaded, drops them).
+    words and queues, its locks, its status registers' write-1-to-clear bit. A reset bit
+    empties its channel at once: tasks pushed before it in the program, or while it reads
+    1, are dropped (as the RTL, held in reset while it is loaded, drops them). A task
+    pushed onto a full queue is lost and sets the channel's ``task_queue_overflow``, and
+    a channel pushed this way runs as hardware (a BD that is not valid sets
+    ``error_bd_invalid`` and stops it: :meth:`~.channel.Channel.write_start_queue`).
 
     Raises
     ------
@@ -91,7 +96,6 @@ def apply_writes(dma: DMA, writes: Iterable[Sequence[int]]) -> None:
         For an address with no register of this kind, a value that is not a 32-bit
         word, a lock value outside 0..63, or BD words that do not decode (the BD and
         the rule named); nothing is applied then.
-        More tasks than a channel's queue holds is refused the same way.
     """
     _apply(dma, writes, before_run=True)
 
@@ -100,7 +104,8 @@ def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> No
     """``apply_writes`` (``before_run``) or one write during a run (:func:`write_register`)."""
     decoder = _decoder(dma)
     images = {n: list(bd.encode()) for n, bd in dma.bds.items()}
-    tasks: list[tuple[str, int, Task | int]] = []   # pushes and control words, in order
+    # start-queue, control and status writes, in order
+    tasks: list[tuple[str, str, int, int]] = []
     locks: list[tuple[int, int]] = []
     for k, write in enumerate(writes):
         address, value = int(write[0]), int(write[1])
@@ -110,19 +115,14 @@ def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> No
         what = decoder.get(address)
         if what is None:
             raise field_error(RegisterError, "address", f"{address:#x}",
-                              f"write {k}: no BD, start-queue, control or lock register of a "
-                              f"{dma.kind} DMA is there")
+                              f"write {k}: no BD, start-queue, control, status or lock "
+                              f"register of a {dma.kind} DMA is there")
         role, where = what
         if role == "bd":
             n, w = where
             images.setdefault(n, [0] * WORDS[dma.kind])[w] = value
-        elif role == "task":
-            direction, index = where
-            tasks.append((direction, index, Task(value & 0x3F, (value >> 16 & 0xFF) + 1,
-                                                 bool(value >> 31))))
-        elif role == "control":
-            direction, index = where
-            tasks.append((direction, index, value))
+        elif role in ("task", "control", "status"):
+            tasks.append((role, *where, value))
         else:
             if value > 63:
                 raise field_error(RegisterError, "value", value,
@@ -134,44 +134,22 @@ def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> No
             bds[n] = BufferDescriptor.decode(dma.kind, words)
         except AiedmaError as error:
             raise RegisterError(f"{error}; BD {n} as written") from None
-    held: dict[tuple[str, int], int] = {}     # each queue's fill as the writes go
-    in_reset = {(c.direction, c.index): bool(c.control_field("reset")) for c in dma.channels}
-    for direction, index, what in tasks:
-        channel = dma.channel(direction, index)
-        count = held.setdefault((direction, index), len(channel.queue))
-        if not isinstance(what, Task):
-            in_reset[direction, index] = bool(what & _control_bits(channel, "reset"))
-            if in_reset[direction, index]:
-                held[direction, index] = 0
-            continue
-        if in_reset[direction, index] and before_run:
-            continue
-        if count + 1 > TASK_QUEUE_DEPTH:
-            raise field_error(RegisterError, "tasks", count + 1,
-                              f"{count + 1} tasks queued on channel {channel.name}: a queue "
-                              f"holds {TASK_QUEUE_DEPTH}")
-        held[direction, index] = count + 1
     own = DMA_KINDS[dma.kind].lock_window("own").start
     for n, bd in bds.items():
         dma.write_bd(n, bd)
     for lock, value in locks:
         table, local = dma.locks.route(own + lock)
         table.set(local, value)
-    for direction, index, what in tasks:
+    for role, direction, index, value in tasks:
         channel = dma.channel(direction, index)
-        if isinstance(what, Task):
-            if not (before_run and channel.control_field("reset")):
-                channel.push(what)   # (a channel held in reset keeps its queue empty)
+        if role == "task":
+            channel.write_start_queue(value)   # (a channel held in reset loses it)
+        elif role == "status":
+            channel.write_status(value)
         else:
-            channel.write_control(what)
+            channel.write_control(value)
             if before_run and channel.control_field("reset"):
                 channel.reset()
-
-
-def _control_bits(channel: Channel, name: str) -> int:
-    """The bits of control field ``name`` on ``channel`` (0 where its kind has none)."""
-    lsb, width = CONTROL_FIELDS[channel.dma.kind, channel.direction].get(name, (0, 0))
-    return ((1 << width) - 1) << lsb
 
 
 def write_register(dma: DMA, address: int, value: int) -> None:
@@ -192,7 +170,8 @@ def read_register(dma: DMA, address: int) -> int:
     written), a lock's value, a channel's control word (reserved bits 0), its status word
     in the cycle last stepped (:meth:`~.channel.Channel.status_word`), an S2MM channel's
     count FIFO pop register (the read pops the entry,
-    :meth:`~.channel.Channel.pop_fot_count`).
+    :meth:`~.channel.Channel.pop_fot_count`) and its Current_Write_Count register in the
+    cycle last stepped (:meth:`~.channel.Channel.write_count_word`).
 
     Raises
     ------
@@ -205,6 +184,8 @@ def read_register(dma: DMA, address: int) -> int:
         return dma.channel("s2mm", register.index).pop_fot_count()
     if register is not None and register.role == "status":
         return dma.channel(register.direction, register.index).status_word()
+    if register is not None and register.role == "write_count":
+        return dma.channel("s2mm", register.index).write_count_word()
     what = _decoder(dma).get(int(address))
     if what is None or what[0] == "task":
         raise field_error(RegisterError, "address", f"{int(address):#x}",
@@ -273,7 +254,7 @@ class RegisterWriter:
 
 def program_writes(dma: DMA) -> list[tuple[int, int]]:
     """The writes that load ``dma``'s BD table, its own locks, its channels' control words
-    and queued tasks.
+    and queued tasks (and one push more onto a queue whose overflow flag is set).
 
     Lock values and control words are written only where they are not 0 (their reset
     value); a channel's control word comes before its tasks.
@@ -293,6 +274,8 @@ def program_writes(dma: DMA) -> list[tuple[int, int]]:
                            channel.control))
         queue = start_queue_address(kind, channel.direction, channel.index)
         writes += [(queue, task.encode()) for task in channel.queue]
+        if channel.task_queue_overflow and len(channel.queue) == TASK_QUEUE_DEPTH:
+            writes.append((queue, channel.queue[-1].encode()))   # onto the full queue: set
     return writes
 
 

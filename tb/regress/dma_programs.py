@@ -14,10 +14,13 @@ reads is replayed, one with them runs in lockstep), one more line each, ``N`` ra
 out-of-order programs (:func:`~aiedma.tb.system.random_out_of_order.
 random_out_of_order_program`, through ``run_dma``) and ``N`` random (de)compression
 programs (:func:`~aiedma.tb.system.compression_programs.random_compression_program`,
-through ``run_dma`` as well), one more line each. Every kind then runs a quarter as many
-random task programs with a host reading a channel's status register every cycle
-(:func:`~aiedma.tb.system.dma_check.check_program_status`, in lockstep), the words
-compared.
+through ``run_dma`` as well), one more line each, and a quarter as many random fault
+programs (:func:`~aiedma.tb.system.random_faults.random_fault_program`: pushes onto full
+task queues, tasks that load BDs that are not valid, channel resets, a status register
+read in every free cycle; through ``run_dma``, in lockstep on Verilator too). Every kind
+then runs a quarter as many random task programs with a host reading a channel's status
+register every cycle (:func:`~aiedma.tb.system.dma_check.check_program_status`, in
+lockstep), the words compared.
 """
 
 from __future__ import annotations
@@ -26,9 +29,12 @@ import argparse
 import time
 from collections.abc import Callable
 
+from ...model.arch.register_map import register_at
+from ...model.arch.registers import STATUS_FIELDS
 from ..system.compression_programs import random_compression_program
 from ..system.dma_check import check_program_channels, check_program_status, run_dma
 from ..system.loop import RUNS_ON
+from ..system.random_faults import FAULT_KINDS, random_fault_program
 from ..system.random_out_of_order import OUT_OF_ORDER_KINDS, random_out_of_order_program
 from ..system.random_programs import (
     PROGRAM_PLACES,
@@ -77,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             if kind in OUT_OF_ORDER_KINDS:
                 failed += _writes_programs(kind, args.seed, args.programs, simulator,
                                            "out-of-order", random_out_of_order_program)
+            if kind in FAULT_KINDS:
+                failed += _fault_programs(kind, args.seed, max(1, args.programs // 4),
+                                          simulator)
             failed += _status_programs(kind, args.seed, max(1, args.programs // 4), simulator)
     return 1 if failed else 0
 
@@ -94,6 +103,37 @@ def _status_programs(kind: str, first: int, count: int, simulator: str) -> int:
             print(f"FAIL {simulator} {kind} status seed={seed}: {error}")
     print(f"whole RTL DMA on {simulator}, {kind}: {count} random task programs with a status "
           f"read every cycle, {reads} reads, {bad} mismatches, "
+          f"{time.perf_counter() - start:.1f} s")
+    return bad
+
+
+def _fault_programs(kind: str, first: int, count: int, simulator: str) -> int:
+    """Random fault programs on ``simulator``; prints one line, returns the mismatches."""
+    start, cycles, bad, drawn = time.perf_counter(), 0, 0, {"pushes": 0, "invalid": 0}
+    flagged = {"task_queue_overflow": 0, "error_bd_invalid": 0}
+    for seed in range(first, first + count):
+        program = random_fault_program(seed, kind)
+        for name in drawn:
+            drawn[name] += program.faults[name]
+        try:
+            result = run_dma(kind, program.writes, memory=program.memory,
+                             inputs=program.inputs, simulator=simulator,
+                             timed_writes=program.timed, reuse=True)
+        except AssertionError as error:
+            bad += 1
+            print(f"FAIL {simulator} {kind} faults seed={seed}: {error}\n  "
+                  f"{program.description}")
+            continue
+        cycles += result.cycles
+        statuses = [word for _, address, word in result.reads
+                    if register_at(kind, address).role == "status"]
+        for name in flagged:
+            lsb, _ = STATUS_FIELDS[name]
+            flagged[name] += any(word >> lsb & 1 for word in statuses)
+    print(f"whole RTL DMA on {simulator}, {kind}: {count} random fault programs "
+          f"({drawn['pushes']} pushes, {drawn['invalid']} to a BD that is not valid; programs "
+          f"that read task_queue_overflow {flagged['task_queue_overflow']}, error_bd_invalid "
+          f"{flagged['error_bd_invalid']}), {cycles} cycles, {bad} mismatches, "
           f"{time.perf_counter() - start:.1f} s")
     return bad
 

@@ -20,7 +20,7 @@ from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import STATUS_FIELDS, status_address
 from ...model.errors import AiedmaError, field_error
 from ...model.system.registers import RegisterWriter, apply_writes, program_writes
-from ...model.system.scheduler import Stall, SystemReport, run_system
+from ...model.system.scheduler import DeadlockError, Stall, SystemReport, run_system
 from ...model.system.stream import Stream, StreamSink, StreamSource
 from ..common.simulators import check_simulator
 from .dma_block import RtlDmaAgent, run_rtl_dma
@@ -29,7 +29,7 @@ from .loop import RUNS_ON
 from .random_programs import program_dma
 
 __all__ = ["DmaRun", "check_program_channels", "check_program_status", "register_writes",
-           "run_dma"]
+           "run_dma", "words_taken"]
 
 
 def register_writes(channel: Any) -> list[tuple[int, int]]:
@@ -54,6 +54,22 @@ def _timed(agent: Any) -> list[int]:
     return cycles
 
 
+def _invalid_cycles(channels: Sequence[Any]) -> list[int]:
+    """Record the cycles in which one of ``channels`` shows ``error_bd_invalid`` in its
+    status (wraps their ``step``): the cycles the RTL DMA's ``error`` output, its
+    channels' error registers, must be high."""
+    cycles: set[int] = set()
+    lsb = STATUS_FIELDS["error_bd_invalid"][0]
+    for channel in channels:
+        def stepped(cycle: int, step: Any = channel.step, channel: Any = channel) -> Any:
+            stall = step(cycle)
+            if channel.error == "error_bd_invalid" and channel.status_word() >> lsb & 1:
+                cycles.add(cycle)
+            return stall
+        channel.step = stepped
+    return cycles   # a set, filled as the run goes (sorted when compared)
+
+
 def check_program_channels(program: Any, simulator: str = "amaranth", *,
                            reuse: bool = False, lockstep: bool = False) -> SystemReport:
     """Run a :class:`~aiedma.tb.system.random_programs.RandomProgram` with model channels, then with
@@ -76,6 +92,7 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
             return _check_replayed(program.seed, agents, channels, dma)
     agents, channels, dma, sinks = program.build()
     model_times = [_timed(sink) for sink in sinks]
+    model_errors = _invalid_cycles(channels)
     report = run_system(agents, exact=True)   # every cycle stepped: _timed sees each word
     model_tokens = [[(d.cycle, d.controller_id) for d in ch.done if d.token]
                     for ch in channels]
@@ -105,6 +122,9 @@ def check_program_channels(program: Any, simulator: str = "amaranth", *,
     if rtl_tokens != model_tokens:
         raise AssertionError(f"{seed}: tokens (cycle, controller ID) differ: model "
                              f"{model_tokens}, RTL {rtl_tokens}")
+    if block.error_cycles != sorted(model_errors):
+        raise AssertionError(f"{seed}: the cycles of a BD error differ: model "
+                             f"{sorted(model_errors)[:8]}, RTL {block.error_cycles[:8]}")
     own = DMA_KINDS[dma.kind].lock_window("own").start
     model_locks = [dma.locks.route(own + k)[0][k] for k in range(DMA_KINDS[dma.kind].locks)]
     if block.locks != model_locks:
@@ -236,6 +256,24 @@ def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
     return dma, store, offset, agents, channels, sinks, times
 
 
+def words_taken(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
+                timed_writes: Sequence[Sequence[int]] = (), spare: int = 4096) -> dict[str, int]:
+    """Per S2MM channel with tasks: the words it takes in the model's run of a program
+    (:func:`run_dma`'s arguments) offered ``spare`` words, a run that ends when nothing
+    moves with words left on its stream. Given exactly that many words, the program's
+    run is the same and ends."""
+    memory = np.zeros(0, dtype=np.int64) if memory is None else np.asarray(memory)
+    names = [f"s2mm{k}" for k in range(DMA_KINDS[kind].channels)]
+    inputs = dict.fromkeys(names, np.arange(spare))
+    _, _, _, agents, channels, _, _ = _dma_system(kind, writes, memory, inputs, {},
+                                                  timed_writes)
+    try:
+        run_system(agents, exact=True)
+    except DeadlockError:
+        pass
+    return {f"s2mm{c.index}": c.words for c in channels if not c.is_mm2s}
+
+
 def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
             inputs: dict | None = None, ready: dict | None = None,
             simulator: str | None = "amaranth",
@@ -290,6 +328,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     if replayed:   # the block's register writes are the DMA's state before the run
         block, recorder = RtlDmaAgent(dma, channels, "verilator"), DmaRecorder(channels)
     word_cycles = {f"{c.direction}{c.index}": _timed(c) for c in channels}
+    model_errors = _invalid_cycles(channels)
     report = run_system(agents, exact=True)   # every cycle stepped: the word times are recorded
     model = _dma_result(dma, store, offset, memory.size, channels, sinks, report.cycles)
     model.word_cycles = word_cycles
@@ -323,6 +362,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     for what, want, got in (("outputs", model.outputs, result.outputs),
                             ("FoT flags", model.flags, result.flags),
                             ("register reads", model.reads, result.reads),
+                            ("BD error cycles", sorted(model_errors), block.error_cycles),
                             ("output cycles", times, rtl_times),
                             ("cycles", model.cycles, result.cycles),
                             ("locks", model.locks, result.locks),
@@ -330,11 +370,25 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
                             ("tokens' controller IDs", model_controllers,
                              result.token_controllers)):
         if want != got:
+            first = _first_read_difference(want, got) if what == "register reads" else ""
             raise AssertionError(f"run_dma: the RTL's {what} differ from the model's: "
-                                 f"model {want}, RTL {got}")
+                                 f"{first}model {want}, RTL {got}")
     if not np.array_equal(model.memory, result.memory):
         raise AssertionError("run_dma: the memory after the RTL run differs from the model's")
     return result
+
+
+def _first_read_difference(want: list, got: list) -> str:
+    """The first read whose word differs, as the status fields that differ (a status
+    register) or the two words; the text ends with a space."""
+    for (cycle, address, word), (_, _, other) in zip(want, got, strict=False):
+        if word != other:
+            fields = {name: (word >> lsb & (1 << width) - 1, other >> lsb & (1 << width) - 1)
+                      for name, (lsb, width) in STATUS_FIELDS.items()
+                      if (word ^ other) >> lsb & (1 << width) - 1}
+            return (f"first in cycle {cycle} at {address:#x}: {word:#010x} against "
+                    f"{other:#010x} (as status fields, model and RTL: {fields}); ")
+    return f"{len(want)} reads against {len(got)}; "
 
 
 def _dma_result(dma: Any, store: Any, offset: int, size: int, channels: list, sinks: dict,

@@ -30,14 +30,16 @@ from typing import Any
 import numpy as np
 
 from ...model.arch.kinds import DMA_KINDS
+from ...model.arch.registers import STATUS_FIELDS
 from ...model.system.stream import Beat
 from .dma_block import RtlDmaAgent
 
 __all__ = ["DmaRecorder", "replay_dma", "replayable"]
 
 _COLUMNS = ("o_ready", "i_valid", "i_payload", "mem_data_in", "moved", "payload",
-            "mem_read", "mem_write", "mem_addr", "mem_data", "bd")
+            "mem_read", "mem_write", "mem_addr", "mem_data", "bd", "invalid")
 _SIGNALS = operator.attrgetter("mem_read", "mem_write", "mem_addr", "mem_data")
+_INVALID = STATUS_FIELDS["error_bd_invalid"][0]
 
 
 def replayable(dma: Any) -> bool:
@@ -97,9 +99,12 @@ class _ChannelRecorder:
         payload = 0 if moved is None else (moved.data & 0xFFFF_FFFF) | int(moved.last) << 32
         read, write, address, data = self._signals
         bd = self.channel.bd
+        # The channel's error register (its status's error_bd_invalid in this cycle).
+        invalid = self.channel.status_word() >> _INVALID & 1
         self.rows.append((o_ready, i_valid, offered, self._mem_data, moved is not None, payload,
                           read, write, address if read or write else 0,
-                          data & 0xFFFF_FFFF if write else 0, -1 if bd is None else bd))
+                          data & 0xFFFF_FFFF if write else 0, -1 if bd is None else bd,
+                          invalid))
         return stall
 
     def finish(self) -> dict[str, np.ndarray]:
@@ -179,7 +184,12 @@ def _ports(channels: Sequence[Any], recorded: Sequence[dict[str, np.ndarray]],
         compare(f"{path}token", c["token"])
         compare(f"{path}token_controller", c["token_controller"], c["token"])
     cycles = recorded[0]["bd"].size if recorded else 0
-    compare("error", np.zeros(cycles, dtype=np.uint64))
+    # The block's error output: its channels' error registers (the lock unit's error is
+    # the model's LockError, which ends a run before any replay).
+    invalid = np.zeros(cycles, dtype=np.int64)
+    for c in recorded:
+        invalid |= c["invalid"]
+    compare("error", invalid)
     return inputs, want, care
 
 

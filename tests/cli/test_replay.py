@@ -96,8 +96,8 @@ def test_a_bd_with_iteration_current_past_its_wrap_replays_with_a_warning(tmp_pa
     ('{"kind": "memtile", "writes": [["0xA0000", "zz"]]}', [],
      "writes[0] value='zz': must be an integer or a hex string (0x...)"),
     ('{"kind": "memtile", "writes": [["0x5", 1]]}', [],
-     "address='0x5': write 0: no BD, start-queue, control or lock register of a memtile DMA "
-     "is there"),
+     "address='0x5': write 0: no BD, start-queue, control, status or lock register of a "
+     "memtile DMA is there"),
     ('{"kind": "tile", "writes": []}', ["--kind", "memtile"],
      "bad.json programs a tile DMA"),
 ])

@@ -20,6 +20,7 @@ from aiedma.model.arch.registers import (
     lock_value_address,
     start_queue_address,
     status_address,
+    write_count_address,
 )
 from aiedma.model.errors import AiedmaError
 
@@ -48,8 +49,22 @@ def test_the_map_holds_the_address_functions_registers(kind):
     if kind in FOT_COUNT_BASE:   # the S2MM count FIFO pop registers (none on the shim)
         for c in range(dma.channels):
             expected[fot_count_address(kind, c)] = ("fot_count", c, 0, "s2mm")
+    for c in range(dma.channels):   # Current_Write_Count, every kind
+        expected[write_count_address(kind, c)] = ("write_count", c, 0, "s2mm")
     assert {r.address: (r.role, r.index, r.word, r.direction)
             for r in registers(kind)} == expected
+
+
+@pytest.mark.parametrize(("kind", "channel", "address"), [
+    ("tile", 0, 0x1DF18), ("tile", 1, 0x1DF1C), ("memtile", 0, 0xA06B0),
+    ("memtile", 5, 0xA06C4), ("shim", 1, 0x1D234),
+])
+def test_current_write_count_is_at_aie_rts_addresses_and_read_only(kind, channel, address):
+    """aie-rt's XAIEMLGBL_{MEMORY,MEM_TILE,NOC}_MODULE_DMA_S2MM_CURRENT_WRITE_COUNT_n."""
+    assert write_count_address(kind, channel) == address
+    found = register_at(kind, address)
+    assert (found.role, found.index, found.readable, found.writable) == (
+        "write_count", channel, True, False)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -131,7 +131,6 @@ def test_first_word_written_after_the_header_the_fetch_and_the_offer():
 @pytest.mark.parametrize(("kind", "named", "flag"), [
     ("tile", 20, "error_bd_unavailable"),        # a core tile has 16 BDs
     ("memtile", 30, "error_bd_unavailable"),     # S2MM 0 runs BDs 0-23
-    ("tile", 6, "error_bd_invalid"),             # BD 6 has valid_bd = 0
     ("shim", 17, "error_bd_unavailable"),
 ])
 def test_a_bd_not_available_sets_its_status_error_stops_and_a_reset_clears_it(kind, named, flag):
@@ -155,6 +154,28 @@ def test_a_bd_not_available_sets_its_status_error_stops_and_a_reset_clears_it(ki
     channel.push(Task(0))
     run_system([StreamSource("again", stream, packet(1, [5, 6])), channel])
     assert memory(dma, 0, 2) == [5, 6] and len(channel.done) == 1
+
+
+def test_a_named_bd_that_is_not_valid_stops_the_channel_holding_it_until_a_reset():
+    """As an in-order load: the BD is fetched (it is the BD fetched last), stays at the
+    head of the fetch stage (the channel stays busy), and sets error_bd_invalid from
+    the cycle after it is offered; nothing more is taken until a channel reset."""
+    kind = "tile"
+    dma = receiver(kind, {1: bd(kind, base_address=0, buffer_length=2),
+                          6: BufferDescriptor(kind, base_address=8, buffer_length=2)})
+    stream = Stream("in", 2)
+    channel = dma.s2mm[0].connect(stream)
+    channel.push(Task(0, repeat_count=3))
+    source = StreamSource("source", stream, packet(1, [3, 4]) + packet(6, [8]) + packet(1, [9]))
+    with pytest.raises(DeadlockError, match=r"s2mm0: BD 6: .*stopped by error_bd_invalid "
+                                            r"until a reset"):
+        run_system([source, channel])
+    assert memory(dma, 0, 2) == [3, 4] and memory(dma, 8, 2) == [0, 0]
+    fields = channel.status_fields()
+    assert fields["error_bd_invalid"] == 1 and sum(fields.values()) == 1
+    assert channel.busy and channel.done == [] and channel.bd == 6
+    channel.reset()
+    assert channel.status_fields()["error_bd_invalid"] == 0 and not channel.busy
 
 
 def test_with_the_bit_clear_a_packet_bd_takes_its_own_header_as_before():

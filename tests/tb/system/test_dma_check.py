@@ -7,7 +7,12 @@ from hdl_mutants import BubblyGate
 
 from aiedma.hdl import engine as hdl_engine
 from aiedma.model import BufferDescriptor, Task
-from aiedma.model.arch.registers import lock_value_address, start_queue_address
+from aiedma.model.arch.registers import (
+    STATUS_FIELDS,
+    lock_value_address,
+    start_queue_address,
+    status_address,
+)
 from aiedma.model.bd.packet import packet_header
 from aiedma.model.cycle.contract import BD_OFFER_LATENCY
 from aiedma.model.errors import AiedmaError
@@ -168,7 +173,7 @@ def test_run_dma_programs_through_registers_and_checks_the_rtl():
 
 @pytest.mark.parametrize(("write", "message"), [
     ((0xA0000 - 4, 1),
-     r"^address='0x9fffc': write 0: no BD, start-queue, control or lock register"),
+     r"^address='0x9fffc': write 0: no BD, start-queue, control, status or lock register"),
     ((0xA0000, 1 << 32), r"^value=4294967296: write 0 to 0xa0000: a register word is"),
     ((0xC0000, 64), r"^value=64: write 0 to lock 0: a lock holds 0..63"),
 ])
@@ -179,15 +184,27 @@ def test_a_bad_register_write_is_refused_before_anything_runs(write, message):
     assert not dma.bds and not any(ch.queue for ch in dma.channels)
 
 
-def test_a_fifth_task_on_one_channel_is_refused_before_anything_runs():
+def test_a_fifth_task_on_one_channel_is_lost_and_sets_the_overflow_flag_as_on_the_rtl():
+    """As the RTL's task queue: the push is not stored, the status's
+    task_queue_overflow is set, a 1 written there clears it; the writes that load the
+    RTL from the model (program_writes) make the same state."""
     dma = DMA("memtile", 0, 1)
     queue = start_queue_address("memtile", "mm2s", 0)
-    with pytest.raises(RegisterError, match=r"^tasks=5: 5 tasks queued on channel "
-                                            r"memtile\(0,1\)\.mm2s0: a queue holds 4"):
-        apply_writes(dma, [(0xA0000 + 4 * w, word) for w, word in enumerate(
-            BufferDescriptor("memtile", buffer_length=1, valid_bd=1).encode())]
-            + [(queue, Task(0).encode())] * 5)
-    assert not dma.bds
+    status = status_address("memtile", "mm2s", 0)
+    tasks = [Task(0, repeat_count=k + 1) for k in range(5)]
+    apply_writes(dma, [(0xA0000 + 4 * w, word) for w, word in enumerate(
+        BufferDescriptor("memtile", buffer_length=1, valid_bd=1).encode())]
+        + [(queue, t.encode()) for t in tasks])
+    channel = dma.mm2s[0]
+    assert list(channel.queue) == tasks[:4] and channel.task_queue_overflow
+    again = DMA("memtile", 0, 1)
+    apply_writes(again, program_writes(dma))
+    assert list(again.mm2s[0].queue) == tasks[:4] and again.mm2s[0].task_queue_overflow
+    overflow = 1 << STATUS_FIELDS["task_queue_overflow"][0]
+    apply_writes(dma, [(status, 0xFFFF_FFFF ^ overflow)])   # only a 1 there clears it
+    assert channel.task_queue_overflow
+    apply_writes(dma, [(status, overflow)])
+    assert not channel.task_queue_overflow and len(channel.queue) == 4
 
 
 def test_program_writes_replay_into_the_same_dma():

@@ -1,0 +1,155 @@
+"""Hardware faults on the whole RTL DMA against the model run through its registers: a push
+onto a full task queue (task_queue_overflow, the push lost) and a task that loads a BD that
+is not valid (error_bd_invalid, the channel stopped until a channel reset). The status
+register is read in every cycle no other register access takes, and every read, word,
+memory word, token, lock and the cycles of the DMA's error output are compared."""
+
+import numpy as np
+import pytest
+
+from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from aiedma.model.arch.register_map import register_at
+from aiedma.model.arch.registers import (
+    CONTROL_FIELDS,
+    STATUS_FIELDS,
+    control_address,
+    start_queue_address,
+    status_address,
+)
+from aiedma.model.bd.descriptor import BufferDescriptor
+from aiedma.model.bd.task import Task
+from aiedma.model.system.scheduler import DeadlockError
+from aiedma.tb.system.dma_check import run_dma
+from aiedma.tb.system.random_faults import FAULT_KINDS, random_fault_program
+
+
+def bit(word, name):
+    lsb, width = STATUS_FIELDS[name]
+    return word >> lsb & ((1 << width) - 1)
+
+
+def own(kind):
+    """Word address 0 of the tile's own memory (a shim's external memory)."""
+    return 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
+
+
+def bd_writes(kind, table):
+    base = DMA_KINDS[kind].bd_register_base
+    return [(base + BD_REGISTER_STRIDE * n + 4 * w, word)
+            for n, bd in table.items() for w, word in enumerate(bd.encode())]
+
+
+def with_status_reads(kind, direction, writes, cycles):
+    """``writes`` ({cycle: (address, value)}) and a read of the channel's status register
+    in every other cycle up to ``cycles``."""
+    status = status_address(kind, direction, 0)
+    return [(c, *writes[c]) if c in writes else (c, status, None) for c in range(cycles)]
+
+
+def reset_then_push(kind, direction, cycle, task):
+    """A channel reset (the bit written 1, then 0) from ``cycle``, then ``task`` pushed."""
+    control = control_address(kind, direction, 0)
+    reset = 1 << CONTROL_FIELDS[kind, direction]["reset"][0]
+    return {cycle: (control, reset), cycle + 1: (control, 0),
+            cycle + 2: (start_queue_address(kind, direction, 0), task.encode())}
+
+
+def status_reads(result, kind, direction):
+    status = status_address(kind, direction, 0)
+    return [(c, w) for c, a, w in result.reads if a == status]
+
+
+@pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
+def test_a_fifth_push_sets_the_overflow_bit_in_the_rtls_cycle_and_a_one_written_clears_it(kind):
+    """MM2S 0 runs tasks of 6 words; a host pushes one a cycle in two bursts and writes a
+    1 to task_queue_overflow after each. While the queue is full a task leaves it in a
+    cycle a push lands (the RTL counts the queue full then: a model that did not would
+    differ in the queue size). Only the stored tasks run."""
+    table = {0: BufferDescriptor(kind, base_address=own(kind), buffer_length=6, valid_bd=1)}
+    queue = start_queue_address(kind, "mm2s", 0)
+    status = status_address(kind, "mm2s", 0)
+    overflow = 1 << STATUS_FIELDS["task_queue_overflow"][0]
+    token = Task(0, 1, True).encode()
+    bursts = [*range(1, 9), *range(15, 29)]
+    writes = {c: (queue, token) for c in bursts} | {11: (status, overflow),
+                                                     30: (status, overflow)}
+    timed = with_status_reads(kind, "mm2s", writes, 120)
+    result = run_dma(kind, [*bd_writes(kind, table), (queue, token)],
+                     memory=np.arange(1, 7), timed_writes=timed, simulator="amaranth",
+                     reuse=True)
+    flag = {c: bit(w, "task_queue_overflow") for c, w in status_reads(result, kind, "mm2s")}
+    assert (flag[9], flag[12], flag[29], flag[31]) == (1, 0, 1, 0)
+    ran = len(result.tokens["mm2s0"])
+    assert ran < 1 + len(bursts) and len(result.outputs["mm2s0"]) == 6 * ran
+
+
+@pytest.mark.parametrize(("kind", "direction", "table", "task", "before"), [
+    # the start BD has valid_bd = 0
+    ("tile", "mm2s", {2: dict(buffer_length=4, valid=0)}, Task(2), 0),
+    # a chained BD has valid_bd = 0, reached after a BD that runs (3 words); the task
+    # repeats
+    ("tile", "s2mm", {0: dict(buffer_length=3, use_next_bd=1, next_bd=3),
+                      3: dict(buffer_length=2, valid=0)}, Task(0, 2, True), 3),
+    # a start BD never written (all zeros)
+    ("memtile", "mm2s", {}, Task(5), 0),
+    # an S2MM BD with zero padding is not valid either
+    ("memtile", "s2mm", {1: dict(buffer_length=4, d0_wrap=4, d0_zero_before=1)}, Task(1), 0),
+])
+def test_a_bd_that_is_not_valid_stops_the_channel_as_in_the_rtl_until_a_reset(kind, direction,
+                                                                           table, task, before):
+    """error_bd_invalid from the RTL's cycle on, the BDs before it complete, the next
+    queued task does not run; a channel reset clears the bit and a task pushed after it
+    runs."""
+    bds = {n: BufferDescriptor(kind, base_address=own(kind) + 16 * n,
+                               valid_bd=fields.pop("valid", 1), **fields)
+           for n, fields in ((n, dict(f)) for n, f in table.items())}
+    good = 7
+    bds[good] = BufferDescriptor(kind, base_address=own(kind) + 200, buffer_length=3,
+                                 valid_bd=1)
+    queue = start_queue_address(kind, direction, 0)
+    writes = [*bd_writes(kind, bds), (queue, task.encode()), (queue, Task(good, 1, True).encode())]
+    timed = with_status_reads(kind, direction, reset_then_push(
+        kind, direction, 50, Task(good, 1, True)), 80)
+    words = list(range(1, before + 4))   # S2MM: the BDs before it, then the task after
+    result = run_dma(kind, writes, memory=np.arange(100, 400), inputs={f"{direction}0": words},
+                     timed_writes=timed, simulator="amaranth", reuse=True)
+    reads = status_reads(result, kind, direction)
+    invalid = [c for c, w in reads if bit(w, "error_bd_invalid")]
+    assert invalid and max(invalid) < 52            # cleared by the reset
+    assert all(bit(w, "channel_running") for c, w in reads if invalid[0] <= c < 50)
+    assert len(result.tokens[f"{direction}0"]) == 1   # only the task pushed after the reset
+
+
+def test_the_python_api_keeps_raising_and_a_channel_run_as_hardware_stops_instead():
+    """Channel.push with a BD that is not valid raises at its load (the programmer's API,
+    tests/model/system); the same program written through the registers stops the channel
+    with error_bd_invalid, which a run without a reset reports as a deadlock naming it."""
+    kind = "tile"
+    bds = {0: BufferDescriptor(kind, buffer_length=2)}
+    writes = [*bd_writes(kind, bds), (start_queue_address(kind, "mm2s", 0), Task(0).encode())]
+    with pytest.raises(DeadlockError, match=r"mm2s0: BD 0: .*stopped by error_bd_invalid "
+                                            r"until a reset"):
+        run_dma(kind, writes, simulator=None)
+
+
+@pytest.mark.parametrize("kind", FAULT_KINDS)
+@pytest.mark.parametrize("seed", range(3))
+def test_random_fault_programs_rtl_against_the_model(kind, seed):
+    program = random_fault_program(seed, kind)
+    run_dma(kind, program.writes, memory=program.memory, inputs=program.inputs,
+            timed_writes=program.timed, simulator="amaranth", reuse=True)
+
+
+def test_random_fault_programs_draw_both_faults_and_every_run_ends():
+    """Across a few programs both status bits are read set (model only: the RTL side is
+    the test above and the regression), and each program's S2MM words are all taken."""
+    seen = set()
+    for seed in range(6):
+        program = random_fault_program(seed, "tile")
+        result = run_dma("tile", program.writes, memory=program.memory,
+                         inputs=program.inputs, timed_writes=program.timed, simulator=None)
+        seen |= {name for _, address, word in result.reads
+                 if register_at("tile", address).role == "status"
+                 for name in ("task_queue_overflow", "error_bd_invalid") if bit(word, name)}
+        assert program.faults["pushes"] > 3
+    assert seen == {"task_queue_overflow", "error_bd_invalid"}
