@@ -945,10 +945,15 @@ class Channel:
         return not (self._gate or self._running or self._completions)
 
     def _state(self) -> tuple:
-        return (self.engine.state(), self._fetch_state(), len(self.queue), len(self._gate),
+        # _fetch_state and _lock_state inline, one flat tuple: asked twice in most
+        # stepped cycles.
+        after = self._cycle + 1
+        return (self.engine.state(), tuple([(id(f), f.offered > after) for f in self._fetched]),
+                self._fetch_wait, len(self.queue), len(self._gate),
                 len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._releasing, self._applying,
-                self._lock_state(), tuple([r.header for r in self._stage]),
+                id(self._ask), self._cycle < self._ask_shown, self._answer, self._granted,
+                id(self._held), self._released, tuple([r.header for r in self._stage]),
                 self._packer.state())
 
     def _lock_state(self) -> tuple:
