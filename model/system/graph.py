@@ -605,7 +605,10 @@ class _Controller:
 
     @property
     def busy(self) -> bool:
-        return any(s.tasks for s in self.slots)
+        for s in self.slots:   # asked before every cycle (the first agent): no generator
+            if s.tasks:
+                return True
+        return False
 
     def step(self, cycle: int) -> Stall:
         pushed = False

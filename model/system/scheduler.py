@@ -324,7 +324,10 @@ class SystemRun:
     @property
     def busy(self) -> bool:
         """Some agent has work left."""
-        return any(a.busy for a in self.agents)
+        for agent in self.agents:   # asked before every cycle: a loop, not a generator
+            if agent.busy:
+                return True
+        return False
 
     def cycle(self) -> None:
         """Run one cycle: step every agent, then commit agents and streams.
