@@ -210,8 +210,10 @@ class S2MMDatapath:
         return (self.write,)
 
     def steady_state(self) -> tuple:
-        """:meth:`state` without the address and data written."""
-        return (self.write is None,)
+        """:meth:`state` without the write: the word taken in one cycle is written in
+        the next whatever happens there, so a pending write only says a word was taken
+        in the cycle before (after a cycle without one, none is pending)."""
+        return ()
 
     @property
     def empty(self) -> bool:
