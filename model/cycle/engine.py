@@ -108,8 +108,9 @@ class AddrgenSlots:
         free = self.run is None or (take and (remaining == 1 or cut))
         end = slots[last]
         leave = end is not None and (not end[0] or free)
+        if end is None or leave:
+            return [True] * len(slots), leave, take   # room at the end: every slot ready
         ready = [False] * len(slots)
-        ready[last] = end is None or leave
         for s in range(last - 1, -1, -1):
             ready[s] = slots[s] is None or ready[s + 1]
         return ready, leave, take
@@ -132,6 +133,8 @@ class AddrgenSlots:
             self.run = None
         elif take:
             self.position += 1
+        if accepted is None and not leave and slots.count(None) == last + 1:
+            return   # no BD in the slots or coming: they stay empty
         updated = list(slots)
         for s in range(len(slots)):
             come = accepted is not None if s == 0 else slots[s - 1] is not None and ready[s]
@@ -207,8 +210,10 @@ class S2MMDatapath:
         return (self.write,)
 
     def steady_state(self) -> tuple:
-        """:meth:`state` without the address and data written."""
-        return (self.write is None,)
+        """:meth:`state` without the write: the word taken in one cycle is written in
+        the next whatever happens there, so a pending write only says a word was taken
+        in the cycle before (after a cycle without one, none is pending)."""
+        return ()
 
     @property
     def empty(self) -> bool:
@@ -306,7 +311,10 @@ class ChannelEngine:
 
     def state(self) -> tuple:
         """Everything that changes, for telling a cycle that changed nothing."""
-        return (*self.slots.state(), *self.datapath.state(), self.first)
+        # AddrgenSlots.state inline: the channel asks twice in most stepped cycles.
+        slots = self.slots
+        return (*map(id, slots.prepare), id(slots.run), slots.position,
+                *self.datapath.state(), self.first)
 
     def steady_state(self) -> tuple:
         """:meth:`state` without what advances at a steady rate: the beat position
@@ -357,23 +365,19 @@ class ChannelEngine:
         bd_ready = readiness[0][0]
         moved = beat_valid and a_ready
         grant = request and self._grant
+        # Positional, in EngineCycle's field order: binding 17 keywords costs twice as much.
         if self.mm2s:
             o_valid, data, o_last = self.datapath.outputs(self._mem_data)
             read = moved and not zero
-            return EngineCycle(bd_valid=bd_valid, bd_ready=bd_ready, beat_valid=beat_valid,
-                               beat_ready=a_ready, address=address, zero=zero, last=last,
-                               lock_request=request, lock_grant=grant, stream_valid=o_valid,
-                               stream_ready=self._o_ready, data=data if o_valid else 0,
-                               stream_last=o_last and o_valid, mem_read=read,
-                               mem_addr=address if read else 0)
+            return EngineCycle(bd_valid, bd_ready, beat_valid, a_ready, address, zero, last,
+                               request, grant, o_valid, self._o_ready, data if o_valid else 0,
+                               o_last and o_valid, read, False, address if read else 0, 0)
         write = self.datapath.write
-        return EngineCycle(bd_valid=bd_valid, bd_ready=bd_ready, beat_valid=beat_valid,
-                           beat_ready=a_ready, address=address, zero=zero, last=last,
-                           lock_request=request, lock_grant=grant, stream_valid=self._i_valid,
-                           stream_ready=beat_valid and passes,
-                           data=self._i_data if self._i_valid else 0,
-                           mem_write=write is not None, mem_addr=write[0] if write else 0,
-                           mem_data=write[1] if write else 0)
+        i_valid = self._i_valid
+        return EngineCycle(bd_valid, bd_ready, beat_valid, a_ready, address, zero, last,
+                           request, grant, i_valid, beat_valid and passes,
+                           self._i_data if i_valid else 0, False, False, write is not None,
+                           write[0] if write else 0, write[1] if write else 0)
 
     def clock(self, accepted_beats: tuple[list[int], list[bool]] | None = None) -> None:
         """The rising edge.

@@ -103,6 +103,7 @@ Decisions (docs/bd.md is silent on timing and on these points):
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 from collections import deque
 from collections.abc import Hashable
@@ -163,6 +164,11 @@ _PADDING_FIELDS = tuple(f"d{k}_zero_{side}" for k in range(DMA_KINDS["memtile"].
 
 _IDLE = Stall("idle")
 """The stall of a cycle in which a channel has nothing to do and nothing changes."""
+
+
+_HEADER = operator.attrgetter("header")
+"""Whether a staged BD's packet header is still to go (read of every staged BD in the
+channel's state, without a comprehension's frame)."""
 
 
 _SHORT_BD = 256
@@ -1040,17 +1046,26 @@ class Channel:
         """The fetch stage's BDs, each with whether it is still on its way from the table,
         and the cycles before it may fetch again."""
         after = self._cycle + 1
-        return tuple([(id(f), f.offered > after) for f in self._fetched]), self._fetch_wait
+        fetched = self._fetched
+        return (tuple([(id(f), f.offered > after) for f in fetched]) if fetched else (),
+                self._fetch_wait)
 
     def _drained(self) -> bool:
         """Every BD before the fetched one is complete (a BD of length 0 may run)."""
         return not (self._gate or self._running or self._completions)
 
     def _state(self) -> tuple:
-        return (self.engine.state(), self._fetch_state(), self.error, self._invalid,
-                len(self.queue), len(self._gate), len(self._running), len(self._stage),
-                len(self._completions), len(self._releases), self._owed, self._releasing,
-                self._applying, self._lock_state(), tuple([r.header for r in self._stage]),
+        # _fetch_state and _lock_state inline, one flat tuple: asked twice in most
+        # stepped cycles.
+        after = self._cycle + 1
+        fetched = self._fetched
+        return (self.engine.state(),
+                tuple([(id(f), f.offered > after) for f in fetched]) if fetched else (),
+                self._fetch_wait, self.error, self._invalid, len(self.queue), len(self._gate),
+                len(self._running), len(self._stage), len(self._completions),
+                len(self._releases), self._owed, self._releasing, self._applying,
+                id(self._ask), self._cycle < self._ask_shown, self._answer, self._granted,
+                id(self._held), self._released, tuple(map(_HEADER, self._stage)),
                 self._packer.state())
 
     def _lock_state(self) -> tuple:
@@ -1074,7 +1089,7 @@ class Channel:
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
                 len(self._releases), self._owed, self._lock_state(),
-                tuple([r.header for r in self._stage]), self._written_bd)
+                tuple(map(_HEADER, self._stage)), self._written_bd)
 
     def next_event(self, last: int, moved: bool) -> int:
         """The cycle a lock release is due (the release queue's head asks for the port

@@ -599,20 +599,31 @@ class _Controller:
 
     def __init__(self, slots: Sequence[_Slot]) -> None:
         self.slots = list(slots)
+        # The stall of a cycle that pushes nothing, made once until the next push: it
+        # steps every cycle, and the tasks left change only when it pushes.
+        self._waits: Stall | None = None
 
     @property
     def busy(self) -> bool:
-        return any(s.tasks for s in self.slots)
+        for s in self.slots:   # asked before every cycle (the first agent): no generator
+            if s.tasks:
+                return True
+        return False
 
     def step(self, cycle: int) -> Stall:
         pushed = False
         for s in self.slots:
-            while s.tasks and len(s.channel.queue) < TASK_QUEUE_DEPTH:
-                s.channel.push(s.tasks.popleft())
+            tasks = s.tasks
+            while tasks and len(s.channel.queue) < TASK_QUEUE_DEPTH:
+                s.channel.push(tasks.popleft())
                 pushed = True
+        if not pushed and self._waits is not None:
+            return self._waits
         left = sum(len(s.tasks) for s in self.slots)
-        return Stall("idle", progress=pushed, detail=f"{left} task(s) wait for queue room"
-                     if left else "")
+        stall = Stall("idle", progress=pushed, detail=f"{left} task(s) wait for queue room"
+                      if left else "")
+        self._waits = None if pushed else stall
+        return stall
 
     def commit(self) -> None:
         pass

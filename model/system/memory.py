@@ -224,10 +224,19 @@ class AddressSpace:
     def locate(self, addresses: np.ndarray) -> list[tuple[Memory, np.ndarray, np.ndarray]] | None:
         """Where many addresses land: ``(memory, mask, offsets)`` per window reached.
 
-        ``mask`` selects the addresses in that window, ``offsets`` are their word
-        offsets in ``memory``. None if any address is in no window or in one with no
-        memory (:meth:`resolve` says which, with the full error).
+        ``mask`` selects the addresses in that window (``slice(None)`` when every address
+        is in it), ``offsets`` are their word offsets in ``memory``. None if any address
+        is in no window or in one with no memory (:meth:`resolve` says which, with the
+        full error).
         """
+        if addresses.size:
+            # Most jumps stay in one window: told from the extremes, without a mask.
+            low, high = int(addresses.min()), int(addresses.max())
+            for w in self.windows:
+                if w.start <= low and high < w.start + w.size:
+                    if w.memory is None:
+                        return None
+                    return [(w.memory, slice(None), addresses - w.start)]
         placed, found = [], 0
         for w in self.windows:
             mask = (addresses >= w.start) & (addresses < w.start + w.size)

@@ -83,7 +83,7 @@ def report_legend() -> str:
             f"it moved none, by cause ({causes})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Stall:
     """Why an agent moved no word this cycle.
 
@@ -108,10 +108,17 @@ class Stall:
     progress: bool = False
     detail: str = ""
 
-    def __post_init__(self) -> None:
-        if self.cause not in STALL_CAUSES:
-            raise field_error(AiedmaError, "cause", self.cause,
+    def __init__(self, cause: str, bd: int | None = None, lock: LockWait | None = None,
+                 progress: bool = False, detail: str = "") -> None:
+        if cause not in STALL_CAUSES:
+            raise field_error(AiedmaError, "cause", cause,
                               f"must be one of {', '.join(STALL_CAUSES)}")
+        # Frozen: the generated __init__ sets each field through object.__setattr__;
+        # the instance dict takes them at a third of the cost (a channel makes a Stall
+        # in most of its stepped cycles).
+        fields_ = self.__dict__
+        fields_["cause"], fields_["bd"], fields_["lock"] = cause, bd, lock
+        fields_["progress"], fields_["detail"] = progress, detail
 
     def __str__(self) -> str:
         text = {"lock": "waits on", "empty": "waits for input", "load": "loads a BD",
@@ -303,6 +310,7 @@ class SystemRun:
         self.streams = list({id(s): s for a in self.agents for s in a.ports()}.values())
         self.words = dict.fromkeys(names, 0)
         self.stalls: dict[str, dict[str, int]] = {n: {} for n in names}
+        self._rows = [(a, self.stalls[a.name]) for a in self.agents]   # looked up once
         self.cycles = 0
         self.exact = exact
         self.jumps = 0              # fast-path jumps taken
@@ -316,7 +324,10 @@ class SystemRun:
     @property
     def busy(self) -> bool:
         """Some agent has work left."""
-        return any(a.busy for a in self.agents)
+        for agent in self.agents:   # asked before every cycle: a loop, not a generator
+            if agent.busy:
+                return True
+        return False
 
     def cycle(self) -> None:
         """Run one cycle: step every agent, then commit agents and streams.
@@ -331,21 +342,23 @@ class SystemRun:
             raise field_error(AiedmaError, "max_cycles", self.max_cycles,
                               "the run did not finish within this many cycles")
         progress = False
-        moved, kinds = self._moved, self._causes
+        moved, kinds, words = self._moved, self._causes, self.words
         moved.clear()
         kinds.clear()
         stalls = []
-        for agent in self.agents:
+        for agent, causes in self._rows:
             stall = agent.step(cycle)
             stalls.append(stall)
-            moved.append(stall is None)
-            kinds.append(None if stall is None else stall.cause)
             if stall is None:
-                self.words[agent.name] += 1
+                moved.append(True)
+                kinds.append(None)
+                words[agent.name] += 1
                 progress = True
                 continue
-            causes = self.stalls[agent.name]
-            causes[stall.cause] = causes.get(stall.cause, 0) + 1
+            cause = stall.cause
+            moved.append(False)
+            kinds.append(cause)
+            causes[cause] = causes.get(cause, 0) + 1
             progress |= stall.progress
         for agent in self.agents:
             agent.commit()
@@ -384,14 +397,13 @@ class SystemRun:
         self._jump()
 
     def _control_state(self) -> tuple | None:
-        states = []
-        for agent in self.agents:
-            state = agent.steady_state()
-            if state is None:
-                return None
-            states.append(state)
-        states.append(tuple(len(s) for s in self.streams))
-        states.append(tuple(self._causes))
+        # What the agents did is no part of it: a cycle that starts from the control
+        # state another started from does what that one did (counters aside, which the
+        # events cover), whatever the cycle before did.
+        states = [agent.steady_state() for agent in self.agents]
+        if None in states:
+            return None
+        states.append(tuple([len(s) for s in self.streams]))
         return tuple(states)
 
     def _jump(self) -> None:

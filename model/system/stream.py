@@ -157,8 +157,10 @@ class Stream:
 
     def commit(self) -> None:
         """End of cycle: this cycle's pushes become visible, pops free their room."""
-        self._items.extend(self._incoming)
-        self._incoming.clear()
+        incoming = self._incoming
+        if incoming:
+            self._items.extend(incoming)
+            incoming.clear()
         self._start = len(self._items)
 
     # The fast path (:mod:`.scheduler`): over a jump a stream's producer pushes as many

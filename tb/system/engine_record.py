@@ -13,8 +13,10 @@ stays a ``ChannelEngine`` and the scheduler's fast path still jumps steady stret
 A stepped cycle is recorded as one row from the engine's own calls. A jump moves the
 channel's words in bulk without calling the engine; the recorder wraps the channel's
 ``plan`` to see the jump and fills its cycles with NumPy: a stalled channel repeats
-its last cycle, a streaming one moves one beat per cycle, its reads, writes and words
-taken from the memory and the stream as the jump moves them. A jump of a kind the
+its last cycle (but for an S2MM's write: the cycle before a jump may write the word
+taken before it, a stalled S2MM writes none in the jump), a streaming one moves one
+beat per cycle, its reads, writes and words taken from the memory and the stream as
+the jump moves them. A jump of a kind the
 recorder cannot follow stops the run with :class:`RecordingError` rather than
 recording something else.
 """
@@ -196,6 +198,10 @@ class EngineRecorder:
                 jump.block = self._s2mm_block(cycles, pop)
 
             plan.pop = recorded_pop
+        elif not self.mm2s:
+            # A stalled S2MM took no word in the cycle before the jump, so it writes none
+            # in the jump (that cycle itself may have written the word taken before it).
+            jump.block = {"mem_write": 0, "mem_addr": 0, "mem_data": 0}
         return plan
 
     def _catch_up(self, cycle: int) -> None:
@@ -280,8 +286,11 @@ class EngineRecorder:
         if words.size != cycles or pending is None:
             raise RecordingError(f"{self.channel.name}: a jump of {cycles} cycles took "
                                  f"{words.size} words with a write pending: {pending}")
+        # Every jump cycle writes (the pending word first), whether or not the cycle
+        # before the jump did (it may have taken its first word).
         return {"address": addresses, "zero": zeros.astype(np.int64),
                 "last": lasts.astype(np.int64), "i_data": words, "data": words,
+                "mem_write": np.ones(cycles, dtype=np.int64),
                 "mem_addr": np.concatenate(([pending[0]], addresses[:-1])),
                 "mem_data": np.concatenate(([pending[1]], words[:-1])), "position": positions}
 

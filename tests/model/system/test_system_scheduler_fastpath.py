@@ -393,3 +393,43 @@ def test_quiet_channels_and_kept_beats_change_nothing(kind, monkeypatch):
     full = [_program_run(p) for p in programs]
     for seed, (a, b) in enumerate(zip(quick, full, strict=True), start=1):
         assert a == b, f"seed {seed}"
+
+
+@pytest.mark.parametrize("num_buffers", [1, 2])
+def test_a_jump_starts_the_cycle_after_an_s2mm_stops(num_buffers, monkeypatch):
+    """An S2MM writes the word it took last in the cycle after (its datapath's pending
+    write), so its pending write is no part of its steady state: once it has stalled one
+    cycle, the write is done and a jump may start. In the pipeline, whose S2MM stops at
+    every producer buffer, such jumps happen, never with a write still pending, and the
+    run is the one stepping every cycle gives."""
+    seen = {"starts": 0, "after_a_word": 0}
+    jump = SystemRun._jump
+
+    def checked(self):
+        channels = [(k, a) for k, a in enumerate(self.agents)
+                    if isinstance(a, Channel) and not a.is_mm2s]
+        history = getattr(self, "_s2mm_moved", [])
+        before = self.cycles
+        jump(self)
+        if self.cycles == before:
+            return
+        seen["starts"] += 1
+        for k, channel in channels:
+            if not self._moved[k]:
+                assert channel.engine.datapath.write is None, "a write left to a jump"
+                if len(history) > 1 and history[-2][k]:
+                    seen["after_a_word"] += 1
+
+    cycle = SystemRun.cycle
+
+    def remembered(self):
+        cycle(self)
+        history = self.__dict__.setdefault("_s2mm_moved", [])
+        history.append(list(self._moved))
+        del history[:-2]
+
+    monkeypatch.setattr(SystemRun, "_jump", checked)
+    monkeypatch.setattr(SystemRun, "cycle", remembered)
+    assert_same_graph_run(*_pipeline_runs(num_buffers=num_buffers, iterations=6))
+    assert seen["starts"] > 0
+    assert seen["after_a_word"] > 6   # one a producer buffer at least
