@@ -375,6 +375,12 @@ class Channel:
         lsb, width = fields[name]
         return self.control >> lsb & ((1 << width) - 1)
 
+    def _check_word(self, register: str, value: int) -> None:
+        """A value written to ``register`` must be a 32-bit word."""
+        if not 0 <= value <= 0xFFFF_FFFF:
+            raise field_error(ChannelError, register, value,
+                              f"a register word is 0..2^32-1; channel {self.name}")
+
     def write_control(self, value: int) -> None:
         """Write the control register (the end of a cycle: the channel's reset register
         shows the bit from the next cycle, which it ends in reset; see the module's
@@ -385,9 +391,7 @@ class Channel:
         ChannelError
             For a value that is not a 32-bit word.
         """
-        if not 0 <= value <= 0xFFFF_FFFF:
-            raise field_error(ChannelError, "control", value,
-                              f"a register word is 0..2^32-1; channel {self.name}")
+        self._check_word("control", value)
         self.control = value & control_mask(self.dma.kind, self.direction)
         self._reset_held = bool(self.control_field("reset"))
         # Read in every step: kept as a flag (0 on a shim, which has no such field).
@@ -615,9 +619,7 @@ class Channel:
         ChannelError
             For a value that is not a 32-bit word.
         """
-        if not 0 <= word <= 0xFFFF_FFFF:
-            raise field_error(ChannelError, "status", word,
-                              f"a register word is 0..2^32-1; channel {self.name}")
+        self._check_word("status", word)
         if word >> STATUS_FIELDS["task_queue_overflow"][0] & 1:
             self.task_queue_overflow = False
 
