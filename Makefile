@@ -27,7 +27,7 @@
 #   make fpga-dma  the whole memory-tile DMA (12 channels, BD table, lock
 #                unit) on ECP5-85F with --mapper abc --placer static
 #                --router router2 --freq 12, into build/fpga-dma/
-#                (about 15 minutes on an idle 2-core machine; figures
+#                (about 30 minutes on a 2-core machine; figures
 #                in docs/results.md, FPGA)
 #   make verilog every top as Verilog in build/verilog/, linted with Verilator
 #   make formal  proofs of the RTL (k-induction, BMC against a reference generator,
