@@ -130,9 +130,8 @@ class Compressor(wiring.Component):
         self._fill(m, move, (self.left == 0) | (sent & (self.left == 1)))
         return m
 
-    def _merged(self, word: Value) -> Value:
+    def _merged(self, word: Value, nonzero: list[Value]) -> Value:
         """The carry's bytes, then the word's non-zero bytes (7 bytes, zeros after)."""
-        nonzero = _nonzero_bytes(word)
         packed = []         # the word's non-zero bytes, from byte 0
         for slot in range(4):
             choice = Const(0, 8)
@@ -156,7 +155,7 @@ class Compressor(wiring.Component):
         into the drain (when it is closed and ``drain_free``)."""
         word = self.incoming.data
         nonzero = _nonzero_bytes(word)
-        merged, total = self._merged(word), self.carry_n + sum(nonzero)
+        merged, total = self._merged(word, nonzero), self.carry_n + sum(nonzero)
         full, carry, carry_n = Signal.like(self.full), Signal.like(self.carry), Signal(3)
         mask, count = Signal.like(self.fill_mask), Signal.like(self.count)
         closed, tlast = Signal(), Signal()
