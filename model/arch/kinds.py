@@ -31,6 +31,7 @@ from .directions import READ, Direction
 
 __all__ = [
     "BD_REGISTER_STRIDE",
+    "DEFAULT_ROW",
     "DMA_KINDS",
     "KINDS",
     "DmaKind",
@@ -41,6 +42,11 @@ __all__ = [
 
 BD_REGISTER_STRIDE = 0x20
 """Bytes between the registers of BD ``n`` and BD ``n + 1``, on every kind."""
+
+DEFAULT_ROW = {"shim": 0, "memtile": 1, "tile": 2}
+"""The row a DMA of each kind stands on when a run names none: the lowest of its kind
+on an array with one memory-tile row (the NPU's: shim row 0, memory tiles row 1, core
+tiles from row 2). The row goes into a packet header's source row."""
 
 
 def span_text(numbers: range) -> str:

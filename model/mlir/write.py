@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from ..arch.dtypes import WORD_BITS, element_bits
-from ..arch.kinds import DMA_KINDS
+from ..arch.kinds import DEFAULT_ROW, DMA_KINDS
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import FIELD_INDEX
 from ..bd.lower import LoweredProgram
@@ -130,7 +130,7 @@ def lowered_to_mlir(lowered: LoweredProgram, name: str, buffer_elements: int,
     bits = element_bits(dtype)
     element = mlir_element(dtype)
     memref = f"memref<{buffer_elements}x{element}>"
-    row = {"shim": 0, "memtile": 1, "tile": 2}[kind]
+    row = DEFAULT_ROW[kind]
     region = {"shim": "aie.shim_dma", "memtile": "aie.memtile_dma", "tile": "aie.mem"}[kind]
     memory = DMA_KINDS[kind].memory_words or 0
     buffer_word = lowered.base_address

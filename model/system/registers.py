@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..arch.directions import check_direction
-from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ..arch.kinds import BD_REGISTER_STRIDE, DEFAULT_ROW, DMA_KINDS
 from ..arch.register_map import register_at, registers
 from ..arch.registers import (
     control_address,
@@ -321,7 +321,7 @@ def channel_words(kind: str, writes: Iterable[Sequence[int]]) -> dict[str, int]:
     """
     # Only the BD table and the queues are read: a shim gets a one-word memory.
     memory = shim_space("external", Memory("external", 1)) if kind == "shim" else None
-    dma = DMA(kind, 0, {"memtile": 1, "tile": 2}.get(kind, 0), memory=memory)
+    dma = DMA(kind, 0, DEFAULT_ROW[kind], memory=memory)
     apply_writes(dma, writes)
     table, counts = dict(dma.bds), {}
     for channel in dma.channels:

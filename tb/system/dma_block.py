@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from amaranth.sim import Simulator
 
 from ...hdl.dma import DMA
-from ...model.arch.kinds import DMA_KINDS
+from ...model.arch.kinds import DEFAULT_ROW, DMA_KINDS
 from ...model.arch.registers import lock_value_address, status_address
 from ...model.system.registers import RegisterWriter, program_writes
 from ...model.system.scheduler import Agent, Stall, SystemReport, SystemRun
@@ -92,6 +92,13 @@ class AmaranthBlock:
         if key not in cls.cache:
             cls.cache[key] = cls(kind, column, row)
         return cls.cache[key]
+
+    @classmethod
+    def shared(cls, kind: str) -> AmaranthBlock:
+        """The block of ``kind`` at the row runs place it on (``DEFAULT_ROW``), elaborated
+        once in this process and shared by every caller that runs its own testbench on
+        it (tests of the register port, the status, the control register)."""
+        return cls.of(kind, 0, DEFAULT_ROW[kind], reuse=True)
 
     def run(self, job: Any) -> None:
         """Run ``job`` (an async function of the simulator context) from reset."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...model.arch.kinds import DMA_KINDS
+from ...model.arch.kinds import DEFAULT_ROW, DMA_KINDS
 from ...model.arch.registers import STATUS_FIELDS, status_address
 from ...model.errors import AiedmaError, field_error
 from ...model.system.registers import RegisterWriter, apply_writes, program_writes
@@ -229,7 +229,7 @@ class DmaRun:
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
                 inputs: dict, ready: dict, timed: Sequence[Sequence[int]] = ()) -> tuple:
-    dma = program_dma(kind, {"memtile": 1, "tile": 2}.get(kind, 0))
+    dma = program_dma(kind, DEFAULT_ROW[kind])
     window = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
     store, offset = dma.memory.resolve(window)
     store.load(offset, memory)

@@ -4,7 +4,6 @@
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from aiedma.hdl.dma import DMA
 from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
@@ -18,6 +17,7 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
 from aiedma.model.cycle.contract import FETCH_INTERVAL, RELEASE_QUEUE_DEPTH
 from aiedma.model.system.locks import LockTable
+from aiedma.tb.system.dma_block import AmaranthBlock
 from aiedma.tb.system.dma_check import run_dma
 
 OWN = DMA_KINDS["memtile"].memory_window("own").start
@@ -36,10 +36,10 @@ def field(word, name):
 
 
 def simulate(kind, bench):
-    """Run ``bench(ctx, dut, write, read)`` against a fresh block on Amaranth."""
-    dut = DMA(kind)
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
+    """Run ``bench(ctx, dut, write, read)`` on the kind's block on Amaranth, from reset (the
+    block elaborated once a process: :meth:`AmaranthBlock.shared`)."""
+    block = AmaranthBlock.shared(kind)
+    dut = block.dut
 
     async def testbench(ctx):
         async def write(address, value):
@@ -58,8 +58,7 @@ def simulate(kind, bench):
 
         await bench(ctx, dut, write, read)
 
-    sim.add_testbench(testbench)
-    sim.run()
+    block.run(testbench)
 
 
 def test_registers_read_back_and_status_counts_the_queue():
@@ -187,7 +186,7 @@ def test_two_channels_racing_for_one_lock_are_served_in_channel_order(kind, seco
               (lock_value_address(kind, 5), 1),
               (start_queue_address(kind, "mm2s", 0), Task(0, 2).encode()),
               (start_queue_address(kind, "mm2s", second), Task(1, 2).encode())]
-    result = run_dma(kind, writes, memory=np.arange(100, 164), simulator=simulator)
+    result = run_dma(kind, writes, memory=np.arange(100, 164), simulator=simulator, reuse=True)
     assert [d for d, _ in result.outputs["mm2s0"]] == [100, 101, 102, 103] * 2
     assert [d for d, _ in result.outputs[f"mm2s{second}"]] == [116, 117, 118, 119] * 2
     assert result.locks[5] == 1
@@ -218,7 +217,7 @@ def test_a_lock_that_opens_for_two_waiting_channels_grants_one_a_cycle(kind, sec
                                 lock_rel_value=2, valid_bd=1)
     writes = two_readers_and_a_writer(kind, table, second)
     args = {"memory": np.arange(100, 164), "inputs": {"s2mm0": [7, 8]}}
-    result = run_dma(kind, writes, **args, simulator=simulator)
+    result = run_dma(kind, writes, **args, simulator=simulator, reuse=True)
     assert [d for d, _ in result.outputs["mm2s0"]] == [100, 101, 102, 103]
     assert [d for d, _ in result.outputs[f"mm2s{second}"]] == [116, 117, 118, 119]
     assert result.locks[5] == 0
@@ -251,7 +250,7 @@ def test_two_releases_due_in_one_cycle_are_applied_one_a_cycle(kind, second, sim
                                 valid_bd=1)
     writes = two_readers_and_a_writer(kind, table, second)
     args = {"memory": np.arange(100, 164), "inputs": {"s2mm0": [7, 8]}}
-    result = run_dma(kind, writes, **args, simulator=simulator)
+    result = run_dma(kind, writes, **args, simulator=simulator, reuse=True)
     assert [d for d, _ in result.outputs["mm2s0"]] == [100, 101, 102]
     assert [d for d, _ in result.outputs[f"mm2s{second}"]] == [116, 117]
     assert (result.locks[5], result.locks[6]) == (1, 0)
@@ -269,7 +268,8 @@ def test_two_channels_starting_on_one_bd_advance_its_iteration_in_turn():
     writes = [*bd_writes("memtile", {0: bd}),
               (start_queue_address("memtile", "mm2s", 0), Task(0, 3).encode()),
               (start_queue_address("memtile", "mm2s", 2), Task(0, 3).encode())]
-    result = run_dma("memtile", writes, memory=np.arange(100, 180), simulator="amaranth")
+    result = run_dma("memtile", writes, memory=np.arange(100, 180), simulator="amaranth",
+                     reuse=True)
     first = [d for d, _ in result.outputs["mm2s0"]]
     second = [d for d, _ in result.outputs["mm2s2"]]
     assert sorted(first + second) == sorted([100, 101, 110, 111, 120, 121] * 2)
@@ -293,5 +293,5 @@ def test_a_bd_whose_iteration_current_is_past_its_wrap_runs_as_in_the_model():
                           iteration_current=42, iteration_stepsize=3, valid_bd=1)
     writes = [*bd_writes("tile", {0: bd}),
               (start_queue_address("tile", "mm2s", 0), Task(0, 3).encode())]
-    result = run_dma("tile", writes, memory=np.arange(200), simulator="amaranth")
+    result = run_dma("tile", writes, memory=np.arange(200), simulator="amaranth", reuse=True)
     assert [d for d, _ in result.outputs["mm2s0"]] == [126, 127, 0, 1, 3, 4]

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DEFAULT_ROW, DMA_KINDS
 from aiedma.model.arch.registers import control_address, start_queue_address
 from aiedma.model.bd.compression import compress_words
 from aiedma.model.bd.descriptor import BufferDescriptor
@@ -58,7 +58,7 @@ def test_random_compression_programs_keep_every_engine_port_equal_in_the_loop(ki
     decompressor are the model's), every engine port compared every cycle."""
     for seed in range(1, 5):
         program = random_compression_program(seed, kind)
-        dma = program_dma(kind, {"memtile": 1, "tile": 2}[kind])
+        dma = program_dma(kind, DEFAULT_ROW[kind])
         memory, offset = dma.memory.resolve(DMA_KINDS[kind].memory_window("own").start)
         memory.load(offset, program.memory)
         apply_writes(dma, program.writes)

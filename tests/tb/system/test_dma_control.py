@@ -3,10 +3,8 @@ a channel reset in the middle of a task, model against RTL on every cycle."""
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
-from aiedma.hdl.dma import DMA as RtlDMA
-from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DEFAULT_ROW, DMA_KINDS
 from aiedma.model.arch.registers import (
     CONTROL_FIELDS,
     control_address,
@@ -19,6 +17,7 @@ from aiedma.model.errors import NotModelledWarning
 from aiedma.model.system.registers import RegisterWriter, apply_writes, read_register
 from aiedma.model.system.scheduler import DeadlockError, run_system
 from aiedma.model.system.stream import Stream, StreamSink
+from aiedma.tb.system.dma_block import AmaranthBlock
 from aiedma.tb.system.dma_check import run_dma
 from aiedma.tb.system.random_programs import program_dma
 
@@ -46,10 +45,8 @@ def control_words(kind):
 
 
 def rtl_read_back(kind, writes, addresses):
-    dut = RtlDMA(kind)
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    seen = {}
+    block = AmaranthBlock.shared(kind)
+    dut, seen = block.dut, {}
 
     async def bench(ctx):
         ctx.set(dut.pause, 1)
@@ -65,15 +62,14 @@ def rtl_read_back(kind, writes, addresses):
             await ctx.tick()
             seen[address] = ctx.get(dut.reg_rdata)
 
-    sim.add_testbench(bench)
-    sim.run()
+    block.run(bench)
     return seen
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_control_words_read_back_alike_in_the_model_and_the_rtl(kind):
     words = control_words(kind)
-    dma = program_dma(kind, {"memtile": 1, "tile": 2}.get(kind, 0))
+    dma = program_dma(kind, DEFAULT_ROW[kind])
     apply_writes(dma, list(words.items()))
     model = {address: read_register(dma, address) for address in words}
     assert model == rtl_read_back(kind, list(words.items()), list(words))
@@ -143,7 +139,7 @@ def test_a_reset_mid_task_drops_it_and_a_task_pushed_after_runs(kind, simulator)
     # locks untouched by the reset: lock 3 stays taken, lock 4 never released
     assert (model.locks[3], model.locks[4], model.locks[5]) == (0, 0, 0)
     assert len(model.tokens["mm2s0"]) == 1 and len(model.tokens["s2mm0"]) == 1
-    rtl = run_dma(kind, writes, simulator=simulator, **args)   # raises on any difference
+    rtl = run_dma(kind, writes, simulator=simulator, reuse=True, **args)   # raises if not equal
     assert rtl.outputs == model.outputs and rtl.tokens == model.tokens
 
 
@@ -160,7 +156,7 @@ def test_the_rtl_tokens_carry_the_controller_id_of_their_cycle(kind, simulator):
     args = {"memory": np.arange(100), "timed_writes": timed}
     model = run_dma(kind, writes, simulator=None, **args)
     assert model.token_controllers == {"mm2s0": [7, 9]}
-    rtl = run_dma(kind, writes, simulator=simulator, **args)   # raises on any difference
+    rtl = run_dma(kind, writes, simulator=simulator, reuse=True, **args)   # raises if not equal
     assert rtl.token_controllers == {"mm2s0": [7, 9]} and rtl.tokens == model.tokens
 
 
@@ -237,7 +233,7 @@ def test_a_reset_in_any_stage_of_a_task_is_the_same_in_the_model_and_the_rtl(at)
     def run(words, simulator):
         return run_dma(kind, writes, memory=np.arange(1000, 1400),
                        inputs={"s2mm0": list(range(70, 70 + words))}, simulator=simulator,
-                       timed_writes=timed)
+                       timed_writes=timed, reuse=True)
 
     # As many input words as S2MM 0 takes before its reset, and the new task's two: the
     # model says how many (fewer leave it waiting; more are never taken).

@@ -4,7 +4,7 @@ DMA on every cycle its outputs show (words, memory, tokens, locks, the status fl
 import numpy as np
 import pytest
 
-from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DEFAULT_ROW, DMA_KINDS
 from aiedma.model.arch.registers import (
     CONTROL_FIELDS,
     FOT_COUNT_DEPTH,
@@ -68,7 +68,7 @@ def run(kind, writes, words, simulator="amaranth", **args):
 
 def model_channel(kind, writes, words, agents=()):
     """The model alone: S2MM 0 after the run (its count FIFO, done records, flags)."""
-    dma = program_dma(kind, {"memtile": 1, "tile": 2}[kind])
+    dma = program_dma(kind, DEFAULT_ROW[kind])
     apply_writes(dma, writes)
     stream = Stream("in")
     channel = dma.s2mm[0].connect(stream)
@@ -268,7 +268,7 @@ def test_random_fot_programs_keep_every_engine_port_equal_in_the_loop(kind):
     first beat, the address generator's next BD."""
     for seed in range(1, 9):
         fot = random_fot_program(seed, kind)
-        dma = program_dma(kind, {"memtile": 1, "tile": 2}[kind])
+        dma = program_dma(kind, DEFAULT_ROW[kind])
         apply_writes(dma, fot.writes)
         stream, out = Stream("in"), Stream("out")
         s2mm, mm2s = dma.s2mm[0].connect(stream), dma.mm2s[0].connect(out)

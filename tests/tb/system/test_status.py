@@ -45,7 +45,7 @@ def test_random_programs_read_the_same_status_as_the_rtl_in_every_cycle(kind):
         program = random_program(seed, kind)
         dma = program.build()[2]
         s2mm = status_address(kind, "s2mm", 1)
-        for _, address, word in check_program_status(program):
+        for _, address, word in check_program_status(program, reuse=True):
             for name in ("stalled_lock_acq", "stalled_stream", "channel_running"):
                 if bit(word, name):
                     seen.add((name, "s2mm" if address == s2mm else "mm2s"))
@@ -101,7 +101,8 @@ def test_a_full_count_fifo_shows_the_tct_stall_until_a_pop(kind):
     timed = [(cycle, pop if cycle >= 40 and cycle % 5 == 0 else status, None)
              for cycle in range(60)]
     result = run_dma(kind, writes, memory=np.zeros(8, dtype=np.int64),
-                     inputs={"s2mm0": words}, simulator="amaranth", timed_writes=timed)
+                     inputs={"s2mm0": words}, simulator="amaranth", timed_writes=timed,
+                     reuse=True)
     full = [cycle for cycle, address, word in result.reads
             if address == status and bit(word, "stalled_tct")]
     taken = result.word_cycles["s2mm0"]
