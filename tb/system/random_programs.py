@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ...model.arch.kinds import BD_REGISTER_STRIDE, DEFAULT_ROW, DMA_KINDS
 from ...model.arch.registers import control_address, fot_count_address, start_queue_address
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.fields import HAS_PADDING
@@ -178,9 +178,9 @@ class ProgramPlace:
 
 PROGRAM_PLACES: dict[str, ProgramPlace] = {
     "memtile": ProgramPlace(MEMORY_TILE_WINDOWS["own"], MEMORY_TILE_WINDOWS["own"] + 4096,
-                            64 + 1, 24, 40, 1, third_bd=20),
-    "tile": ProgramPlace(0, 4096, 1, 4, 15, 2),
-    "shim": ProgramPlace(0, 4096, 1, 4, 15, 0),
+                            64 + 1, 24, 40, DEFAULT_ROW["memtile"], third_bd=20),
+    "tile": ProgramPlace(0, 4096, 1, 4, 15, DEFAULT_ROW["tile"]),
+    "shim": ProgramPlace(0, 4096, 1, 4, 15, DEFAULT_ROW["shim"]),
 }
 """The kinds a random task program runs on (every kind ``hdl.dma`` builds)."""
 
