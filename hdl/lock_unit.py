@@ -32,8 +32,12 @@ docs/cycle.md "Channel", Locks):
 
 So each lock has two writers a cycle (the granted acquire, the granted release) and
 the register write, whatever the number of ports: on the memory tile, 64 six-bit
-registers with 13 read ports (12 acquires, the release) and two write ports, not a
-24-writer register file.
+registers with 12 read ports (the acquires) and two write ports, not a 24-writer
+register file. The chosen release's lock is kept decoded (one bit a lock), and each
+lock adds the release to its own value and checks the range itself: the release's
+path is a 7-bit add and a compare at the lock, not a read of the chosen lock through a
+64-way multiplexer whose result then fans out to every lock's enable (the memory-tile
+DMA's worst path before, docs/results.md).
 """
 
 from __future__ import annotations
@@ -78,10 +82,13 @@ def _select(onehot: list[Value], values: list[Value]) -> Value:
 
 
 class _Release:
-    """The release chosen in the cycle before, applied in this one (registers)."""
+    """The release chosen in the cycle before, applied in this one (registers): its lock
+    by ID and decoded (``hit``, one bit a lock), so each lock tests the release on its own
+    value rather than every lock waiting on one read of the chosen lock."""
 
     def __init__(self, count: int, ports: int) -> None:
         self.lock_id = Signal(range(count), name="rel_id")
+        self.hit = [Signal(name=f"rel_hit{i}") for i in range(count)]
         self.value = Signal(signed(LOCK_VALUE_BITS), name="rel_value")
         self.port = [Signal(name=f"rel_port{p}") for p in range(ports)]
 
@@ -96,6 +103,7 @@ class _Acquire:
         self.eligible = Signal(name=f"acq{k}_eligible")
         self.on_release = Signal(name=f"acq{k}_on_release")
         self.with_release: tuple[Value, Value]      # the release after it: value, fits
+        self.release_fits: Value                    # the release alone fits its lock
 
 
 class LockUnit(wiring.Component):
@@ -143,57 +151,63 @@ class LockUnit(wiring.Component):
         granted = _first([a.eligible for a in acquires])
         for port, grant in zip(self.acquire, granted, strict=True):
             m.d.sync += port.grant.eq(grant)
-        acq_after = Signal(_STATE_BITS)
-        m.d.comb += acq_after.eq(_select(granted, [a.after for a in acquires]))
+        acq_id = Signal.like(self.acquire[0].lock_id)
+        acq_any, acq_after = Signal(), Signal(_STATE_BITS)
+        m.d.comb += [acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
+                     acq_any.eq(Cat(*granted).any()),
+                     acq_after.eq(_select(granted, [a.after for a in acquires]))]
 
         # The release chosen in the cycle before is applied now, after the acquire: on a
-        # lock just acquired it adds to what the acquire left (worked out beside it).
-        alone = self._release_result(m, "alone", values[release.lock_id], release.value)
+        # lock just acquired (``meets``) it adds to what the acquire left, worked out
+        # beside it; on any other lock, to the lock's own value, tested at the lock.
         meets = Signal()
         m.d.comb += meets.eq(Cat(*(g & a.on_release for g, a in
                                    zip(granted, acquires, strict=True))).any())
-        tried, fits = Signal(_STATE_BITS), Signal()
-        m.d.comb += [
-            tried.eq(Mux(meets, _select(granted, [a.with_release[0] for a in acquires]),
-                         alone[0])),
-            fits.eq(Mux(meets, _select(granted, [a.with_release[1] for a in acquires]),
-                        alone[1])),
-        ]
+        after_acquire = (_select(granted, [a.with_release[0] for a in acquires]),
+                         _select(granted, [a.with_release[1] for a in acquires]))
         # Applied only while its port still asks (a channel reset drops its queue); its
         # grant shows in the next cycle.
         still = [bit & p.request for bit, p in zip(release.port, self.release, strict=True)]
         due = Signal()
         m.d.comb += due.eq(Cat(*still).any())
         m.d.sync += [p.grant.eq(bit) for p, bit in zip(self.release, still, strict=True)]
-        applied = Signal()
-        m.d.comb += applied.eq(due & fits)
+        refused = self._write_locks(m, values, release, due, meets, after_acquire,
+                                    (acq_any, acq_id, acq_after))
         error = Signal()
         m.d.comb += self.error.eq(error)
-        with m.If(due & ~fits):
+        with m.If(refused):
             m.d.sync += error.eq(1)
 
-        # The granted acquire's lock: one ID chosen by the grant, then decoded per lock
-        # (one acquire a cycle), not a compare of every port's ID with every lock.
-        acq_id = Signal.like(self.acquire[0].lock_id)
-        acq_any = Signal()
-        m.d.comb += [acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
-                     acq_any.eq(Cat(*granted).any())]
-        for i in range(self.count):
-            acquired = acq_any & (acq_id == i)
-            set_here = self.set_en & (self.set_id == i)
-            released = applied & (release.lock_id == i)
-            with m.If(set_here):
-                m.d.sync += values[i].eq(self.set_value)
-            with m.Elif(released):
-                m.d.sync += values[i].eq(tried)
-            with m.Elif(acquired):
-                m.d.sync += values[i].eq(acq_after)
-        # Which tested request's lock is written at this edge (it waits a cycle more).
-        for port, acquire in zip(self.acquire, acquires, strict=True):
+        # Which tested request's lock is written at this edge (it waits a cycle more):
+        # the release's outcome seen from the port's own read of that lock.
+        fits = [Mux(meets, after_acquire[1], a.release_fits) for a in acquires]
+        for port, acquire, fit in zip(self.acquire, acquires, fits, strict=True):
             m.d.sync += acquire.dirty.eq(
-                (acq_any & (acq_id == port.lock_id)) | (applied & acquire.on_release)
+                (acq_any & (acq_id == port.lock_id)) | (due & acquire.on_release & fit)
                 | (self.set_en & (self.set_id == port.lock_id)))
         return m
+
+    def _write_locks(self, m: Module, values: Array, release: _Release, due: Value,
+                     meets: Value, after_acquire: tuple[Value, Value],
+                     acquire: tuple[Value, Value, Value]) -> Value:
+        """Each lock's next value: the register write, else the release (tested at the
+        lock), else the granted acquire (one ID decoded per lock). Returns whether the
+        release is refused (its result outside ``0 .. LOCK_VALUE_MAX``)."""
+        acq_any, acq_id, acq_after = acquire
+        refused = []
+        for i in range(self.count):
+            own = self._release_result(m, f"lock{i}", values[i], release.value)
+            tried = Mux(meets, after_acquire[0], own[0])
+            fits = Mux(meets, after_acquire[1], own[1])
+            here = due & release.hit[i]
+            refused.append(here & ~fits)
+            with m.If(self.set_en & (self.set_id == i)):
+                m.d.sync += values[i].eq(self.set_value)
+            with m.Elif(here & fits):
+                m.d.sync += values[i].eq(tried)
+            with m.Elif(acq_any & (acq_id == i)):
+                m.d.sync += values[i].eq(acq_after)
+        return Cat(*refused).any()
 
     def _chosen_release(self, m: Module) -> _Release:
         """The release port's choice: of the ports asking (a port whose release is being
@@ -202,8 +216,11 @@ class LockUnit(wiring.Component):
         asking = [p.request & ~applying for p, applying in
                   zip(self.release, release.port, strict=True)]
         chosen = _first(asking)
+        lock_id = Signal.like(release.lock_id, name="rel_id_next")
+        m.d.comb += lock_id.eq(_select(chosen, [p.lock_id for p in self.release]))
         m.d.sync += [
-            release.lock_id.eq(_select(chosen, [p.lock_id for p in self.release])),
+            release.lock_id.eq(lock_id),
+            *(hit.eq(lock_id == i) for i, hit in enumerate(release.hit)),
             release.value.eq(_select(chosen, [p.value for p in self.release])),
             *(bit.eq(c) for bit, c in zip(release.port, chosen, strict=True)),
         ]
@@ -227,6 +244,7 @@ class LockUnit(wiring.Component):
         # The release of this cycle, were this acquire granted on the release's lock.
         acquire.with_release = self._release_result(m, f"acq{k}", acquire.after,
                                                     release.value)
+        acquire.release_fits = self._release_result(m, f"seen{k}", seen, release.value)[1]
         m.d.comb += acquire.on_release.eq(port.lock_id == release.lock_id)
         return acquire
 
