@@ -255,6 +255,9 @@ class DMA(wiring.Component):
                       "stalled_lock_rel": channel.stall_lock_rel,
                       "stalled_stream": channel.stall_stream, "stalled_tct": channel.stall_tct,
                       "error_bd_unavailable": channel.bd_unavailable,
+                      "error_lock_access_to_unavailable": channel.lock_unavailable,
+                      # (addresses past the memory tile's windows are not checked yet)
+                      "error_dm_access_to_unavailable": 0,
                       "error_fot_length_exceeded": channel.fot_length_exceeded,
                       "error_fot_bds_per_task": channel.fot_bds_per_task,
                       "task_queue_overflow": channel.queue_overflow,

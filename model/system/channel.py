@@ -50,7 +50,11 @@ Decisions (docs/bd.md is silent on timing and on these points):
   offered; from then no BD is taken and no queued task starts (BDs already taken
   complete) until a channel reset. The fetch stage goes on until it is full, as the
   RTL's. docs/decisions.md gives the reasons; tasks queued with :meth:`Channel.push`
-  raise at that load instead.
+  raise at that load instead. A BD that acquires or releases a lock past the kind's
+  lock IDs (the memory tile's 192-255: only a BD written through the registers can
+  name one, :meth:`BufferDescriptor.decode_stored`) stops the channel the same way with
+  ``error_lock_access_to_unavailable`` (bit 8; a BD that is not valid is that error
+  whatever it names); no lock is asked.
 * **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
   (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
 * **decision**: finish on TLAST (S2MM, ``fot_mode`` 1-3, read every cycle; AM025's
@@ -66,7 +70,13 @@ Decisions (docs/bd.md is silent on timing and on these points):
   Channels in FoT mode step every cycle (no fast path). docs/decisions.md gives
   the reasons.
 * **decision**: on the memory tile a task's start BD must lie in the channel's half
-  (0-23 for channels 0/2/4, 24-47 for 1/3/5), checked when the task is pushed.
+  (0-23 for channels 0/2/4, 24-47 for 1/3/5), checked when the task is pushed
+  (:meth:`Channel.push` raises). Through the start-queue register the word is queued
+  (its Start_BD_ID bits as ``START_BD_MASK`` keeps them: 4 on a core tile or shim, so
+  these always name one of their BDs) and, where the fetch stage would start it, a task
+  whose start BD is not the channel's leaves the queue with no fetch and sets
+  ``error_bd_unavailable`` (bit 10) at the end of that cycle, stopping the channel as a
+  BD error does.
 * **decision**: the control register (``model/arch/registers.py``) is stored as
   written, reserved bits dropped (:meth:`Channel.write_control`). Its ``reset`` bit
   holds the channel in reset from the end of the cycle after the write (the RTL's
@@ -117,6 +127,7 @@ from ..arch.kinds import DMA_KINDS
 from ..arch.registers import (
     CONTROL_FIELDS,
     FOT_COUNT_DEPTH,
+    START_BD_MASK,
     STATUS_FIELDS,
     WRITE_COUNT_BITS,
     control_mask,
@@ -195,6 +206,17 @@ def _beats_of(kind: str, bd: BufferDescriptor) -> tuple:
 _short_beats = functools.lru_cache(maxsize=1024)(_beats_of)
 
 
+def _lock_fault(kind: str, bd: BufferDescriptor) -> str | None:
+    """``error_lock_access_to_unavailable`` if ``bd`` names a lock its DMA has not: an
+    acquire (``lock_acq_enable``) or a release (``lock_rel_value`` not 0) whose ID is past
+    the kind's lock IDs (the memory tile's 192-255, which its 8-bit fields can hold)."""
+    ids = DMA_KINDS[kind].lock_ids
+    if ((bd.lock_acq_enable and bd.lock_acq_id not in ids)
+            or (bd.lock_rel_value and bd.lock_rel_id not in ids)):
+        return "error_lock_access_to_unavailable"
+    return None
+
+
 class ChannelError(AiedmaError):
     """A channel cannot do what it was asked: queue overflow, a bad BD at load, ..."""
 
@@ -250,7 +272,7 @@ class _InFlight:
     counts: tuple = ()         # FoT mode 2, the task's last BD: the task's count entries
     beats: tuple | None = None  # a BD with words: beat lists, its ID and BD, beat arrays
     accepted: int = 0          # the cycle the engine took it (it may ask from the next)
-    bad: bool = False          # not valid: it stops the channel at the fetch stage's head
+    bad: str | None = None     # the BD error (a STATUS_FIELDS name) it stops the channel with
 
 
 _STALL_FIELDS = ("stalled_lock_acq", "stalled_lock_rel", "stalled_stream", "stalled_tct")
@@ -356,7 +378,7 @@ class Channel:
         self._stalls = (False, False, False, False)
         # The BD error a load or (out of order) a header set: it stops the channel.
         self.error: str | None = None
-        self._invalid = False       # the error register takes error_bd_invalid at this edge
+        self._invalid: str | None = None   # the BD error the error registers take at this edge
         # S2MM: Current_Write_Count (the words of the BD written last) and whether the
         # next word starts a BD; the count as the cycle began (what a read shows).
         self._write_count, self._count_restarts, self._count_start = 0, True, 0
@@ -515,12 +537,14 @@ class Channel:
         """The channel's finish-on-TLAST error flags, by their ``STATUS_FIELDS`` names
         (set when the rule is broken, clear again only by a channel reset), and, once
         it is in out-of-order mode or has had a BD error, the two BD errors
-        (``error_bd_unavailable``, ``error_bd_invalid``)."""
+        (``error_bd_unavailable``, ``error_bd_invalid``) and the one it had."""
         fields = {"error_fot_length_exceeded": int(self.fot_length_exceeded),
                   "error_fot_bds_per_task": int(self.fot_bds_per_task)}
         if self.control_field("enable_out_of_order") or self.error:
             for name in ("error_bd_unavailable", "error_bd_invalid"):
                 fields[name] = int(self.error == name)
+        if self.error:
+            fields[self.error] = 1
         return fields
 
     def _out_of_order_start(self) -> bool:
@@ -582,6 +606,20 @@ class Channel:
                              dma.channel_bds(self.index), f"channel {self.name} runs BDs")
         self.queue.append(task)
 
+    def _start_fault(self) -> bool:
+        """A channel run through its registers (memory tile): the next queued task's start
+        BD is not one of the channel's (its half of the table, or past BD 47). Where the
+        fetch stage would start it, the task leaves the queue with no fetch and sets
+        ``error_bd_unavailable`` at the end of the cycle (module text), and nothing more
+        starts in that cycle; the RTL's fetch stage does the same. True if so."""
+        start = self.queue[0].start_bd
+        if start in DMA_KINDS[self.dma.kind].channel_bds(self.index):
+            return False
+        self.queue.popleft()
+        self._left_queue = self._cycle
+        self._invalid = "error_bd_unavailable"
+        return True
+
     def write_start_queue(self, word: int) -> None:
         """A write of the start-queue register (the end of a cycle), as the RTL's task
         queue takes it: the task ``Task.encode()`` gives ``word`` is queued, or, the
@@ -601,14 +639,15 @@ class Channel:
             raise field_error(ChannelError, "start_queue", word,
                               f"a register word is 0..2^32-1; channel {self.name}")
         self.hardware_faults = True
-        task = Task(word & 0x3F, (word >> 16 & 0xFF) + 1, bool(word >> 31))
+        task = Task(word & START_BD_MASK[self.dma.kind], (word >> 16 & 0xFF) + 1,
+                    bool(word >> 31))
         if self._reset_held:
             return
         held = len(self.queue) + (self._left_queue == self._cycle)
         if held >= TASK_QUEUE_DEPTH:
             self.task_queue_overflow = True
             return
-        self.push(task)
+        self.queue.append(task)   # a start BD not the channel's faults where it starts
 
     def write_status(self, word: int) -> None:
         """A write of the status register: a 1 in ``task_queue_overflow`` clears that flag
@@ -665,7 +704,7 @@ class Channel:
         # Out of order, and on a channel run through its registers, a BD that is not valid
         # is loaded as the RTL loads it (it stops the channel at the stage's head).
         lenient = not ordered or self.hardware_faults
-        bad = not bd.valid_bd
+        bad = None if bd.valid_bd else "error_bd_invalid"
         if not DMA_KINDS[self.dma.kind].pads(self._way):
             values = bd.fields()
             padded = [f for f in _PADDING_FIELDS if values.get(f)]
@@ -673,7 +712,9 @@ class Channel:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),
                                   f"S2MM cannot pad (zero padding is memory-tile MM2S only); "
                                   f"{where}")
-            bad = bad or bool(padded)
+            if padded:
+                bad = "error_bd_invalid"
+        bad = bad or _lock_fault(self.dma.kind, bd)
         if self.stream is None:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
@@ -826,7 +867,7 @@ class Channel:
             # A BD that is not valid never leaves the stage's head: the channel's error
             # register is set at the end of the cycle it is offered (commit), and from the
             # next no BD is taken and no queued task starts until a channel reset.
-            self._invalid = self.error is None
+            self._invalid = fetched.bad if self.error is None else None
             fetched = None
         offer = fetched if fetched is not None and fetched.bd.buffer_length else None
         moved = False
@@ -986,7 +1027,11 @@ class Channel:
             self._walk = OutOfOrderWalk(self.dma.kind, self.dma.bds, self.queue.popleft(),
                                         self.index)
             self._left_queue = self._cycle
-        self._wants_fetch = room and not self._fetch_wait and self._fetch_asks()
+        dropped = (self.hardware_faults and room and not self._fetch_wait
+                   and self._walk is None and bool(self.queue) and not self.error
+                   and not self.control_field("enable_out_of_order") and self._start_fault())
+        self._wants_fetch = (room and not self._fetch_wait and not dropped
+                             and self._fetch_asks())
         if self._wants_fetch:
             self.dma.request_fetch(self)
         if moved:
@@ -1227,6 +1272,6 @@ class Channel:
                 self.done.append(TaskDone(cycle, done.task, self.control_field("controller_id"),
                                           done.counts))
         if self._invalid:
-            self._invalid, self.error = False, "error_bd_invalid"
+            self._invalid, self.error = None, self._invalid
         if self._reset_held:   # the reset register reads 1 in this cycle: it ends in reset
             self.reset()

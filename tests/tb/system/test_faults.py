@@ -13,6 +13,7 @@ from aiedma.model.arch.registers import (
     CONTROL_FIELDS,
     STATUS_FIELDS,
     control_address,
+    lock_value_address,
     start_queue_address,
     status_address,
 )
@@ -118,6 +119,98 @@ def test_a_bd_that_is_not_valid_stops_the_channel_as_in_the_rtl_until_a_reset(ki
     assert invalid and max(invalid) < 52            # cleared by the reset
     assert all(bit(w, "channel_running") for c, w in reads if invalid[0] <= c < 50)
     assert len(result.tokens[f"{direction}0"]) == 1   # only the task pushed after the reset
+
+
+def run_stopped_then_reset(kind, direction, writes, name, memory=None):
+    """Run ``writes`` (BDs and start-queue pushes of channel 0, BD 7 a good BD of 3 words)
+    with a status read every cycle, a channel reset at cycle 50 and a task of BD 7 pushed
+    after it. Check that ``name`` is set from the cycle it is first read set to the reset,
+    that the channel reads running and no other BD error meanwhile, and that only the
+    task pushed after the reset runs. Returns the run and the first cycle of the flag."""
+    good = {7: BufferDescriptor(kind, base_address=own(kind) + 200, buffer_length=3,
+                                valid_bd=1)}
+    queue = start_queue_address(kind, direction, 0)
+    timed = with_status_reads(kind, direction, reset_then_push(
+        kind, direction, 50, Task(7, 1, True)), 80)
+    result = run_dma(kind, [*bd_writes(kind, good), *writes,
+                            (queue, Task(7, 1, True).encode())],
+                     memory=np.arange(100, 400) if memory is None else memory,
+                     inputs={f"{direction}0": [1, 2, 3]}, timed_writes=timed,
+                     simulator="amaranth", reuse=True)
+    reads = status_reads(result, kind, direction)
+    on = [c for c, w in reads if bit(w, name)]
+    assert on and on[0] < 10 and on[-1] < 52                  # until the reset clears it
+    assert on == [c for c, _ in reads if on[0] <= c < 52]
+    others = {"error_bd_invalid", "error_bd_unavailable", "error_lock_access_to_unavailable",
+              "error_dm_access_to_unavailable"} - {name}
+    assert not any(bit(w, other) for _, w in reads for other in others)
+    assert all(bit(w, "channel_running") for c, w in reads if on[0] <= c < 50)
+    assert len(result.tokens[f"{direction}0"]) == 1   # only the task pushed after the reset
+    return result, on[0]
+
+
+def memtile_bd_words(n, bd, **raw):
+    """BD ``n``'s register writes with ``raw`` 8-bit lock ID fields put into its word 7
+    as the hardware stores them (past the BD constructor's limit)."""
+    words = list(bd.encode())
+    shifts = {"lock_acq_id": 0, "lock_rel_id": 16}
+    for field, value in raw.items():
+        words[7] = words[7] & ~(0xFF << shifts[field]) | value << shifts[field]
+    base = DMA_KINDS["memtile"].bd_register(n)
+    return [(base + 4 * w, word) for w, word in enumerate(words)]
+
+
+@pytest.mark.parametrize(("direction", "raw"), [
+    ("mm2s", dict(lock_acq_id=200)),
+    ("s2mm", dict(lock_rel_id=255)),
+])
+def test_a_bd_naming_a_lock_past_the_memory_tiles_stops_the_channel_until_a_reset(direction,
+                                                                                   raw):
+    """A memory-tile BD whose acquire (or release) names lock 192-255, which no tile has:
+    error_lock_access_to_unavailable (AM025/aie-rt bit 8) from the RTL's cycle, no lock
+    touched (the own locks stay as set), no word moved, the next queued task not run; a
+    channel reset clears the bit and a task pushed after it runs."""
+    kind = "memtile"
+    bd = BufferDescriptor(kind, base_address=own(kind), buffer_length=4, valid_bd=1,
+                          lock_acq_enable=1, lock_acq_id=64, lock_acq_value=-1,
+                          lock_rel_id=65, lock_rel_value=1)
+    queue = start_queue_address(kind, direction, 0)
+    locks = [(lock_value_address(kind, 0), 1), (lock_value_address(kind, 1), 0)]
+    writes = [*memtile_bd_words(2, bd, **raw), *locks, (queue, Task(2).encode())]
+    result, _ = run_stopped_then_reset(kind, direction, writes,
+                                       "error_lock_access_to_unavailable")
+    assert result.locks[:2] == [1, 0]
+    if direction == "mm2s":
+        assert len(result.outputs["mm2s0"]) == 3      # BD 7's words only
+
+
+@pytest.mark.parametrize(("direction", "start"), [("mm2s", 30), ("s2mm", 24), ("mm2s", 50)])
+def test_a_task_whose_start_bd_is_not_the_channels_stops_the_memory_tile_channel(direction,
+                                                                                 start):
+    """Memory-tile channel 0 runs BDs 0-23: a start-queue word naming BD 24-47 (the other
+    half, here a valid BD) or 48-63 (no BD) leaves the queue where it would start, with no
+    fetch, and sets error_bd_unavailable (bit 10, both directions on the memory tile) from
+    the next cycle; nothing of BD 30 moves; a reset clears it and a task pushed after
+    runs."""
+    kind = "memtile"
+    other = {30: BufferDescriptor(kind, base_address=own(kind), buffer_length=4, valid_bd=1)}
+    queue = start_queue_address(kind, direction, 0)
+    writes = [*bd_writes(kind, other), (queue, Task(start).encode())]
+    result, first = run_stopped_then_reset(kind, direction, writes, "error_bd_unavailable")
+    assert first == 1                          # the task leaves the queue in cycle 0
+    if direction == "mm2s":
+        assert len(result.outputs["mm2s0"]) == 3
+
+
+@pytest.mark.parametrize("kind", ["tile", "shim"])
+def test_a_start_queue_word_keeps_the_4_bit_start_bd_of_a_core_tile_or_shim(kind):
+    """The Start_BD_ID field is bits 3:0 on a core tile and a shim (aie-rt's mask 0xF):
+    a word with bit 4 set starts the BD of its low 4 bits, in the model and the RTL."""
+    table = {3: BufferDescriptor(kind, base_address=own(kind), buffer_length=5, valid_bd=1)}
+    word = Task(16 + 3, 1, True).encode()
+    result = run_dma(kind, [*bd_writes(kind, table), (start_queue_address(kind, "mm2s", 0), word)],
+                     memory=np.arange(1, 6), simulator="amaranth", reuse=True)
+    assert [data for data, _ in result.outputs["mm2s0"]] == [1, 2, 3, 4, 5]
 
 
 def test_the_python_api_keeps_raising_and_a_channel_run_as_hardware_stops_instead():
