@@ -69,7 +69,7 @@ from ..register_port import drive_register_port, register_port_signature
 from ..task_queue import TaskQueue
 from .completion import Completion
 from .direction import DIRECTION_PARTS, connect_outside
-from .fetch import FetchStage
+from .fetch import FetchStage, unreachable
 from .lock_requests import LockRequester
 from .record import InFlightRing
 from .release_queue import ReleaseQueue
@@ -130,6 +130,12 @@ class Channel(wiring.Component):
     lock_unavailable : Out(1)
         Memory tile: a BD named a lock past the tile's lock IDs (sticky until the
         channel's reset).
+    dm_unavailable : Out(1)
+        Memory tile: an access the DMA cannot reach was not made (sticky until the
+        channel's reset).
+    absent_memory, absent_locks : In(2)
+        Memory tile: the west (bit 0) and east (bit 1) neighbours' memories, locks, are
+        absent (an access to them, a BD naming them, is a fault).
     compression : In(1)
         Core tile and memory tile: the control register's ``compression_enable`` (MM2S)
         or ``decompression_enable`` (S2MM).
@@ -165,6 +171,9 @@ class Channel(wiring.Component):
             "fot_mode": In(2), "fot_length_exceeded": Out(1), "fot_bds_per_task": Out(1),
             "fot_pop": In(1), "fot_count": Out(32), "write_count": Out(WRITE_COUNT_BITS[kind]),
             "out_of_order": In(1), "bd_unavailable": Out(1), "lock_unavailable": Out(1),
+            "dm_unavailable": Out(1),
+            **({"absent_memory": In(2), "absent_locks": In(2)}
+               if len(DMA_KINDS[kind].windows) > 1 else {}),
             **self.parts.outside(kind).members,
         }
         if shared_table:
@@ -183,6 +192,8 @@ class Channel(wiring.Component):
         starts = dma.channel_bds(self.index) if dma.bd_halves > 1 else None
         m.submodules.fetch = fetch = FetchStage(kind, refuses_padding=parts.refuses_padding,
                                                 out_of_order_bds=ooo_bds, channel_bds=starts)
+        if len(dma.windows) > 1:
+            m.d.comb += fetch.absent_locks.eq(self.absent_locks)
         m.submodules.engine = engine = parts.engine(kind)
         m.submodules.ring = ring = InFlightRing(kind)
         m.submodules.locks = locks = LockRequester(kind)
@@ -240,7 +251,7 @@ class Channel(wiring.Component):
             compressing = self._compression(m, engine, packets, ring)
         else:
             parts.join_stream(m, self, engine, packets)
-        connect_outside(m, engine, self, parts.memory(kind))
+        self._memory_port(m, engine)
         m.d.comb += [
             self.error.eq(error), self.token.eq(completion.token),
             self.current_bd.eq(fetch.current_bd),
@@ -265,7 +276,33 @@ class Channel(wiring.Component):
             m.d.sync += self.lock_unavailable.eq(1)
         with m.If(fetch.unavailable):
             m.d.sync += self.bd_unavailable.eq(1)
-        return error, error | self.lock_unavailable | self.bd_unavailable
+        return error, (error | self.lock_unavailable | self.bd_unavailable
+                       | self.dm_unavailable)
+
+    def _memory_port(self, m: Module, engine: wiring.Component) -> None:
+        """The engine's memory port, out. On the memory tile an access the DMA cannot reach
+        (past the east window: the 19-bit address reaches 512K words, the windows 384K; or
+        an absent neighbour's window: :func:`~.fetch.unreachable`) is not made: its enable
+        is held low, a read gives 0 (the cycle after, as the port's data comes), and
+        ``dm_unavailable`` is set (the model's ``Channel._reaches``)."""
+        dma = DMA_KINDS[self.kind]
+        if len(dma.windows) == 1:
+            connect_outside(m, engine, self, self.parts.memory(self.kind))
+            return
+        shift = (dma.memory_words - 1).bit_length()
+        outside = unreachable(engine.mem_addr[shift:], self.absent_memory)
+        enable = "mem_en" if self.direction == "mm2s" else "mem_we"
+        asks = getattr(engine, enable)
+        m.d.comb += [self.mem_addr.eq(engine.mem_addr),
+                     getattr(self, enable).eq(asks & ~outside)]
+        with m.If(asks & outside):
+            m.d.sync += self.dm_unavailable.eq(1)
+        if self.direction == "s2mm":
+            m.d.comb += self.mem_data.eq(engine.mem_data)
+            return
+        dropped = Signal()           # the read of the cycle before was not made
+        m.d.sync += dropped.eq(asks & outside)
+        m.d.comb += engine.mem_data.eq(Mux(dropped, 0, self.mem_data))
 
     def _task_queue(self, m: Module) -> TaskQueue:
         """The task queue, pushed by writes of the start-queue register; a 1 written to the

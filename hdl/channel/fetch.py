@@ -16,8 +16,9 @@ from the next cycle (``OUT_OF_ORDER_FETCH_LATENCY``); a BD ID that is not the ch
 pulses ``unavailable``. The chain is not followed; the task ends with its last packet's BD.
 
 A BD error holds the BD at the stage's head (``bad``, never offered to the engine): a BD
-that is not valid, or (``lock``) one that names a lock past the kind's lock IDs (the
-memory tile's 192-255). On the memory tile a queued task whose start BD is not the
+that is not valid, or (``lock``) one that names a lock the DMA cannot reach (memory
+tile: IDs 192-255, or a neighbour's window while ``absent_locks`` says that neighbour is
+absent: :func:`unreachable`). On the memory tile a queued task whose start BD is not the
 channel's (``channel_bds``) leaves the queue where the stage would start it, with no
 fetch, and pulses ``unavailable`` (the model's ``Channel._start_fault``).
 
@@ -48,7 +49,7 @@ from ..bd_table import bd_full_layout, fetch_signature
 from ..task_queue import task_layout
 from .record import record_layout
 
-__all__ = ["FetchStage"]
+__all__ = ["FetchStage", "unreachable"]
 
 if (BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY
         or BD_OFFER_LATENCY != BD_FETCH_LATENCY + 1 or OUT_OF_ORDER_FETCH_LATENCY != 1):
@@ -57,6 +58,14 @@ if (BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY
 
 _PADDING = ("d0_zero_before", "d0_zero_after", "d1_zero_before", "d1_zero_after",
             "d2_zero_before", "d2_zero_after")
+
+
+def unreachable(window: Value, absent: Value) -> Value:
+    """A memory tile's window number (``0`` west, ``1`` own, ``2`` east, ``3`` past the
+    east window: the top two bits of a lock ID or a word address) names nothing the DMA
+    reaches: past the east window, or a neighbour ``absent`` flags (bit 0 west, bit 1
+    east)."""
+    return (window == 3) | (window == 0) & absent[0] | (window == 2) & absent[1]
 
 
 def _held_layout(kind: str) -> data.StructLayout:
@@ -121,6 +130,8 @@ class FetchStage(wiring.Component):
         refused), or it names a lock the DMA has not.
     lock : Out(1)
         ``bad`` is a lock error (a BD that is not valid is that error, whatever it names).
+    absent_locks : In(2)
+        Memory tile: the west (bit 0) and east (bit 1) neighbours' locks are absent.
     empty : Out(1)
         The offered BD has length 0.
     waiting : Out(1)
@@ -140,7 +151,9 @@ class FetchStage(wiring.Component):
                  channel_bds: range | None = None) -> None:
         self.kind, self.refuses_padding = kind, refuses_padding
         self.out_of_order_bds, self.channel_bds = out_of_order_bds, channel_bds
+        ports = {} if len(DMA_KINDS[kind].windows) == 1 else {"absent_locks": In(2)}
         super().__init__({
+            **ports,
             "task": In(stream.Signature(task_layout())),
             "fetch": Out(fetch_signature(kind)),
             "pause": In(1), "stop": In(1), "consumed": In(1),
@@ -333,9 +346,12 @@ class FetchStage(wiring.Component):
 
     def _lock_fault(self, bd: data.View) -> Value:
         """The BD acquires (``lock_acq_enable``) or releases (``lock_rel_value`` not 0) a
-        lock past the kind's lock IDs; never where the ID fields hold no more."""
-        ids = len(DMA_KINDS[self.kind].lock_ids)
-        if 1 << FIELD_INDEX[self.kind]["lock_acq_id"].value_width <= ids:
-            return Const(0)
-        return ((bd.lock_acq_enable & (bd.lock_acq_id >= ids))
-                | ((bd.lock_rel_value != 0) & (bd.lock_rel_id >= ids)))
+        lock the DMA cannot reach (:func:`unreachable`); only on the memory tile, whose
+        8-bit IDs name 64 locks a window."""
+        dma = DMA_KINDS[self.kind]
+        if len(dma.windows) == 1:
+            return Const(0)       # 16 locks, 4-bit IDs: every ID is a lock
+        shift = (dma.locks - 1).bit_length()
+        return ((bd.lock_acq_enable & unreachable(bd.lock_acq_id[shift:], self.absent_locks))
+                | ((bd.lock_rel_value != 0)
+                   & unreachable(bd.lock_rel_id[shift:], self.absent_locks)))

@@ -206,15 +206,11 @@ def _beats_of(kind: str, bd: BufferDescriptor) -> tuple:
 _short_beats = functools.lru_cache(maxsize=1024)(_beats_of)
 
 
-def _lock_fault(kind: str, bd: BufferDescriptor) -> str | None:
-    """``error_lock_access_to_unavailable`` if ``bd`` names a lock its DMA has not: an
-    acquire (``lock_acq_enable``) or a release (``lock_rel_value`` not 0) whose ID is past
-    the kind's lock IDs (the memory tile's 192-255, which its 8-bit fields can hold)."""
-    ids = DMA_KINDS[kind].lock_ids
-    if ((bd.lock_acq_enable and bd.lock_acq_id not in ids)
-            or (bd.lock_rel_value and bd.lock_rel_id not in ids)):
-        return "error_lock_access_to_unavailable"
-    return None
+_BD_ERRORS = ("error_bd_invalid", "error_bd_unavailable", "error_lock_access_to_unavailable",
+              "error_dm_access_to_unavailable")
+"""The status bits of the BD errors, each a sticky register of the RTL's channel; any of
+them stops the channel until a reset. When several are set in one cycle ``Channel.error``
+names the first of this order."""
 
 
 class ChannelError(AiedmaError):
@@ -374,11 +370,13 @@ class Channel:
         # The status register: the BD fetched last, and this cycle's raw fields
         # (status_word builds the word only when it is read).
         self._current_bd = 0
-        self._status_start = (False, 0, 0, False, False, None, False)
+        self._status_start = (False, 0, 0, False, False, frozenset(), False)
         self._stalls = (False, False, False, False)
-        # The BD error a load or (out of order) a header set: it stops the channel.
+        # The BD errors a load, an access or (out of order) a header set (status bits, each
+        # sticky): any stops the channel; error names the first.
         self.error: str | None = None
-        self._invalid: str | None = None   # the BD error the error registers take at this edge
+        self.errors: frozenset[str] = frozenset()
+        self._invalid: frozenset[str] = frozenset()   # the errors set at this edge
         # S2MM: Current_Write_Count (the words of the BD written last) and whether the
         # next word starts a BD; the count as the cycle began (what a read shows).
         self._write_count, self._count_restarts, self._count_start = 0, True, 0
@@ -487,14 +485,14 @@ class Channel:
         the cycle last stepped: the state at the start of the cycle (running, queue size,
         the BD fetched last, the sticky flags) and the cycle's stall bits (module text).
         """
-        (busy, queued, current, length_exceeded, bds_per_task, error,
+        (busy, queued, current, length_exceeded, bds_per_task, errors,
          overflow) = self._status_start
         fields = {"status": 2 if busy else 0, "channel_running": int(busy),
                   "task_queue_size": queued, "cur_bd": current,
                   "task_queue_overflow": int(overflow),
                   "error_fot_length_exceeded": int(length_exceeded),
                   "error_fot_bds_per_task": int(bds_per_task)}
-        if error is not None:       # error_bd_invalid, or (out of order) error_bd_unavailable
+        for error in errors:        # _BD_ERRORS
             fields[error] = 1
         for name, stalled in zip(_STALL_FIELDS, self._stalls, strict=True):
             fields[name] = int(stalled)
@@ -542,9 +540,9 @@ class Channel:
                   "error_fot_bds_per_task": int(self.fot_bds_per_task)}
         if self.control_field("enable_out_of_order") or self.error:
             for name in ("error_bd_unavailable", "error_bd_invalid"):
-                fields[name] = int(self.error == name)
-        if self.error:
-            fields[self.error] = 1
+                fields[name] = int(name in self.errors)
+        for error in self.errors:
+            fields[error] = 1
         return fields
 
     def _out_of_order_start(self) -> bool:
@@ -617,7 +615,7 @@ class Channel:
             return False
         self.queue.popleft()
         self._left_queue = self._cycle
-        self._invalid = "error_bd_unavailable"
+        self._invalid |= {"error_bd_unavailable"}
         return True
 
     def write_start_queue(self, word: int) -> None:
@@ -714,7 +712,7 @@ class Channel:
                                   f"{where}")
             if padded:
                 bad = "error_bd_invalid"
-        bad = bad or _lock_fault(self.dma.kind, bd)
+        bad = bad or self._lock_fault(bd)
         if self.stream is None:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
@@ -723,7 +721,14 @@ class Channel:
                             bd.buffer_length, offered=self._cycle + BD_OFFER_LATENCY, bad=bad)
         if bd.buffer_length and not bad:
             top, addresses, zeros, address_list, zero_list = _bd_beats(self.dma.kind, bd)
-            self._check_address_width(top, where)
+            bits = ADDRESS_BITS[self.dma.kind]
+            if self.hardware_faults and top >> bits:
+                # The RTL's address counters wrap (decisions); what they reach is checked
+                # at each access (_read, _write).
+                addresses = addresses & ((1 << bits) - 1)
+                address_list = addresses.tolist()
+            else:
+                self._check_address_width(top, where)
             # The engine indexes the lists every cycle; a jump slices the arrays.
             fetched.beats = (address_list, zero_list, bd_id, bd, addresses, zeros)
         self._fetched.append(fetched)
@@ -732,6 +737,38 @@ class Channel:
         if walk.done:
             self._walk = None
         return True
+
+    def _reaches(self, address: int) -> bool:
+        """A memory access at ``address`` is made: always, but on a memory-tile channel run
+        through its registers at an address its DMA does not reach (past the east window,
+        or in the window of a neighbour its address space has not), where the access is
+        not made (a read gives 0) and ``error_dm_access_to_unavailable`` is set at the
+        end of the cycle (module text)."""
+        if not self.hardware_faults or len(DMA_KINDS[self.dma.kind].windows) == 1:
+            return True
+        for window in self.dma.memory.windows:
+            if window.start <= address < window.start + window.size:
+                if window.memory is not None:
+                    return True
+                break
+        if "error_dm_access_to_unavailable" not in self.errors:
+            self._invalid |= {"error_dm_access_to_unavailable"}
+        return False
+
+    def _lock_fault(self, bd: BufferDescriptor) -> str | None:
+        """``error_lock_access_to_unavailable`` if ``bd``, on a memory-tile channel run
+        through its registers, names a lock its DMA does not reach: an acquire
+        (``lock_acq_enable``) or a release (``lock_rel_value`` not 0) whose ID is past
+        the east neighbour's (192-255, which the 8-bit fields hold) or in the range of a
+        neighbour its lock space has not."""
+        if not self.hardware_faults or len(DMA_KINDS[self.dma.kind].windows) == 1:
+            return None
+        for used, lock_id in ((bd.lock_acq_enable, bd.lock_acq_id),
+                              (bd.lock_rel_value, bd.lock_rel_id)):
+            if used and not any(r.first <= lock_id < r.first + r.count and r.table is not None
+                                for r in self.dma.locks.ranges):
+                return "error_lock_access_to_unavailable"
+        return None
 
     def _check_address_width(self, address: int, where: str) -> None:
         """A BD whose highest address runs past the kind's address width is refused at
@@ -843,7 +880,7 @@ class Channel:
         busy = self.busy
         self._status_start = (busy, len(self.queue), self._current_bd,
                               self.fot_length_exceeded, self.fot_bds_per_task,
-                              self.error, self.task_queue_overflow)
+                              self.errors, self.task_queue_overflow)
         self._count_start = self._write_count
         if self._quiet(busy):
             self._stalls = (False, False, False, False)
@@ -867,7 +904,8 @@ class Channel:
             # A BD that is not valid never leaves the stage's head: the channel's error
             # register is set at the end of the cycle it is offered (commit), and from the
             # next no BD is taken and no queued task starts until a channel reset.
-            self._invalid = fetched.bad if self.error is None else None
+            if fetched.bad not in self.errors:    # (set again, a register keeps its value)
+                self._invalid |= {fetched.bad}
             fetched = None
         offer = fetched if fetched is not None and fetched.bd.buffer_length else None
         moved = False
@@ -921,6 +959,7 @@ class Channel:
                     ooo.take_header(header.out_of_order_bd_id, cycle)
                     if ooo.error:
                         self.error, self._walk = ooo.error, None
+                        self.errors |= {ooo.error}
                 else:
                     head.header = False
                 moved, header_word = True, True
@@ -971,9 +1010,11 @@ class Channel:
             self._stage.append(fetched)
         # The datapath's memory port and stream side.
         if self.is_mm2s:
-            if signals.mem_read:
+            if signals.mem_read and self._reaches(signals.mem_addr):
                 self._mem_data = self.dma.memory.read(signals.mem_addr,
                                                       self._where(self._running[0].bd_id))
+            elif signals.mem_read:
+                self._mem_data = 0
             if signals.stream_valid and signals.stream_ready:
                 head = self._stage[0]
                 beat = Beat(signals.data, signals.stream_last and not head.bd.tlast_suppress)
@@ -986,7 +1027,7 @@ class Channel:
                     self._stage.popleft()
                     self._head_since = cycle + 1
         else:
-            if signals.mem_write:
+            if signals.mem_write and self._reaches(signals.mem_addr):
                 self.dma.memory.write(signals.mem_addr, signals.mem_data,
                                       self._where(self._written_bd))
             remaining = self._stage[0].words_left if self._stage else 0
@@ -1272,6 +1313,8 @@ class Channel:
                 self.done.append(TaskDone(cycle, done.task, self.control_field("controller_id"),
                                           done.counts))
         if self._invalid:
-            self._invalid, self.error = None, self._invalid
+            self.errors |= self._invalid
+            self.error = self.error or next(e for e in _BD_ERRORS if e in self._invalid)
+            self._invalid = frozenset()
         if self._reset_held:   # the reset register reads 1 in this cycle: it ends in reset
             self.reset()
