@@ -54,7 +54,13 @@ Decisions (docs/bd.md is silent on timing and on these points):
   lock IDs (the memory tile's 192-255: only a BD written through the registers can
   name one, :meth:`BufferDescriptor.decode_stored`) stops the channel the same way with
   ``error_lock_access_to_unavailable`` (bit 8; a BD that is not valid is that error
-  whatever it names); no lock is asked.
+  whatever it names); no lock is asked. A memory-tile access such a channel makes to an
+  address its DMA does not reach (past the east window, or a neighbour's window its
+  address space has not) is not made (a read gives 0) and sets
+  ``error_dm_access_to_unavailable`` (bit 9) at the end of its cycle; the BD and its task
+  run on, no queued task starts after it. Its addresses wrap modulo the kind's
+  ``ADDRESS_BITS`` as the RTL's counters. Each BD error is a sticky bit of its own
+  (:attr:`Channel.errors`; :attr:`Channel.error` names the first) until a channel reset.
 * **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
   (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
 * **decision**: finish on TLAST (S2MM, ``fot_mode`` 1-3, read every cycle; AM025's

@@ -21,7 +21,7 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
 from aiedma.model.system.scheduler import DeadlockError
 from aiedma.tb.system.dma_check import run_dma
-from aiedma.tb.system.random_faults import FAULT_KINDS, random_fault_program
+from aiedma.tb.system.random_faults import FAULT_BITS, FAULT_KINDS, random_fault_program
 
 
 def bit(word, name):
@@ -294,3 +294,17 @@ def test_random_fault_programs_draw_both_faults_and_every_run_ends():
                  for name in ("task_queue_overflow", "error_bd_invalid") if bit(word, name)}
         assert program.faults["pushes"] > 3
     assert seen == {"task_queue_overflow", "error_bd_invalid"}
+
+
+def test_random_memory_tile_fault_programs_draw_the_memory_tile_faults():
+    """Across a few memory-tile programs every fault bit is read set (model only, as
+    above); the RTL runs them in test_random_fault_programs_rtl_against_the_model."""
+    seen = set()
+    for seed in range(8):
+        program = random_fault_program(seed, "memtile")
+        result = run_dma("memtile", program.writes, memory=program.memory,
+                         inputs=program.inputs, timed_writes=program.timed, simulator=None)
+        seen |= {name for _, address, word in result.reads
+                 if register_at("memtile", address).role == "status"
+                 for name in FAULT_BITS if bit(word, name)}
+    assert seen == set(FAULT_BITS)
