@@ -1175,10 +1175,11 @@ class Channel:
         (an RTL engine steps every cycle, as it must)."""
         if (type(self.engine) is not ChannelEngine or self.fot_mode
                 or self.control_field("enable_out_of_order")
-                or self._compress(None) is not None):
+                or self._compress(None) is not None or self.error):
             # FoT: a TLAST may end a BD on any word; out of order: a header may start
-            # a task or name a BD in any cycle; (de)compression: blocks vary in size.
-            # Each cycle is stepped.
+            # a task or name a BD in any cycle; (de)compression: blocks vary in size; a
+            # BD error: a run that nothing else moves ends as a deadlock naming it, not
+            # as a jump to max_cycles. Each cycle is stepped.
             return None
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
