@@ -10,8 +10,9 @@
 * a **lock value** register sets one of the tile's own locks in the
   :class:`~.lock_unit.LockUnit` (and reads it back);
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
-  queue size and overflow, the current BD, the stall bits of the cycle, an invalid-BD
-  error, the finish-on-TLAST errors);
+  queue size and overflow, the current BD, the stall bits of the cycle, the BD errors
+  (invalid, unavailable, and on the memory tile a lock or memory access it does not
+  reach), the finish-on-TLAST errors);
 * an S2MM channel's **count FIFO pop** register (core and memory tiles,
   ``fot_count_address``) reads the oldest finish-on-TLAST count entry and pops it, and
   its **Current_Write_Count** register (``write_count_address``) the words of its BD;
