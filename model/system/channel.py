@@ -730,7 +730,7 @@ class Channel:
             bits = ADDRESS_BITS[self.dma.kind]
             if self.hardware_faults and top >> bits:
                 # The RTL's address counters wrap (decisions); what they reach is checked
-                # at each access (_read, _write).
+                # at each access (_reaches).
                 addresses = addresses & ((1 << bits) - 1)
                 address_list = addresses.tolist()
             else:
