@@ -10,8 +10,9 @@
 * a **lock value** register sets one of the tile's own locks in the
   :class:`~.lock_unit.LockUnit` (and reads it back);
 * a channel's **status** register reads its state (``STATUS_FIELDS``: running, task
-  queue size and overflow, the current BD, the stall bits of the cycle, an invalid-BD
-  error, the finish-on-TLAST errors);
+  queue size and overflow, the current BD, the stall bits of the cycle, the BD errors
+  (invalid, unavailable, and on the memory tile a lock or memory access it does not
+  reach), the finish-on-TLAST errors);
 * an S2MM channel's **count FIFO pop** register (core and memory tiles,
   ``fot_count_address``) reads the oldest finish-on-TLAST count entry and pops it, and
   its **Current_Write_Count** register (``write_count_address``) the words of its BD;
@@ -108,6 +109,10 @@ class DMA(wiring.Component):
         controller ID in its control register, which a token (``token`` high) carries.
     neighbour_acquire, neighbour_release : memory tile only, one per channel (MM2S first)
         Lock requests naming a neighbour's lock (see the module's decision).
+    absent_memory, absent_locks : In(2), memory tile only
+        The west (bit 0) and east (bit 1) neighbours' memories, locks, are absent (the
+        edge of the array): an access to them, a BD naming them, is a fault (the status's
+        ``error_dm_access_to_unavailable``, ``error_lock_access_to_unavailable``).
     pause : In(1)
         While high no channel takes a new BD (a program is loaded with it high).
     busy, error : Out(1)
@@ -128,6 +133,7 @@ class DMA(wiring.Component):
             "pause": In(1), "busy": Out(1), "error": Out(1),
         }
         if len(dma.windows) > 1:
+            ports["absent_memory"], ports["absent_locks"] = In(2), In(2)
             ports |= {
                 "neighbour_acquire": Out(lock_port_signature(self.lock_ids)).array(2 * self.count),
                 "neighbour_release": Out(lock_port_signature(self.lock_ids)).array(2 * self.count),
@@ -150,6 +156,9 @@ class DMA(wiring.Component):
             wiring.connect(m, channel.fetch, table.fetch[p])
             drive_register_port(m, self, channel)
             m.d.comb += channel.pause.eq(self.pause)
+            if hasattr(self, "absent_memory"):
+                m.d.comb += [channel.absent_memory.eq(self.absent_memory),
+                             channel.absent_locks.eq(self.absent_locks)]
             fot = CONTROL_FIELDS[kind, channel.direction].get("fot_mode")
             if fot is not None:
                 m.d.comb += channel.fot_mode.eq(controls[p].word[fot[0]:fot[0] + fot[1]])
@@ -255,6 +264,8 @@ class DMA(wiring.Component):
                       "stalled_lock_rel": channel.stall_lock_rel,
                       "stalled_stream": channel.stall_stream, "stalled_tct": channel.stall_tct,
                       "error_bd_unavailable": channel.bd_unavailable,
+                      "error_lock_access_to_unavailable": channel.lock_unavailable,
+                      "error_dm_access_to_unavailable": channel.dm_unavailable,
                       "error_fot_length_exceeded": channel.fot_length_exceeded,
                       "error_fot_bds_per_task": channel.fot_bds_per_task,
                       "task_queue_overflow": channel.queue_overflow,

@@ -33,10 +33,13 @@ The channel contract (``model/cycle/contract.py`` "Channel", the model's
 
 What differs between MM2S and S2MM is chosen once, in :data:`.direction.DIRECTION_PARTS`.
 A BD with ``valid_bd = 0``, an S2MM BD with padding, or a received header with bad
-parity stops the channel and sets ``error`` (the status's ``error_bd_invalid``). For a
-bad BD the model's channel run through its registers does the same in the same cycles
+parity stops the channel and sets ``error`` (the status's ``error_bd_invalid``); a BD
+that names a lock past the kind's lock IDs (memory tile) stops it and sets
+``lock_unavailable`` (``error_lock_access_to_unavailable``). For a bad BD the model's
+channel run through its registers does the same in the same cycles
 (``Channel.write_start_queue``); on a bad header it raises. Out of order (S2MM), a
-header naming a BD that is not the channel's stops it and sets ``bd_unavailable``.
+header naming a BD that is not the channel's, and on the memory tile a task whose start
+BD is not the channel's, stop it and set ``bd_unavailable``.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ from ..register_port import drive_register_port, register_port_signature
 from ..task_queue import TaskQueue
 from .completion import Completion
 from .direction import DIRECTION_PARTS, connect_outside
-from .fetch import FetchStage
+from .fetch import FetchStage, unreachable
 from .lock_requests import LockRequester
 from .record import InFlightRing
 from .release_queue import ReleaseQueue
@@ -122,8 +125,17 @@ class Channel(wiring.Component):
     out_of_order : In(1)
         S2MM: the control register's ``enable_out_of_order`` (0 on MM2S).
     bd_unavailable : Out(1)
-        S2MM, out of order: a header named a BD that is not the channel's (sticky until
-        the channel's reset).
+        S2MM, out of order: a header named a BD that is not the channel's; memory tile: a
+        task's start BD is not the channel's (sticky until the channel's reset).
+    lock_unavailable : Out(1)
+        Memory tile: a BD named a lock past the tile's lock IDs (sticky until the
+        channel's reset).
+    dm_unavailable : Out(1)
+        Memory tile: an access the DMA cannot reach was not made (sticky until the
+        channel's reset).
+    absent_memory, absent_locks : In(2)
+        Memory tile: the west (bit 0) and east (bit 1) neighbours' memories, locks, are
+        absent (an access to them, a BD naming them, is a fault).
     compression : In(1)
         Core tile and memory tile: the control register's ``compression_enable`` (MM2S)
         or ``decompression_enable`` (S2MM).
@@ -158,7 +170,10 @@ class Channel(wiring.Component):
             "stall_tct": Out(1),
             "fot_mode": In(2), "fot_length_exceeded": Out(1), "fot_bds_per_task": Out(1),
             "fot_pop": In(1), "fot_count": Out(32), "write_count": Out(WRITE_COUNT_BITS[kind]),
-            "out_of_order": In(1), "bd_unavailable": Out(1),
+            "out_of_order": In(1), "bd_unavailable": Out(1), "lock_unavailable": Out(1),
+            "dm_unavailable": Out(1),
+            **({"absent_memory": In(2), "absent_locks": In(2)}
+               if len(DMA_KINDS[kind].windows) > 1 else {}),
             **self.parts.outside(kind).members,
         }
         if shared_table:
@@ -172,10 +187,13 @@ class Channel(wiring.Component):
         m = Module()
         kind, parts = self.kind, self.parts
         queue = self._task_queue(m)
-        ooo_bds = (DMA_KINDS[kind].channel_bds(self.index) if self.direction == "s2mm"
-                   else None)
+        dma = DMA_KINDS[kind]
+        ooo_bds = dma.channel_bds(self.index) if self.direction == "s2mm" else None
+        starts = dma.channel_bds(self.index) if dma.bd_halves > 1 else None
         m.submodules.fetch = fetch = FetchStage(kind, refuses_padding=parts.refuses_padding,
-                                                out_of_order_bds=ooo_bds)
+                                                out_of_order_bds=ooo_bds, channel_bds=starts)
+        if len(dma.windows) > 1:
+            m.d.comb += fetch.absent_locks.eq(self.absent_locks)
         m.submodules.engine = engine = parts.engine(kind)
         m.submodules.ring = ring = InFlightRing(kind)
         m.submodules.locks = locks = LockRequester(kind)
@@ -184,11 +202,9 @@ class Channel(wiring.Component):
         m.submodules.packets = packets = parts.packet_stage(kind, self.column, self.row)
         self._bd_table(m, fetch)
         wiring.connect(m, queue.o, fetch.task)
-        error = Signal()
-        with m.If(fetch.bad | packets.error):
-            m.d.sync += error.eq(1)
+        error, stopped = self._errors(m, fetch, packets)
         if self.direction == "s2mm":
-            self._out_of_order(m, fetch, packets, ring, error)
+            self._out_of_order(m, fetch, packets, ring, stopped)
 
         # The engine takes the held BD; a BD of length 0 goes to the lock requester.
         go = fetch.valid & ~error & ~fetch.bad
@@ -224,7 +240,7 @@ class Channel(wiring.Component):
             releases.lock_id.eq(completion.record.rel_id),
             releases.value.eq(completion.record.rel_value),
             fetch.consumed.eq(accepted | locks.zero_done), fetch.pause.eq(self.pause),
-            fetch.stop.eq(error | self.bd_unavailable),
+            fetch.stop.eq(stopped),
             packets.head.eq(ring.stage_head), packets.head_valid.eq(ring.stage_valid),
             packets.head_granted.eq(ring.stage_granted),
         ]
@@ -235,7 +251,7 @@ class Channel(wiring.Component):
             compressing = self._compression(m, engine, packets, ring)
         else:
             parts.join_stream(m, self, engine, packets)
-        connect_outside(m, engine, self, parts.memory(kind))
+        self._memory_port(m, engine)
         m.d.comb += [
             self.error.eq(error), self.token.eq(completion.token),
             self.current_bd.eq(fetch.current_bd),
@@ -246,6 +262,47 @@ class Channel(wiring.Component):
                          | completion.pending | releases.pending | compressing),
         ]
         return m
+
+    def _errors(self, m: Module, fetch: FetchStage,
+                packets: wiring.Component) -> tuple[Signal, Value]:
+        """The BD error registers (sticky until the channel's reset): ``error``
+        (``error_bd_invalid``: a BD not valid, a bad header), ``lock_unavailable`` and
+        ``bd_unavailable``. Returns ``error`` and whether any is set: every BD error stops
+        the channel (no new task starts until a channel reset)."""
+        error = Signal()
+        with m.If(fetch.bad & ~fetch.lock | packets.error):
+            m.d.sync += error.eq(1)
+        with m.If(fetch.bad & fetch.lock):
+            m.d.sync += self.lock_unavailable.eq(1)
+        with m.If(fetch.unavailable):
+            m.d.sync += self.bd_unavailable.eq(1)
+        return error, (error | self.lock_unavailable | self.bd_unavailable
+                       | self.dm_unavailable)
+
+    def _memory_port(self, m: Module, engine: wiring.Component) -> None:
+        """The engine's memory port, out. On the memory tile an access the DMA cannot reach
+        (past the east window: the 19-bit address reaches 512K words, the windows 384K; or
+        an absent neighbour's window: :func:`~.fetch.unreachable`) is not made: its enable
+        is held low, a read gives 0 (the cycle after, as the port's data comes), and
+        ``dm_unavailable`` is set (the model's ``Channel._reaches``)."""
+        dma = DMA_KINDS[self.kind]
+        if len(dma.windows) == 1:
+            connect_outside(m, engine, self, self.parts.memory(self.kind))
+            return
+        shift = (dma.memory_words - 1).bit_length()
+        outside = unreachable(engine.mem_addr[shift:], self.absent_memory)
+        enable = "mem_en" if self.direction == "mm2s" else "mem_we"
+        asks = getattr(engine, enable)
+        m.d.comb += [self.mem_addr.eq(engine.mem_addr),
+                     getattr(self, enable).eq(asks & ~outside)]
+        with m.If(asks & outside):
+            m.d.sync += self.dm_unavailable.eq(1)
+        if self.direction == "s2mm":
+            m.d.comb += self.mem_data.eq(engine.mem_data)
+            return
+        dropped = Signal()           # the read of the cycle before was not made
+        m.d.sync += dropped.eq(asks & outside)
+        m.d.comb += engine.mem_data.eq(Mux(dropped, 0, self.mem_data))
 
     def _task_queue(self, m: Module) -> TaskQueue:
         """The task queue, pushed by writes of the start-queue register; a 1 written to the
@@ -342,16 +399,14 @@ class Channel(wiring.Component):
                          restart.eq(last_beat)]
 
     def _out_of_order(self, m: Module, fetch: FetchStage, packets: wiring.Component,
-                      ring: InFlightRing, error: Value) -> None:
+                      ring: InFlightRing, stopped: Value) -> None:
         """Out of order: the packet stage takes a header while the fetch stage wants one
-        and no BD is in the stream stage (the one before has all its words); a BD ID
-        that is not the channel's stops the channel (``bd_unavailable``)."""
-        with m.If(fetch.unavailable):
-            m.d.sync += self.bd_unavailable.eq(1)
+        and no BD is in the stream stage (the one before has all its words) and no BD
+        error has stopped the channel; a BD ID that is not the channel's stops it
+        (``bd_unavailable``, set by ``elaborate``)."""
         m.d.comb += [
             fetch.out_of_order.eq(self.out_of_order),
-            packets.ooo_want.eq(fetch.wants_header & ~ring.stage_valid & ~error
-                                & ~self.bd_unavailable),
+            packets.ooo_want.eq(fetch.wants_header & ~ring.stage_valid & ~stopped),
             fetch.header.eq(packets.ooo_header), fetch.header_bd.eq(packets.ooo_bd),
         ]
 

@@ -15,6 +15,13 @@ names the BD to fetch (``header``, ``header_bd``), written into a register and f
 from the next cycle (``OUT_OF_ORDER_FETCH_LATENCY``); a BD ID that is not the channel's
 pulses ``unavailable``. The chain is not followed; the task ends with its last packet's BD.
 
+A BD error holds the BD at the stage's head (``bad``, never offered to the engine): a BD
+that is not valid, or (``lock``) one that names a lock the DMA cannot reach (memory
+tile: IDs 192-255, or a neighbour's window while ``absent_locks`` says that neighbour is
+absent: :func:`unreachable`). On the memory tile a queued task whose start BD is not the
+channel's (``channel_bds``) leaves the queue where the stage would start it, with no
+fetch, and pulses ``unavailable`` (the model's ``Channel._start_fault``).
+
 For speed, whether to fetch is decided from registers alone (what the stage holds at
 the start of the cycle), never from the engine's answer in the same cycle; the next
 load's address comes from the table's output registers through one multiplexer; the
@@ -29,6 +36,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ...model.arch.kinds import DMA_KINDS
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import (
     BD_FETCH_LATENCY,
@@ -41,7 +49,7 @@ from ..bd_table import bd_full_layout, fetch_signature
 from ..task_queue import task_layout
 from .record import record_layout
 
-__all__ = ["FetchStage"]
+__all__ = ["FetchStage", "unreachable"]
 
 if (BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY
         or BD_OFFER_LATENCY != BD_FETCH_LATENCY + 1 or OUT_OF_ORDER_FETCH_LATENCY != 1):
@@ -52,12 +60,20 @@ _PADDING = ("d0_zero_before", "d0_zero_after", "d1_zero_before", "d1_zero_after"
             "d2_zero_before", "d2_zero_after")
 
 
+def unreachable(window: Value, absent: Value) -> Value:
+    """A memory tile's window number (``0`` west, ``1`` own, ``2`` east, ``3`` past the
+    east window: the top two bits of a lock ID or a word address) names nothing the DMA
+    reaches: past the east window, or a neighbour ``absent`` flags (bit 0 west, bit 1
+    east)."""
+    return (window == 3) | (window == 0) & absent[0] | (window == 2) & absent[1]
+
+
 def _held_layout(kind: str) -> data.StructLayout:
     """A BD the stage holds, with what the walk decided of it and what the channel
     decides with (worked out as it arrives, so the engine's ``valid`` is a few gates
     from the stage's entries, not a compare of their fields)."""
     return data.StructLayout({"bd": bd_full_layout(kind), "ends_task": 1, "token": 1,
-                              "bad": 1, "empty": 1, "bd_id": range(BD_COUNT[kind]),
+                              "bad": 1, "lock": 1, "empty": 1, "bd_id": range(BD_COUNT[kind]),
                               "ooo": 1})
 
 
@@ -86,6 +102,9 @@ class FetchStage(wiring.Component):
     out_of_order_bds : range, optional
         S2MM: the BDs an out-of-order task may name (the channel's); None builds no
         out-of-order walk.
+    channel_bds : range, optional
+        The BDs a task may start at (the channel's half of a memory tile's table); None:
+        every BD the start BD field can name.
 
     Attributes
     ----------
@@ -107,7 +126,12 @@ class FetchStage(wiring.Component):
     record : Out(record_layout(kind))
         The offered BD, and its record for the BDs in flight.
     bad : Out(1)
-        The offered BD is not valid (``valid_bd`` 0, or padding where refused).
+        The offered BD has a BD error: it is not valid (``valid_bd`` 0, or padding where
+        refused), or it names a lock the DMA has not.
+    lock : Out(1)
+        ``bad`` is a lock error (a BD that is not valid is that error, whatever it names).
+    absent_locks : In(2)
+        Memory tile: the west (bit 0) and east (bit 1) neighbours' locks are absent.
     empty : Out(1)
         The offered BD has length 0.
     waiting : Out(1)
@@ -118,19 +142,23 @@ class FetchStage(wiring.Component):
         The control register's ``enable_out_of_order``, read as a task starts.
     wants_header, header, header_bd, unavailable
         Out of order (module text): the next packet's header may be taken (Out); it is
-        taken this cycle (In), with its BD ID (In); that BD is not the channel's (Out).
+        taken this cycle (In), with its BD ID (In); that BD is not the channel's (Out),
+        or a task's start BD is not (``channel_bds``).
     """
 
     def __init__(self, kind: str, *, refuses_padding: bool,
-                 out_of_order_bds: range | None = None) -> None:
+                 out_of_order_bds: range | None = None,
+                 channel_bds: range | None = None) -> None:
         self.kind, self.refuses_padding = kind, refuses_padding
-        self.out_of_order_bds = out_of_order_bds
+        self.out_of_order_bds, self.channel_bds = out_of_order_bds, channel_bds
+        ports = {} if len(DMA_KINDS[kind].windows) == 1 else {"absent_locks": In(2)}
         super().__init__({
+            **ports,
             "task": In(stream.Signature(task_layout())),
             "fetch": Out(fetch_signature(kind)),
             "pause": In(1), "stop": In(1), "consumed": In(1),
             "valid": Out(1), "bd": Out(bd_full_layout(kind)), "record": Out(record_layout(kind)),
-            "bad": Out(1), "empty": Out(1), "waiting": Out(1),
+            "bad": Out(1), "lock": Out(1), "empty": Out(1), "waiting": Out(1),
             "current_bd": Out(range(BD_COUNT[kind])),
             "out_of_order": In(1), "wants_header": Out(1), "header": In(1),
             "header_bd": In(FIELD_INDEX[kind]["out_of_order_bd_id"].value_width),
@@ -146,7 +174,9 @@ class FetchStage(wiring.Component):
         # (from the port, not from arrived.bd: a signal's bits made from its own other
         # bits read as a combinational loop to Verilator)
         bd = self.fetch.bd
-        m.d.comb += [arrived.bd.eq(bd), arrived.bad.eq(self._refused(bd)),
+        refused, lock = self._refused(bd), self._lock_fault(bd)
+        m.d.comb += [arrived.bd.eq(bd), arrived.bad.eq(refused | lock),
+                     arrived.lock.eq(~refused & lock),
                      arrived.empty.eq(bd.buffer_length == 0),
                      # the BD fetched last (no fetch starts while one is on its way)
                      arrived.bd_id.eq(self.current_bd)]
@@ -190,10 +220,10 @@ class FetchStage(wiring.Component):
         with m.If(self.stop | self.unavailable):
             m.d.sync += ooo.running.eq(0)
 
-    def _names_one_of(self, bds: range) -> Value:
-        """The header's BD ID is one of ``bds`` (no compare with a bound the ID's width
-        already keeps: Verilator flags a constant compare)."""
-        bd_id = self.header_bd
+    def _names_one_of(self, bds: range, bd_id: Value | None = None) -> Value:
+        """``bd_id`` (default: the header's BD ID) is one of ``bds`` (no compare with a
+        bound the ID's width already keeps: Verilator flags a constant compare)."""
+        bd_id = self.header_bd if bd_id is None else bd_id
         inside = Const(1)
         if bds.start:
             inside &= bd_id >= bds.start
@@ -231,15 +261,24 @@ class FetchStage(wiring.Component):
         m.d.comb += [ooo.walking.eq(walking), ooo.flying.eq(flying)]
         with m.If(in_order & more & ~chain.use_next_bd):
             m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
-        request, from_queue = Signal(), Signal()
+        request, from_queue, drop = Signal(), Signal(), Signal()
+        foreign = Const(0)           # the queued task's start BD is not the channel's
+        if self.channel_bds is not None:
+            foreign = ~self._names_one_of(self.channel_bds, task.payload.start_bd)
         # While a fetch is on its way, what follows it is not known yet.
         with m.If(room & ~self.pause & ~flying):
             with m.If(walking | ooo.pending):
                 m.d.comb += request.eq(1)
             with m.Elif(task.valid & ~self.stop & ~self.out_of_order & ~ooo.running):
-                m.d.comb += [request.eq(1), from_queue.eq(1)]
+                with m.If(foreign):
+                    m.d.comb += drop.eq(1)
+                with m.Else():
+                    m.d.comb += [request.eq(1), from_queue.eq(1)]
         fetch, free = Signal(), self.fetch.grant
-        m.d.comb += [fetch.eq(request & free), task.ready.eq(from_queue & free | ooo.start)]
+        m.d.comb += [fetch.eq(request & free),
+                     task.ready.eq(from_queue & free | ooo.start | drop)]
+        with m.If(drop):
+            m.d.comb += self.unavailable.eq(1)
         with m.If(from_queue & free):
             m.d.sync += [start_bd.eq(task.payload.start_bd), repeat.eq(task.payload.repeat),
                          passes.eq(0), passes_left.eq(task.payload.repeat != 0)]
@@ -280,7 +319,8 @@ class FetchStage(wiring.Component):
         m.d.sync += held.eq(held - leaves + arriving)
         bd, record = self.bd, self.record
         m.d.comb += [
-            bd.eq(head.bd), self.bad.eq(self.valid & head.bad), self.empty.eq(head.empty),
+            bd.eq(head.bd), self.bad.eq(self.valid & head.bad), self.lock.eq(head.lock),
+            self.empty.eq(head.empty),
             record.acq_enable.eq(bd.lock_acq_enable), record.acq_id.eq(bd.lock_acq_id),
             record.acq_value.eq(bd.lock_acq_value), record.rel_id.eq(bd.lock_rel_id),
             record.rel_enable.eq(bd.lock_rel_value != 0),
@@ -303,3 +343,15 @@ class FetchStage(wiring.Component):
             padded = Cat(*(getattr(bd, p) != 0 for p in _PADDING if p in FIELD_INDEX[self.kind]))
             refused = padded.any()
         return ~bd.valid_bd | refused
+
+    def _lock_fault(self, bd: data.View) -> Value:
+        """The BD acquires (``lock_acq_enable``) or releases (``lock_rel_value`` not 0) a
+        lock the DMA cannot reach (:func:`unreachable`); only on the memory tile, whose
+        8-bit IDs name 64 locks a window."""
+        dma = DMA_KINDS[self.kind]
+        if len(dma.windows) == 1:
+            return Const(0)       # 16 locks, 4-bit IDs: every ID is a lock
+        shift = (dma.locks - 1).bit_length()
+        return ((bd.lock_acq_enable & unreachable(bd.lock_acq_id[shift:], self.absent_locks))
+                | ((bd.lock_rel_value != 0)
+                   & unreachable(bd.lock_rel_id[shift:], self.absent_locks)))

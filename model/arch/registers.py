@@ -55,6 +55,7 @@ __all__ = [
     "FOT_MODES",
     "LOCK_VALUE_BASE",
     "LOCK_VALUE_STRIDE",
+    "START_BD_MASK",
     "START_QUEUE_BASE",
     "START_QUEUE_STRIDE",
     "STATUS_BASE",
@@ -122,6 +123,13 @@ def control_mask(kind: str, direction: str) -> int:
                for lsb, width in CONTROL_FIELDS[kind, direction].values())
 
 
+START_BD_MASK: dict[str, int] = {"tile": 0xF, "memtile": 0x3F, "shim": 0xF}
+"""The start-queue register's Start_BD_ID field per kind (aie-rt ``xaiemlgbl_params.h``:
+``..._START_QUEUE_START_BD_ID_MASK`` 0xF on the core tile, 0x3F on the memory tile,
+``..._TASK_QUEUE_START_BD_ID_MASK`` 0xF on the shim); a write's bits above it are
+reserved and dropped, so a core tile or shim start-queue word always names one of its
+16 BDs."""
+
 STATUS_STRIDE = 4
 """Bytes between consecutive channels' status registers."""
 
@@ -135,7 +143,9 @@ STATUS_BASE: dict[tuple[str, str], int] = {
 
 STATUS_FIELDS: dict[str, tuple[int, int]] = {
     "status": (0, 2), "stalled_lock_acq": (2, 1), "stalled_lock_rel": (3, 1),
-    "stalled_stream": (4, 1), "stalled_tct": (5, 1), "error_bd_unavailable": (10, 1),
+    "stalled_stream": (4, 1), "stalled_tct": (5, 1),
+    "error_lock_access_to_unavailable": (8, 1), "error_dm_access_to_unavailable": (9, 1),
+    "error_bd_unavailable": (10, 1),
     "error_bd_invalid": (11, 1), "error_fot_length_exceeded": (12, 1),
     "error_fot_bds_per_task": (13, 1), "task_queue_overflow": (18, 1),
     "channel_running": (19, 1), "task_queue_size": (20, 3), "cur_bd": (24, 6),
@@ -151,7 +161,12 @@ status"). The two finish-on-TLAST errors are S2MM bits (bit 12, ``Buffer_Length`
 received without a TLAST; bit 13, a task of more BDs than the count FIFO holds in mode
 "counts with task tokens"); an MM2S channel reads them 0. ``error_bd_unavailable`` (bit 10,
 aie-rt's ``ERROR_BD_UNAVAILABLE``) is set by an out-of-order S2MM whose packet header names
-a BD that is not the channel's (docs/decisions.md)."""
+a BD that is not the channel's, and on the memory tile by a task whose start BD is not the
+channel's (docs/decisions.md). Bits 8 (``error_lock_access_to_unavailable``) and 9
+(``error_dm_access_to_unavailable``) are memory-tile bits of both directions (aie-rt
+``xaiemlgbl_params.h``, ``XAIEMLGBL_MEM_TILE_MODULE_DMA_{S2MM,MM2S}_STATUS_0_ERROR_*``;
+``xaie_util_status.h``: "Specific only to MEM Tile"); a core tile or shim channel reads
+them 0. Every BD error stops the channel until a channel reset (docs/cycle.md "Faults")."""
 
 def status_text(word: int) -> str:
     """A status word as a person reads it: the word, then ``running`` or ``idle``, every

@@ -278,6 +278,10 @@ def decode_image(kind: str, words: Sequence[int]) -> DecodedImage:
     return DecodedImage(kind, tuple(words), values, problems, _undocumented(values))
 
 
+_STORED_LOCK_FIELDS = ("lock_acq_id=", "lock_rel_id=")
+"""The fields whose range problems :meth:`BufferDescriptor.decode_stored` keeps."""
+
+
 def _rebuild(kind: str, values: dict[str, int]) -> BufferDescriptor:
     """Pickle/copy support: frozen objects are rebuilt through the constructor."""
     return BufferDescriptor(kind, **values)
@@ -461,6 +465,28 @@ class BufferDescriptor:
         if image.problems:
             raise image.problems[0]
         return cls(image.kind, **image.values)
+
+    @classmethod
+    def decode_stored(cls, kind: str, words: Sequence[int]) -> BufferDescriptor:
+        """The BD the hardware's table holds after ``words`` are written to it: as
+        :meth:`decode`, except that a lock ID past the kind's locks (the memory tile's
+        192-255, which its 8-bit fields hold) is kept. A channel that loads such a BD
+        flags it (``error_lock_access_to_unavailable``, :mod:`aiedma.model.system.channel`);
+        the BD's constructor, the Python API, refuses it.
+
+        Raises
+        ------
+        BDError
+            As :meth:`decode`, for every other broken rule.
+        """
+        image = decode_image(kind, words)
+        kept = tuple(p for p in image.problems if str(p).startswith(_STORED_LOCK_FIELDS))
+        if len(kept) < len(image.problems):
+            raise next(p for p in image.problems if p not in kept)
+        if not kept:
+            return cls(image.kind, **image.values)
+        values = tuple(image.values[f.name] for f in FIELDS[image.kind])
+        return cls.from_checked(image.kind, values)
 
     # --- behaviour ---------------------------------------------------------------------
 

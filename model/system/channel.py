@@ -50,7 +50,17 @@ Decisions (docs/bd.md is silent on timing and on these points):
   offered; from then no BD is taken and no queued task starts (BDs already taken
   complete) until a channel reset. The fetch stage goes on until it is full, as the
   RTL's. docs/decisions.md gives the reasons; tasks queued with :meth:`Channel.push`
-  raise at that load instead.
+  raise at that load instead. A BD that acquires or releases a lock past the kind's
+  lock IDs (the memory tile's 192-255: only a BD written through the registers can
+  name one, :meth:`BufferDescriptor.decode_stored`) stops the channel the same way with
+  ``error_lock_access_to_unavailable`` (bit 8; a BD that is not valid is that error
+  whatever it names); no lock is asked. A memory-tile access such a channel makes to an
+  address its DMA does not reach (past the east window, or a neighbour's window its
+  address space has not) is not made (a read gives 0) and sets
+  ``error_dm_access_to_unavailable`` (bit 9) at the end of its cycle; the BD and its task
+  run on, no queued task starts after it. Its addresses wrap modulo the kind's
+  ``ADDRESS_BITS`` as the RTL's counters. Each BD error is a sticky bit of its own
+  (:attr:`Channel.errors`; :attr:`Channel.error` names the first) until a channel reset.
 * **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
   (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
 * **decision**: finish on TLAST (S2MM, ``fot_mode`` 1-3, read every cycle; AM025's
@@ -66,7 +76,13 @@ Decisions (docs/bd.md is silent on timing and on these points):
   Channels in FoT mode step every cycle (no fast path). docs/decisions.md gives
   the reasons.
 * **decision**: on the memory tile a task's start BD must lie in the channel's half
-  (0-23 for channels 0/2/4, 24-47 for 1/3/5), checked when the task is pushed.
+  (0-23 for channels 0/2/4, 24-47 for 1/3/5), checked when the task is pushed
+  (:meth:`Channel.push` raises). Through the start-queue register the word is queued
+  (its Start_BD_ID bits as ``START_BD_MASK`` keeps them: 4 on a core tile or shim, so
+  these always name one of their BDs) and, where the fetch stage would start it, a task
+  whose start BD is not the channel's leaves the queue with no fetch and sets
+  ``error_bd_unavailable`` (bit 10) at the end of that cycle, stopping the channel as a
+  BD error does.
 * **decision**: the control register (``model/arch/registers.py``) is stored as
   written, reserved bits dropped (:meth:`Channel.write_control`). Its ``reset`` bit
   holds the channel in reset from the end of the cycle after the write (the RTL's
@@ -117,6 +133,7 @@ from ..arch.kinds import DMA_KINDS
 from ..arch.registers import (
     CONTROL_FIELDS,
     FOT_COUNT_DEPTH,
+    START_BD_MASK,
     STATUS_FIELDS,
     WRITE_COUNT_BITS,
     control_mask,
@@ -195,6 +212,13 @@ def _beats_of(kind: str, bd: BufferDescriptor) -> tuple:
 _short_beats = functools.lru_cache(maxsize=1024)(_beats_of)
 
 
+_BD_ERRORS = ("error_bd_invalid", "error_bd_unavailable", "error_lock_access_to_unavailable",
+              "error_dm_access_to_unavailable")
+"""The status bits of the BD errors, each a sticky register of the RTL's channel; any of
+them stops the channel until a reset. When several are set in one cycle ``Channel.error``
+names the first of this order."""
+
+
 class ChannelError(AiedmaError):
     """A channel cannot do what it was asked: queue overflow, a bad BD at load, ..."""
 
@@ -250,7 +274,7 @@ class _InFlight:
     counts: tuple = ()         # FoT mode 2, the task's last BD: the task's count entries
     beats: tuple | None = None  # a BD with words: beat lists, its ID and BD, beat arrays
     accepted: int = 0          # the cycle the engine took it (it may ask from the next)
-    bad: bool = False          # not valid: it stops the channel at the fetch stage's head
+    bad: str | None = None     # the BD error (a STATUS_FIELDS name) it stops the channel with
 
 
 _STALL_FIELDS = ("stalled_lock_acq", "stalled_lock_rel", "stalled_stream", "stalled_tct")
@@ -352,11 +376,13 @@ class Channel:
         # The status register: the BD fetched last, and this cycle's raw fields
         # (status_word builds the word only when it is read).
         self._current_bd = 0
-        self._status_start = (False, 0, 0, False, False, None, False)
+        self._status_start = (False, 0, 0, False, False, frozenset(), False)
         self._stalls = (False, False, False, False)
-        # The BD error a load or (out of order) a header set: it stops the channel.
+        # The BD errors a load, an access or (out of order) a header set (status bits, each
+        # sticky): any stops the channel; error names the first.
         self.error: str | None = None
-        self._invalid = False       # the error register takes error_bd_invalid at this edge
+        self.errors: frozenset[str] = frozenset()
+        self._invalid: frozenset[str] = frozenset()   # the errors set at this edge
         # S2MM: Current_Write_Count (the words of the BD written last) and whether the
         # next word starts a BD; the count as the cycle began (what a read shows).
         self._write_count, self._count_restarts, self._count_start = 0, True, 0
@@ -465,14 +491,14 @@ class Channel:
         the cycle last stepped: the state at the start of the cycle (running, queue size,
         the BD fetched last, the sticky flags) and the cycle's stall bits (module text).
         """
-        (busy, queued, current, length_exceeded, bds_per_task, error,
+        (busy, queued, current, length_exceeded, bds_per_task, errors,
          overflow) = self._status_start
         fields = {"status": 2 if busy else 0, "channel_running": int(busy),
                   "task_queue_size": queued, "cur_bd": current,
                   "task_queue_overflow": int(overflow),
                   "error_fot_length_exceeded": int(length_exceeded),
                   "error_fot_bds_per_task": int(bds_per_task)}
-        if error is not None:       # error_bd_invalid, or (out of order) error_bd_unavailable
+        for error in errors:        # _BD_ERRORS
             fields[error] = 1
         for name, stalled in zip(_STALL_FIELDS, self._stalls, strict=True):
             fields[name] = int(stalled)
@@ -515,12 +541,14 @@ class Channel:
         """The channel's finish-on-TLAST error flags, by their ``STATUS_FIELDS`` names
         (set when the rule is broken, clear again only by a channel reset), and, once
         it is in out-of-order mode or has had a BD error, the two BD errors
-        (``error_bd_unavailable``, ``error_bd_invalid``)."""
+        (``error_bd_unavailable``, ``error_bd_invalid``) and the one it had."""
         fields = {"error_fot_length_exceeded": int(self.fot_length_exceeded),
                   "error_fot_bds_per_task": int(self.fot_bds_per_task)}
         if self.control_field("enable_out_of_order") or self.error:
             for name in ("error_bd_unavailable", "error_bd_invalid"):
-                fields[name] = int(self.error == name)
+                fields[name] = int(name in self.errors)
+        for error in self.errors:
+            fields[error] = 1
         return fields
 
     def _out_of_order_start(self) -> bool:
@@ -582,6 +610,20 @@ class Channel:
                              dma.channel_bds(self.index), f"channel {self.name} runs BDs")
         self.queue.append(task)
 
+    def _start_fault(self) -> bool:
+        """A channel run through its registers (memory tile): the next queued task's start
+        BD is not one of the channel's (its half of the table, or past BD 47). Where the
+        fetch stage would start it, the task leaves the queue with no fetch and sets
+        ``error_bd_unavailable`` at the end of the cycle (module text), and nothing more
+        starts in that cycle; the RTL's fetch stage does the same. True if so."""
+        start = self.queue[0].start_bd
+        if start in DMA_KINDS[self.dma.kind].channel_bds(self.index):
+            return False
+        self.queue.popleft()
+        self._left_queue = self._cycle
+        self._invalid |= {"error_bd_unavailable"}
+        return True
+
     def write_start_queue(self, word: int) -> None:
         """A write of the start-queue register (the end of a cycle), as the RTL's task
         queue takes it: the task ``Task.encode()`` gives ``word`` is queued, or, the
@@ -601,14 +643,15 @@ class Channel:
             raise field_error(ChannelError, "start_queue", word,
                               f"a register word is 0..2^32-1; channel {self.name}")
         self.hardware_faults = True
-        task = Task(word & 0x3F, (word >> 16 & 0xFF) + 1, bool(word >> 31))
+        task = Task(word & START_BD_MASK[self.dma.kind], (word >> 16 & 0xFF) + 1,
+                    bool(word >> 31))
         if self._reset_held:
             return
         held = len(self.queue) + (self._left_queue == self._cycle)
         if held >= TASK_QUEUE_DEPTH:
             self.task_queue_overflow = True
             return
-        self.push(task)
+        self.queue.append(task)   # a start BD not the channel's faults where it starts
 
     def write_status(self, word: int) -> None:
         """A write of the status register: a 1 in ``task_queue_overflow`` clears that flag
@@ -665,7 +708,7 @@ class Channel:
         # Out of order, and on a channel run through its registers, a BD that is not valid
         # is loaded as the RTL loads it (it stops the channel at the stage's head).
         lenient = not ordered or self.hardware_faults
-        bad = not bd.valid_bd
+        bad = None if bd.valid_bd else "error_bd_invalid"
         if not DMA_KINDS[self.dma.kind].pads(self._way):
             values = bd.fields()
             padded = [f for f in _PADDING_FIELDS if values.get(f)]
@@ -673,7 +716,9 @@ class Channel:
                 raise field_error(ChannelError, padded[0], getattr(bd, padded[0]),
                                   f"S2MM cannot pad (zero padding is memory-tile MM2S only); "
                                   f"{where}")
-            bad = bad or bool(padded)
+            if padded:
+                bad = "error_bd_invalid"
+        bad = bad or self._lock_fault(bd)
         if self.stream is None:
             raise field_error(ChannelError, "stream", None,
                               f"channel {self.name} has no stream connected; {where}")
@@ -682,7 +727,14 @@ class Channel:
                             bd.buffer_length, offered=self._cycle + BD_OFFER_LATENCY, bad=bad)
         if bd.buffer_length and not bad:
             top, addresses, zeros, address_list, zero_list = _bd_beats(self.dma.kind, bd)
-            self._check_address_width(top, where)
+            bits = ADDRESS_BITS[self.dma.kind]
+            if self.hardware_faults and top >> bits:
+                # The RTL's address counters wrap (decisions); what they reach is checked
+                # at each access (_reaches).
+                addresses = addresses & ((1 << bits) - 1)
+                address_list = addresses.tolist()
+            else:
+                self._check_address_width(top, where)
             # The engine indexes the lists every cycle; a jump slices the arrays.
             fetched.beats = (address_list, zero_list, bd_id, bd, addresses, zeros)
         self._fetched.append(fetched)
@@ -691,6 +743,38 @@ class Channel:
         if walk.done:
             self._walk = None
         return True
+
+    def _reaches(self, address: int) -> bool:
+        """A memory access at ``address`` is made: always, but on a memory-tile channel run
+        through its registers at an address its DMA does not reach (past the east window,
+        or in the window of a neighbour its address space has not), where the access is
+        not made (a read gives 0) and ``error_dm_access_to_unavailable`` is set at the
+        end of the cycle (module text)."""
+        if not self.hardware_faults or len(DMA_KINDS[self.dma.kind].windows) == 1:
+            return True
+        for window in self.dma.memory.windows:
+            if window.start <= address < window.start + window.size:
+                if window.memory is not None:
+                    return True
+                break
+        if "error_dm_access_to_unavailable" not in self.errors:
+            self._invalid |= {"error_dm_access_to_unavailable"}
+        return False
+
+    def _lock_fault(self, bd: BufferDescriptor) -> str | None:
+        """``error_lock_access_to_unavailable`` if ``bd``, on a memory-tile channel run
+        through its registers, names a lock its DMA does not reach: an acquire
+        (``lock_acq_enable``) or a release (``lock_rel_value`` not 0) whose ID is past
+        the east neighbour's (192-255, which the 8-bit fields hold) or in the range of a
+        neighbour its lock space has not."""
+        if not self.hardware_faults or len(DMA_KINDS[self.dma.kind].windows) == 1:
+            return None
+        for used, lock_id in ((bd.lock_acq_enable, bd.lock_acq_id),
+                              (bd.lock_rel_value, bd.lock_rel_id)):
+            if used and not any(r.first <= lock_id < r.first + r.count and r.table is not None
+                                for r in self.dma.locks.ranges):
+                return "error_lock_access_to_unavailable"
+        return None
 
     def _check_address_width(self, address: int, where: str) -> None:
         """A BD whose highest address runs past the kind's address width is refused at
@@ -802,7 +886,7 @@ class Channel:
         busy = self.busy
         self._status_start = (busy, len(self.queue), self._current_bd,
                               self.fot_length_exceeded, self.fot_bds_per_task,
-                              self.error, self.task_queue_overflow)
+                              self.errors, self.task_queue_overflow)
         self._count_start = self._write_count
         if self._quiet(busy):
             self._stalls = (False, False, False, False)
@@ -826,7 +910,8 @@ class Channel:
             # A BD that is not valid never leaves the stage's head: the channel's error
             # register is set at the end of the cycle it is offered (commit), and from the
             # next no BD is taken and no queued task starts until a channel reset.
-            self._invalid = self.error is None
+            if fetched.bad not in self.errors:    # (set again, a register keeps its value)
+                self._invalid |= {fetched.bad}
             fetched = None
         offer = fetched if fetched is not None and fetched.bd.buffer_length else None
         moved = False
@@ -880,6 +965,7 @@ class Channel:
                     ooo.take_header(header.out_of_order_bd_id, cycle)
                     if ooo.error:
                         self.error, self._walk = ooo.error, None
+                        self.errors |= {ooo.error}
                 else:
                     head.header = False
                 moved, header_word = True, True
@@ -930,9 +1016,11 @@ class Channel:
             self._stage.append(fetched)
         # The datapath's memory port and stream side.
         if self.is_mm2s:
-            if signals.mem_read:
+            if signals.mem_read and self._reaches(signals.mem_addr):
                 self._mem_data = self.dma.memory.read(signals.mem_addr,
                                                       self._where(self._running[0].bd_id))
+            elif signals.mem_read:
+                self._mem_data = 0
             if signals.stream_valid and signals.stream_ready:
                 head = self._stage[0]
                 beat = Beat(signals.data, signals.stream_last and not head.bd.tlast_suppress)
@@ -945,7 +1033,7 @@ class Channel:
                     self._stage.popleft()
                     self._head_since = cycle + 1
         else:
-            if signals.mem_write:
+            if signals.mem_write and self._reaches(signals.mem_addr):
                 self.dma.memory.write(signals.mem_addr, signals.mem_data,
                                       self._where(self._written_bd))
             remaining = self._stage[0].words_left if self._stage else 0
@@ -986,7 +1074,11 @@ class Channel:
             self._walk = OutOfOrderWalk(self.dma.kind, self.dma.bds, self.queue.popleft(),
                                         self.index)
             self._left_queue = self._cycle
-        self._wants_fetch = room and not self._fetch_wait and self._fetch_asks()
+        dropped = (self.hardware_faults and room and not self._fetch_wait
+                   and self._walk is None and bool(self.queue) and not self.error
+                   and not self.control_field("enable_out_of_order") and self._start_fault())
+        self._wants_fetch = (room and not self._fetch_wait and not dropped
+                             and self._fetch_asks())
         if self._wants_fetch:
             self.dma.request_fetch(self)
         if moved:
@@ -1083,10 +1175,11 @@ class Channel:
         (an RTL engine steps every cycle, as it must)."""
         if (type(self.engine) is not ChannelEngine or self.fot_mode
                 or self.control_field("enable_out_of_order")
-                or self._compress(None) is not None):
+                or self._compress(None) is not None or self.error):
             # FoT: a TLAST may end a BD on any word; out of order: a header may start
-            # a task or name a BD in any cycle; (de)compression: blocks vary in size.
-            # Each cycle is stepped.
+            # a task or name a BD in any cycle; (de)compression: blocks vary in size; a
+            # BD error: a run that nothing else moves ends as a deadlock naming it, not
+            # as a jump to max_cycles. Each cycle is stepped.
             return None
         return (self.engine.steady_state(), self._fetch_state(), id(self._walk), len(self.queue),
                 len(self._gate), len(self._running), len(self._stage), len(self._completions),
@@ -1227,6 +1320,8 @@ class Channel:
                 self.done.append(TaskDone(cycle, done.task, self.control_field("controller_id"),
                                           done.counts))
         if self._invalid:
-            self._invalid, self.error = False, "error_bd_invalid"
+            self.errors |= self._invalid
+            self.error = self.error or next(e for e in _BD_ERRORS if e in self._invalid)
+            self._invalid = frozenset()
         if self._reset_held:   # the reset register reads 1 in this cycle: it ends in reset
             self.reset()

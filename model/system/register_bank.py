@@ -110,7 +110,8 @@ class RegisterBank:
         size = self.queued.get((direction, index), 0)
         fields = {"status": 2 if size else 0, "stalled_lock_acq": 0, "stalled_lock_rel": 0,
                   "stalled_stream": 0, "stalled_tct": 0, "error_bd_unavailable": 0,
-                  "error_bd_invalid": 0,
+                  "error_bd_invalid": 0, "error_lock_access_to_unavailable": 0,
+                  "error_dm_access_to_unavailable": 0,
                   "error_fot_length_exceeded": 0, "error_fot_bds_per_task": 0,
                   "task_queue_overflow": int((direction, index) in self.overflow),
                   "channel_running": int(size > 0), "task_queue_size": size, "cur_bd": 0}

@@ -131,7 +131,7 @@ def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> No
     bds = {}
     for n, words in images.items():
         try:
-            bds[n] = BufferDescriptor.decode(dma.kind, words)
+            bds[n] = BufferDescriptor.decode_stored(dma.kind, words)
         except AiedmaError as error:
             raise RegisterError(f"{error}; BD {n} as written") from None
     own = DMA_KINDS[dma.kind].lock_window("own").start

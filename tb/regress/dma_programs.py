@@ -34,7 +34,7 @@ from ...model.arch.registers import STATUS_FIELDS
 from ..system.compression_programs import random_compression_program
 from ..system.dma_check import check_program_channels, check_program_status, run_dma
 from ..system.loop import RUNS_ON
-from ..system.random_faults import FAULT_KINDS, random_fault_program
+from ..system.random_faults import FAULT_BITS, FAULT_KINDS, random_fault_program
 from ..system.random_out_of_order import OUT_OF_ORDER_KINDS, random_out_of_order_program
 from ..system.random_programs import (
     PROGRAM_PLACES,
@@ -110,7 +110,7 @@ def _status_programs(kind: str, first: int, count: int, simulator: str) -> int:
 def _fault_programs(kind: str, first: int, count: int, simulator: str) -> int:
     """Random fault programs on ``simulator``; prints one line, returns the mismatches."""
     start, cycles, bad, drawn = time.perf_counter(), 0, 0, {"pushes": 0, "invalid": 0}
-    flagged = {"task_queue_overflow": 0, "error_bd_invalid": 0}
+    flagged = dict.fromkeys(FAULT_BITS, 0)
     for seed in range(first, first + count):
         program = random_fault_program(seed, kind)
         for name in drawn:
@@ -130,10 +130,11 @@ def _fault_programs(kind: str, first: int, count: int, simulator: str) -> int:
         for name in flagged:
             lsb, _ = STATUS_FIELDS[name]
             flagged[name] += any(word >> lsb & 1 for word in statuses)
+    read = ", ".join(f"{name} {n}" for name, n in flagged.items() if n or name in
+                     ("task_queue_overflow", "error_bd_invalid"))
     print(f"whole RTL DMA on {simulator}, {kind}: {count} random fault programs "
-          f"({drawn['pushes']} pushes, {drawn['invalid']} to a BD that is not valid; programs "
-          f"that read task_queue_overflow {flagged['task_queue_overflow']}, error_bd_invalid "
-          f"{flagged['error_bd_invalid']}), {cycles} cycles, {bad} mismatches, "
+          f"({drawn['pushes']} pushes, {drawn['invalid']} to a faulty load; programs "
+          f"that read {read}), {cycles} cycles, {bad} mismatches, "
           f"{time.perf_counter() - start:.1f} s")
     return bad
 

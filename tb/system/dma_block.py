@@ -300,6 +300,11 @@ class RtlDmaAgent:
         """The register writes, one a cycle with ``pause`` high; a generator of cycles."""
         port = self.ports_
         port.set("pause", 1)
+        if self._neighbours:      # which neighbours the model's memory tile has
+            memory = {w.label: w.memory for w in self.model.memory.windows}
+            locks = {r.label: r.table for r in self.model.locks.ranges}
+            port.set("absent_memory", (memory["west"] is None) | (memory["east"] is None) << 1)
+            port.set("absent_locks", (locks["west"] is None) | (locks["east"] is None) << 1)
         for address, value in self.writes:
             port.set("reg_write", 1)
             port.set("reg_addr", address)

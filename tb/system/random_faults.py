@@ -8,7 +8,11 @@ locks), pushed before the run (up to five: the fifth overflows) and by a host du
 (bursts of pushes, some onto full queues; a write of 1 to ``task_queue_overflow`` now and
 then). In most programs a channel's tasks load a BD that is not valid now and then: a BD
 written with ``valid_bd`` 0, a slot never written, or (memory-tile S2MM) a BD with zero
-padding, as a task's start BD or through ``next_bd``. Every cycle without a write reads a
+padding, as a task's start BD or through ``next_bd``. On the memory tile the faulty load
+may instead be a BD that names lock 192-255 or a neighbour's lock (the tile has no
+neighbours: ``error_lock_access_to_unavailable``), a BD whose last words run past the own
+window into the absent east one (``error_dm_access_to_unavailable``), or a start BD that
+is not the channel's (``error_bd_unavailable``). Every cycle without a write reads a
 channel's status register or S2MM 0's Current_Write_Count, in turn. Late in the run every
 channel is reset (mid-task or stopped by its error) and pushed one valid task, so every
 program ends.
@@ -39,10 +43,14 @@ from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
 from .dma_check import words_taken
 
-__all__ = ["FAULT_KINDS", "FaultProgram", "random_fault_program"]
+__all__ = ["FAULT_BITS", "FAULT_KINDS", "FaultProgram", "random_fault_program"]
 
 FAULT_KINDS = ("tile", "memtile")
 """The kinds the programs run on (the shim has no channel reset to end a stop with)."""
+
+FAULT_BITS = ("task_queue_overflow", "error_bd_invalid", "error_bd_unavailable",
+              "error_lock_access_to_unavailable", "error_dm_access_to_unavailable")
+"""The status bits the programs raise (the last three on the memory tile only)."""
 
 _CHANNELS = (("mm2s", 0), ("mm2s", 1), ("s2mm", 0))
 
@@ -64,8 +72,9 @@ class FaultProgram:
     timed : list of (int, int, int or None)
         The host's writes and status reads during the run, one a cycle.
     faults : dict of str to int
-        What it draws: ``pushes`` before and during the run, ``invalid`` tasks that load
-        a BD that is not valid.
+        What it draws: ``pushes`` before and during the run, ``invalid`` tasks with a
+        faulty load (a BD that is not valid, or on the memory tile one of the module
+        text's memory-tile faults).
     description : str
     """
 
@@ -100,10 +109,23 @@ def _chains(rng: random.Random, kind: str) -> tuple[dict, dict, dict]:
         good[direction, index] = ids[0]
         if rng.random() < 0.3:
             continue
-        way = rng.choice(["written", "never", "padded" if (kind, direction) == ("memtile", "s2mm")
-                          else "written"])
+        ways = ["written", "never", "padded" if (kind, direction) == ("memtile", "s2mm")
+                else "written"]
+        if kind == "memtile":
+            ways += ["lock", "far", "foreign"]
+        way = rng.choice(ways)
         faulty = ids[3]
-        if way == "written":
+        if way == "foreign":       # a start BD of the other half, or past BD 47
+            bad[direction, index] = rng.choice([*dma.bd_half(24 - dma.channel_bds(index).start),
+                                                *range(dma.bd_count, 64)])
+            continue
+        if way == "lock":
+            table[faulty] = _lock_fault_bd(rng, kind, base + 48)
+        elif way == "far":         # own window's last words, then the east window's
+            end = own + dma.memory_words
+            table[faulty] = BufferDescriptor(kind, base_address=end - rng.randint(1, 2),
+                                             buffer_length=3, valid_bd=1)
+        elif way == "written":
             table[faulty] = BufferDescriptor(kind, base_address=base + 48, buffer_length=2)
         elif way == "padded":
             table[faulty] = BufferDescriptor(kind, base_address=base + 48, buffer_length=3,
@@ -116,6 +138,20 @@ def _chains(rng: random.Random, kind: str) -> tuple[dict, dict, dict]:
         else:
             bad[direction, index] = faulty
     return table, good, bad
+
+
+def _lock_fault_bd(rng: random.Random, kind: str, base: int) -> BufferDescriptor:
+    """A valid memory-tile BD whose acquire or release names a lock the tile does not
+    reach: 192-255 (decoded as the hardware's table stores it) or a neighbour's."""
+    field = rng.choice(["lock_acq_id", "lock_rel_id"])
+    bd = BufferDescriptor(kind, base_address=base, buffer_length=2, valid_bd=1,
+                          lock_acq_enable=int(field == "lock_acq_id"),
+                          lock_rel_value=int(field == "lock_rel_id"))
+    words = list(bd.encode())
+    shift = 0 if field == "lock_acq_id" else 16
+    lock = rng.choice([rng.randint(192, 255), rng.randint(0, 63), rng.randint(128, 191)])
+    words[7] |= lock << shift
+    return BufferDescriptor.decode_stored(kind, words)
 
 
 def random_fault_program(seed: int, kind: str = "tile") -> FaultProgram:
@@ -151,8 +187,8 @@ def random_fault_program(seed: int, kind: str = "tile") -> FaultProgram:
     memory = np.arange(1, 1 + 64 * len(_CHANNELS), dtype=np.int64)
     taken = words_taken(kind, writes, memory, timed)["s2mm0"]
     inputs = {"s2mm0": [1000 + k for k in range(taken)]}
-    text = (f"{kind}, {counts['pushes']} pushes, {counts['invalid']} of them to a BD that is "
-            f"not valid, reset at {reset_at}, {len(inputs['s2mm0'])} S2MM words")
+    text = (f"{kind}, {counts['pushes']} pushes, {counts['invalid']} of them to a faulty load, "
+            f"reset at {reset_at}, {len(inputs['s2mm0'])} S2MM words")
     return FaultProgram(seed, kind, writes, memory, inputs, timed, counts, text)
 
 

@@ -744,3 +744,45 @@ def _chain(lowered):
 
 def test_bd_budget_is_the_kinds():
     assert BD_COUNT == {"tile": 16, "memtile": 48, "shim": 16}
+
+
+
+@pytest.mark.parametrize("fault", ["memory", "lock"])
+def test_the_python_api_raises_on_a_memory_tile_fault_the_register_path_flags(fault):
+    """Through Channel.push an access past the own window into the absent east one raises
+    MemoryAccessError (the address, the window, the channel and BD), and a lock of the
+    absent west neighbour LockError; the same BD through the registers sets its status
+    bit instead (the access not made, the channel stopped: a deadlock naming the bit
+    where it holds a BD; tests/tb/system/test_faults.py compares these with the RTL)."""
+    from aiedma.model.arch.kinds import DMA_KINDS
+    from aiedma.model.system.memory import MemoryAccessError
+    from aiedma.model.system.registers import apply_writes
+    from aiedma.model.system.scheduler import DeadlockError
+
+    if fault == "memory":
+        table = bd("memtile", base_address=OWN + 131070, buffer_length=4)
+        error, message = MemoryAccessError, (r"^address=262144: the east window .* has no "
+                                             r"memory; channel memtile\(2,3\)\.mm2s0, BD 2")
+    else:
+        table = bd("memtile", base_address=OWN, buffer_length=2, lock_acq_enable=1,
+                   lock_acq_id=3, lock_acq_value=-1)
+        error, message = LockError, r"^lock_id=3: IDs 0-63 .* west neighbour's locks"
+    dma = tile_dma(kind="memtile")
+    dma.write_bd(2, table)
+    with pytest.raises(error, match=message):
+        read_all(dma, [Task(2)])
+    dma = tile_dma(kind="memtile")
+    base = DMA_KINDS["memtile"].bd_register(2)
+    apply_writes(dma, [(base + 4 * w, word) for w, word in enumerate(table.encode())])
+    stream = Stream("out")
+    channel = dma.mm2s[0].connect(stream)
+    channel.write_start_queue(Task(2).encode())
+    sink = StreamSink("sink", stream)
+    name = f"error_{'dm' if fault == 'memory' else 'lock'}_access_to_unavailable"
+    if fault == "memory":
+        run_system([channel, sink])       # the task runs on, its last two words 0
+        assert [beat.data for beat in sink.beats] == [0, 0, 0, 0]   # (own memory's end)
+    else:
+        with pytest.raises(DeadlockError, match=f"stopped by {name} until a reset"):
+            run_system([channel, sink])
+    assert channel.errors == {name}

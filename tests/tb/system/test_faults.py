@@ -13,6 +13,7 @@ from aiedma.model.arch.registers import (
     CONTROL_FIELDS,
     STATUS_FIELDS,
     control_address,
+    lock_value_address,
     start_queue_address,
     status_address,
 )
@@ -20,7 +21,7 @@ from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
 from aiedma.model.system.scheduler import DeadlockError
 from aiedma.tb.system.dma_check import run_dma
-from aiedma.tb.system.random_faults import FAULT_KINDS, random_fault_program
+from aiedma.tb.system.random_faults import FAULT_BITS, FAULT_KINDS, random_fault_program
 
 
 def bit(word, name):
@@ -120,6 +121,146 @@ def test_a_bd_that_is_not_valid_stops_the_channel_as_in_the_rtl_until_a_reset(ki
     assert len(result.tokens[f"{direction}0"]) == 1   # only the task pushed after the reset
 
 
+def run_stopped_then_reset(kind, direction, writes, name, memory=None, inputs=()):
+    """Run ``writes`` (BDs and start-queue pushes of channel 0; BD 7 is a good BD of 3
+    words) with a status read every cycle, a task of BD 7 pushed at cycle 30, a channel
+    reset at cycle 50 and a task of BD 7 pushed after it (S2MM: ``inputs``, then 3 words).
+    Check that ``name`` is set from the cycle it is first read set to the reset, that the
+    channel reads no other BD error meanwhile, and that only the task pushed after the
+    reset runs. Returns the run and the first cycle of the flag."""
+    good = {7: BufferDescriptor(kind, base_address=own(kind) + 200, buffer_length=3,
+                                valid_bd=1)}
+    queue = start_queue_address(kind, direction, 0)
+    timed = with_status_reads(kind, direction, reset_then_push(
+        kind, direction, 50, Task(7, 1, True)) | {30: (queue, Task(7, 1, True).encode())}, 80)
+    result = run_dma(kind, [*bd_writes(kind, good), *writes],
+                     memory=np.arange(100, 400) if memory is None else memory,
+                     inputs={f"{direction}0": [*inputs, 1, 2, 3]}, timed_writes=timed,
+                     simulator="amaranth", reuse=True)
+    reads = status_reads(result, kind, direction)
+    on = [c for c, w in reads if bit(w, name)]
+    assert on and on[0] < 20 and on[-1] < 52                  # until the reset clears it
+    assert on == [c for c, _ in reads if on[0] <= c < 52]
+    others = {"error_bd_invalid", "error_bd_unavailable", "error_lock_access_to_unavailable",
+              "error_dm_access_to_unavailable"} - {name}
+    assert not any(bit(w, other) for _, w in reads for other in others)
+    assert all(bit(w, "channel_running") for c, w in reads if 31 <= c < 50)  # 30's task waits
+    assert len(result.tokens[f"{direction}0"]) == 1   # only the task pushed after the reset
+    return result, on[0]
+
+
+def memtile_bd_words(n, bd, **raw):
+    """BD ``n``'s register writes with ``raw`` 8-bit lock ID fields put into its word 7
+    as the hardware stores them (past the BD constructor's limit)."""
+    words = list(bd.encode())
+    shifts = {"lock_acq_id": 0, "lock_rel_id": 16}
+    for field, value in raw.items():
+        words[7] = words[7] & ~(0xFF << shifts[field]) | value << shifts[field]
+    base = DMA_KINDS["memtile"].bd_register(n)
+    return [(base + 4 * w, word) for w, word in enumerate(words)]
+
+
+@pytest.mark.parametrize(("direction", "raw"), [
+    ("mm2s", dict(lock_acq_id=200)),
+    ("s2mm", dict(lock_rel_id=255)),
+    ("mm2s", dict(lock_rel_id=10)),     # the west neighbour's lock 10: the tile has none
+])
+def test_a_bd_naming_a_lock_past_the_memory_tiles_stops_the_channel_until_a_reset(direction,
+                                                                                   raw):
+    """A memory-tile BD whose acquire (or release) names lock 192-255, which no tile has,
+    or a lock of a neighbour the tile has not (run_dma's memory tile has no neighbours):
+    error_lock_access_to_unavailable (aie-rt bit 8) from the RTL's cycle, no lock touched
+    (the own locks stay as set), no word moved, a task pushed meanwhile not run; a
+    channel reset clears the bit and a task pushed after it runs."""
+    kind = "memtile"
+    bd = BufferDescriptor(kind, base_address=own(kind), buffer_length=4, valid_bd=1,
+                          lock_acq_enable=1, lock_acq_id=64, lock_acq_value=-1,
+                          lock_rel_id=65, lock_rel_value=1)
+    queue = start_queue_address(kind, direction, 0)
+    locks = [(lock_value_address(kind, 0), 1), (lock_value_address(kind, 1), 0)]
+    writes = [*memtile_bd_words(2, bd, **raw), *locks, (queue, Task(2).encode()),
+              (queue, Task(7, 1, True).encode())]
+    result, _ = run_stopped_then_reset(kind, direction, writes,
+                                       "error_lock_access_to_unavailable")
+    assert result.locks[:2] == [1, 0]
+    if direction == "mm2s":
+        assert len(result.outputs["mm2s0"]) == 3      # BD 7's words only
+
+
+@pytest.mark.parametrize(("direction", "start"), [("mm2s", 30), ("s2mm", 24), ("mm2s", 50)])
+def test_a_task_whose_start_bd_is_not_the_channels_stops_the_memory_tile_channel(direction,
+                                                                                 start):
+    """Memory-tile channel 0 runs BDs 0-23: a start-queue word naming BD 24-47 (the other
+    half, here a valid BD) or 48-63 (no BD) leaves the queue where it would start, with no
+    fetch, and sets error_bd_unavailable (bit 10, both directions on the memory tile) from
+    the next cycle; nothing of BD 30 moves; a reset clears it and a task pushed after
+    runs."""
+    kind = "memtile"
+    other = {30: BufferDescriptor(kind, base_address=own(kind), buffer_length=4, valid_bd=1)}
+    queue = start_queue_address(kind, direction, 0)
+    writes = [*bd_writes(kind, other), (queue, Task(start).encode()),
+              (queue, Task(7, 1, True).encode())]
+    result, first = run_stopped_then_reset(kind, direction, writes, "error_bd_unavailable")
+    assert first == 1                          # the task leaves the queue in cycle 0
+    if direction == "mm2s":
+        assert len(result.outputs["mm2s0"]) == 3
+
+
+WINDOW = DMA_KINDS["memtile"].memory_words
+
+
+@pytest.mark.parametrize(("direction", "base", "reached"), [
+    # own window's last two words, then the east window: the tile has no east neighbour
+    ("mm2s", 2 * WINDOW - 2, 2),
+    ("s2mm", 2 * WINDOW - 2, 2),
+    # past the east window (384K-512K words), then wrapped to 0, the west window
+    ("s2mm", (1 << 19) - 2, 0),
+])
+def test_an_access_the_memory_tile_does_not_reach_is_not_made_and_stops_the_channel(
+        direction, base, reached):
+    """A memory-tile BD whose words run out of the windows its DMA has: the words it
+    reaches move, the others do not (MM2S sends 0 in their place, S2MM writes nothing),
+    error_dm_access_to_unavailable (aie-rt bit 9) is set from the cycle after the first
+    such access, and no task starts after it until a reset (the task pushed at cycle 30
+    does not run; the one pushed after the reset does)."""
+    kind = "memtile"
+    bd = {2: BufferDescriptor(kind, base_address=base, buffer_length=4, valid_bd=1)}
+    writes = [*bd_writes(kind, bd), (start_queue_address(kind, direction, 0), Task(2).encode())]
+    memory = np.arange(WINDOW)
+    result, _ = run_stopped_then_reset(kind, direction, writes,
+                                       "error_dm_access_to_unavailable", memory=memory,
+                                       inputs=[9, 8, 7, 6])
+    if direction == "mm2s":
+        words = [data for data, _ in result.outputs["mm2s0"]]
+        assert words == [*memory[-2:][:reached], *[0] * (4 - reached), 200, 201, 202]
+    else:
+        assert list(result.memory[-2:]) == [9, 8][:reached] + list(memory[-2:])[reached:]
+        assert list(result.memory[:2]) == [0, 1]        # nothing wrapped into memory
+
+
+def test_a_core_tile_address_past_its_memory_wraps_as_the_rtls_counter():
+    """A core tile's 14-bit word address covers its whole memory (no status bit for an
+    access outside it: aie-rt gives bits 8/9 to the memory tile only): on the register
+    path a BD running past word 16383 wraps to 0 in the model as in the RTL."""
+    kind = "tile"
+    bds = {2: BufferDescriptor(kind, base_address=16384 - 2, buffer_length=4, valid_bd=1)}
+    writes = [*bd_writes(kind, bds), (start_queue_address(kind, "mm2s", 0), Task(2).encode())]
+    result = run_dma(kind, writes, memory=np.arange(16384) + 5, simulator="amaranth",
+                     reuse=True)
+    assert [data for data, _ in result.outputs["mm2s0"]] == [16387, 16388, 5, 6]
+
+
+@pytest.mark.parametrize("kind", ["tile", "shim"])
+def test_a_start_queue_word_keeps_the_4_bit_start_bd_of_a_core_tile_or_shim(kind):
+    """The Start_BD_ID field is bits 3:0 on a core tile and a shim (aie-rt's mask 0xF):
+    a word with bit 4 set starts the BD of its low 4 bits, in the model and the RTL."""
+    table = {3: BufferDescriptor(kind, base_address=own(kind), buffer_length=5, valid_bd=1)}
+    word = Task(16 + 3, 1, True).encode()
+    result = run_dma(kind, [*bd_writes(kind, table), (start_queue_address(kind, "mm2s", 0), word)],
+                     memory=np.arange(1, 6), simulator="amaranth", reuse=True)
+    assert [data for data, _ in result.outputs["mm2s0"]] == [1, 2, 3, 4, 5]
+
+
 def test_the_python_api_keeps_raising_and_a_channel_run_as_hardware_stops_instead():
     """Channel.push with a BD that is not valid raises at its load (the programmer's API,
     tests/model/system); the same program written through the registers stops the channel
@@ -153,3 +294,17 @@ def test_random_fault_programs_draw_both_faults_and_every_run_ends():
                  for name in ("task_queue_overflow", "error_bd_invalid") if bit(word, name)}
         assert program.faults["pushes"] > 3
     assert seen == {"task_queue_overflow", "error_bd_invalid"}
+
+
+def test_random_memory_tile_fault_programs_draw_the_memory_tile_faults():
+    """Across a few memory-tile programs every fault bit is read set (model only, as
+    above); the RTL runs them in test_random_fault_programs_rtl_against_the_model."""
+    seen = set()
+    for seed in range(8):
+        program = random_fault_program(seed, "memtile")
+        result = run_dma("memtile", program.writes, memory=program.memory,
+                         inputs=program.inputs, timed_writes=program.timed, simulator=None)
+        seen |= {name for _, address, word in result.reads
+                 if register_at("memtile", address).role == "status"
+                 for name in FAULT_BITS if bit(word, name)}
+    assert seen == set(FAULT_BITS)
