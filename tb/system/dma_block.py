@@ -68,10 +68,10 @@ class AmaranthBlock:
     few dozen cycles. ``Simulator.reset`` puts every signal and memory back to its
     initial value and restarts the testbench, which runs whatever job is set."""
 
-    cache: ClassVar[dict[tuple[str, int, int], AmaranthBlock]] = {}
+    cache: ClassVar[dict[tuple[str, int, int, bool], AmaranthBlock]] = {}
 
-    def __init__(self, kind: str, column: int, row: int) -> None:
-        self.dut = DMA(kind, column, row)
+    def __init__(self, kind: str, column: int, row: int, compression: bool = True) -> None:
+        self.dut = DMA(kind, column, row, compression=compression)
         self.sim = Simulator(self.dut)
         self.sim.add_clock(1e-8)
         self.job: Any = None
@@ -83,14 +83,16 @@ class AmaranthBlock:
         self.sim.add_testbench(bench)
 
     @classmethod
-    def of(cls, kind: str, column: int, row: int, *, reuse: bool) -> AmaranthBlock:
-        """The block at this placement: elaborated now, or with ``reuse`` the one
-        elaborated before (a test that patches the RTL must not get an older one)."""
-        key = (kind, column, row)
+    def of(cls, kind: str, column: int, row: int, compression: bool = True, *,
+           reuse: bool) -> AmaranthBlock:
+        """The block at this placement (built with or without the (de)compressors):
+        elaborated now, or with ``reuse`` the one elaborated before (a test that
+        patches the RTL must not get an older one)."""
+        key = (kind, column, row, compression)
         if not reuse:
-            return cls(kind, column, row)
+            return cls(*key)
         if key not in cls.cache:
-            cls.cache[key] = cls(kind, column, row)
+            cls.cache[key] = cls(*key)
         return cls.cache[key]
 
     def run(self, job: Any) -> None:
@@ -110,9 +112,10 @@ class AmaranthBlock:
 class _VerilatorPorts:
     """The block's ports on a Verilated model in this process."""
 
-    def __init__(self, top: str, kind: str, column: int, row: int) -> None:
+    def __init__(self, top: str, kind: str, column: int, row: int,
+                 compression: bool = True) -> None:
         from .loop_verilator import VerilatedTop
-        self.top = VerilatedTop(top, lambda: DMA(kind, column, row))
+        self.top = VerilatedTop(top, lambda: DMA(kind, column, row, compression=compression))
 
     def set(self, path: str, value: int) -> None:
         self.top.set(path.replace(".", "__"), int(value) & ((1 << 64) - 1))
@@ -161,14 +164,17 @@ class RtlDmaAgent:
         self._read: tuple[int, int] | None = None      # a read in the last cycle
         self._last_write = max(self.timed, default=-1)
         self.name = f"{dma.name}.rtl"
-        where = (dma.kind, dma.column, dma.row)
+        # The block is built as the model DMA is: with or without the (de)compressors.
+        where = (dma.kind, dma.column, dma.row, dma.compression)
         if simulator == "amaranth":
             self.simulation = AmaranthBlock.of(*where, reuse=reuse)
             self.dut = self.simulation.dut
             self.ports_ = _AmaranthPorts(self.dut)
         elif simulator == "verilator":
             self.dut = None
-            self.ports_ = _VerilatorPorts("aiedma_dma_{}_c{}_r{}".format(*where), *where)
+            top = "aiedma_dma_{}_c{}_r{}".format(*where) + ("" if dma.compression
+                                                             else "_nocompress")
+            self.ports_ = _VerilatorPorts(top, *where)
         else:
             raise ValueError(f"simulator={simulator!r}: must be amaranth or verilator")
         self.writes = program_writes(dma)
