@@ -60,3 +60,10 @@ def test_every_block_names_a_bad_kind(block):
     make = TOPS[f"aiedma_{block}_tile"].__defaults__[0]  # the block's class
     with pytest.raises(ValueError, match=r"^kind='core': must be one of tile, memtile, shim$"):
         make("core")
+
+
+def test_the_axi_dma_passes_the_option_to_its_dma():
+    from aiedma.hdl.axi_dma import AXIDMA
+    for compression in (True, False):
+        inner = AXIDMA("tile", compression=compression).elaborate(None).submodules.dma
+        assert inner.compression is compression
