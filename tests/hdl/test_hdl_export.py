@@ -62,6 +62,8 @@ def test_every_block_names_a_bad_kind(block):
         make("core")
 
 
+# Elaborated only to look inside: its parts are never simulated or converted.
+@pytest.mark.filterwarnings("ignore:.*created but never used")
 def test_the_axi_dma_passes_the_option_to_its_dma():
     from aiedma.hdl.axi_dma import AXIDMA
     for compression in (True, False):
