@@ -22,7 +22,8 @@
 #                printed and saved as build/bench.json and build/bench.md
 #   make fpga    synthesis + place-and-route of the address generators, the
 #                MM2S/S2MM datapaths and a whole memory-tile channel of each
-#                direction on ECP5-85F and iCE40-HX8K (yowasp, from PyPI);
+#                direction on ECP5-85F and iCE40-HX8K (there without its
+#                (de)compressor, *_nocompress) (yowasp, from PyPI);
 #                table printed, saved as build/fpga/fpga.json and fpga.md
 #   make fpga-dma  the whole memory-tile DMA (12 channels, BD table, lock
 #                unit) on ECP5-85F with --mapper abc --placer static

@@ -45,6 +45,7 @@ from .machine import machine_line, tool_output
 from .pin_harness import PinHarness, port_bits
 
 __all__ = [
+    "DEFAULT_SKIPS",
     "DEFAULT_TOPS",
     "PARTS",
     "BuildError",
@@ -65,15 +66,26 @@ __all__ = [
 ]
 
 DEFAULT_OUT = Path("build") / "fpga"
+_WHOLE_CHANNELS = ("aiedma_mm2s_dma_channel_memtile", "aiedma_s2mm_dma_channel_memtile")
 DEFAULT_TOPS: tuple[str, ...] = (
     *(f"aiedma_{block}_{kind}" for block in ("addrgen", "mm2s", "s2mm") for kind in KINDS),
-    "aiedma_mm2s_dma_channel_memtile", "aiedma_s2mm_dma_channel_memtile")
+    *_WHOLE_CHANNELS, *(f"{top}_nocompress" for top in _WHOLE_CHANNELS))
 """The address generator, the MM2S and the S2MM datapath of each DMA kind, and one whole
 memory-tile channel of each direction (BD table, task queue, lock gate, packet header
-stage and datapath: ``hdl/channel/``). The whole DMAs (``aiedma_dma_<kind>``,
+stage, (de)compressor and datapath: ``hdl/channel/``), on ECP5 as built by default and on
+iCE40 without the (de)compressor (:data:`DEFAULT_SKIPS`). The whole DMAs (``aiedma_dma_<kind>``,
 ``hdl/dma.py``) are among :data:`TOPS` for ``--tops`` but not here: ABC9 maps the
 memory tile's (256 k AND gates) for more than 45 minutes on two cores (``--mapper abc``
 synthesises it in 12)."""
+
+DEFAULT_SKIPS: frozenset[tuple[str, str]] = frozenset({
+    *((top, "ice40") for top in _WHOLE_CHANNELS),
+    *((f"{top}_nocompress", "ecp5") for top in _WHOLE_CHANNELS)})
+"""``(top, part)`` builds the default set leaves out (``--tops`` given, every top is built
+on every part): the whole memory-tile channels with their (de)compressors do not fit the
+iCE40-HX8K (about 8,000 of its 7,680 logic cells), so iCE40 builds them without, the
+build an iCE40 design would take; ECP5 builds them as they are by default, and ``make
+fpga`` keeps its 22 builds (docs/results.md has the ECP5 figures without them)."""
 
 # Generous: a channel top takes minutes, the whole memory-tile DMA's place and route
 # (make fpga-dma) more than an hour; a hang must still end.
@@ -400,9 +412,11 @@ ROUTERS = ("router1", "router2")
 """nextpnr routers ``--router`` offers: its default router1, or router2, its newer one.
 Without ``--router`` a top routes with :func:`default_router`'s choice."""
 
-ROUTER2_TOPS = frozenset({
-    *(f"aiedma_{d}_dma_channel_{kind}" for d in ("mm2s", "s2mm") for kind in KINDS),
-    *(f"aiedma_dma_{kind}" for kind in KINDS)})
+ROUTER2_TOPS = frozenset(
+    f"{top}{lite}" for top in (
+        *(f"aiedma_{d}_dma_channel_{kind}" for d in ("mm2s", "s2mm") for kind in KINDS),
+        *(f"aiedma_dma_{kind}" for kind in KINDS))
+    for lite in ("", "_nocompress")) & frozenset(TOPS)
 """Tops routed with router2 by default: router1 did not converge on the whole memory-tile
 S2MM channel with its BD table in block RAM (over 500 overused wires for more than 6
 minutes, where router2 routes it in under a minute) and makes little progress on the
@@ -682,10 +696,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m aiedma.flows.fpga",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--tops", type=lambda t: _names(t, sorted(TOPS), "top"),
-                        default=list(DEFAULT_TOPS),
-                        help="comma-separated TOPS names (default: addrgen, mm2s and "
-                             "s2mm of each kind, and a whole memory-tile channel of each "
-                             "direction)")
+                        default=None,
+                        help="comma-separated TOPS names, each built on every part "
+                             "(default: addrgen, mm2s and s2mm of each kind, and a whole "
+                             "memory-tile channel of each direction, on iCE40 without its "
+                             "(de)compressor)")
     parser.add_argument("--parts", type=lambda t: _names(t, list(PARTS), "part"),
                         default=list(PARTS), help="comma-separated: ecp5,ice40 (default both)")
     parser.add_argument("--freq", type=_positive(float), default=None, metavar="MHZ",
@@ -741,8 +756,10 @@ def _find_tools(parts: Sequence[Part]) -> dict[str, str]:
     return tools
 
 
-def _export(tops: Sequence[str], parts: Sequence[Part], out: Path) -> list[_Job]:
-    """Write each wrapped top's Verilog into every build folder that needs it.
+def _export(tops: Sequence[str], parts: Sequence[Part], out: Path,
+            skips: frozenset[tuple[str, str]] = frozenset()) -> list[_Job]:
+    """Write each wrapped top's Verilog into every build folder that needs it (every part
+    but those ``skips`` pairs it with).
 
     Exporting happens here, in the main thread (Amaranth is not thread-safe); each
     folder gets its own copy because a sandboxed tool is only given relative paths
@@ -750,10 +767,13 @@ def _export(tops: Sequence[str], parts: Sequence[Part], out: Path) -> list[_Job]
     """
     jobs = []
     for top in tops:
+        built = [part for part in parts if (top, part.name) not in skips]
+        if not built:
+            continue
         component = TOPS[top]()
         harness_ff = sum(port_bits(component))
         verilog = export_verilog(top, PinHarness(component))
-        for part in parts:
+        for part in built:
             folder = out / part.name / top
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{top}.v").write_text(verilog)
@@ -848,7 +868,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     versions = tool_versions(tools, parts)
     print("  " + ", ".join(f"{name} {v}" for name, v in versions.items()), flush=True)
 
-    jobs = _export(args.tops, parts, args.out)
+    jobs = (_export(args.tops, parts, args.out) if args.tops is not None
+            else _export(DEFAULT_TOPS, parts, args.out, DEFAULT_SKIPS))
     done, failed = _run_all(jobs, tools, freq=args.freq, seed=args.seed, parallel=args.jobs,
                             mapper=args.mapper, placer=args.placer, router=args.router)
     rows = [d.row for d in done]

@@ -57,6 +57,8 @@ class AXIDMA(wiring.Component):
     kind : {"tile", "memtile", "shim"}
     address_bits : int, optional
         Width of the AXI4-Lite addresses; default: what the kind's registers need.
+    compression : bool
+        False: the DMA built without its (de)compressors (:class:`~.dma.DMA`'s option).
 
     Attributes
     ----------
@@ -69,8 +71,10 @@ class AXIDMA(wiring.Component):
     neighbour_acquire, neighbour_release : memory tile only, as :class:`~.dma.DMA`'s.
     """
 
-    def __init__(self, kind: str, address_bits: int | None = None) -> None:
+    def __init__(self, kind: str, address_bits: int | None = None, *,
+                 compression: bool = True) -> None:
         self.kind = check_kind(kind)
+        self.compression = compression
         self.address_bits = address_bits or register_span(kind)
         dma = DMA_KINDS[kind]
         width = ADDRESS_BITS[kind]
@@ -99,7 +103,7 @@ class AXIDMA(wiring.Component):
         m.domains.sync = sync = ClockDomain("sync")
         m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
         m.submodules.registers = slave = AXILiteSlave(self.kind, self.address_bits)
-        m.submodules.dma = dma = DMA(self.kind)
+        m.submodules.dma = dma = DMA(self.kind, compression=self.compression)
         for name, member in slave.signature.members.items():
             ours = getattr(self, name) if name.startswith("s_axil_") else getattr(dma, name)
             if member.flow is In:

@@ -49,6 +49,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.arch.kinds import DMA_KINDS
 from ..model.arch.registers import (
+    COMPRESSION_FIELDS,
     CONTROL_FIELDS,
     FOT_COUNT_BASE,
     LOCK_VALUE_BASE,
@@ -96,6 +97,13 @@ class DMA(wiring.Component):
     kind : {"tile", "memtile", "shim"}
     column, row : int
         The tile's position, for MM2S packet headers.
+    compression : bool
+        False: built without the compressors and decompressors (core tile and memory
+        tile; the shim has none). Each channel's (de)compression enable is then not
+        implemented: it reads 0 and a write to it is dropped
+        (:func:`~aiedma.model.arch.registers.control_mask`, the model's
+        ``DMA(compression=False)``), so a BD's ``enable_compression`` moves its words
+        uncompressed.
 
     Attributes
     ----------
@@ -119,9 +127,10 @@ class DMA(wiring.Component):
         A channel is busy; a channel or the lock unit flagged an error (sticky).
     """
 
-    def __init__(self, kind: str, column: int = 0, row: int = 0) -> None:
+    def __init__(self, kind: str, column: int = 0, row: int = 0, *,
+                 compression: bool = True) -> None:
         self.kind = check_kind(kind)
-        self.column, self.row = column, row
+        self.column, self.row, self.compression = column, row, compression
         dma = DMA_KINDS[kind]
         self.count = dma.channels
         self.own_locks = dma.lock_window("own")
@@ -143,7 +152,8 @@ class DMA(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         kind, n = self.kind, self.count
-        channels = [Channel(kind, d, k, self.column, self.row, shared_table=True)
+        channels = [Channel(kind, d, k, self.column, self.row, shared_table=True,
+                            compression=self.compression)
                     for d in ("mm2s", "s2mm") for k in range(n)]
         m.submodules.table = table = SharedBDTable(kind, 2 * n)
         m.submodules.locks = locks = LockUnit(DMA_KINDS[kind].locks, 2 * n)
@@ -166,8 +176,8 @@ class DMA(wiring.Component):
             if ooo is not None:
                 m.d.comb += channel.out_of_order.eq(controls[p].word[ooo[0]])
             if channel.compressible:
-                bit = {"mm2s": "compression_enable", "s2mm": "decompression_enable"}
-                lsb, _ = CONTROL_FIELDS[kind, channel.direction][bit[channel.direction]]
+                lsb, _ = CONTROL_FIELDS[kind, channel.direction][
+                    COMPRESSION_FIELDS[channel.direction]]
                 m.d.comb += channel.compression.eq(controls[p].word[lsb])
             errors.append(channel.error)
             busy.append(channel.busy)
@@ -188,7 +198,8 @@ class DMA(wiring.Component):
                            Signal(name=f"after_reset_{name}"))
         address = control_address(kind, channel.direction, channel.index)
         with m.If(self.reg_write & (self.reg_addr == address)):
-            m.d.sync += control.word.eq(self.reg_wdata & control_mask(kind, channel.direction))
+            m.d.sync += control.word.eq(self.reg_wdata & control_mask(
+                kind, channel.direction, compression=self.compression))
         reset = CONTROL_FIELDS[kind, channel.direction].get("reset")
         if reset is not None:
             m.d.comb += control.held.eq(control.word[reset[0]])

@@ -1,6 +1,8 @@
 """Verilog export of the RTL's top-level blocks.
 
-``TOPS`` names every exported top (one per block and kind) and builds it on demand;
+``TOPS`` names every exported top (one per block and kind, and the whole channels and
+DMAs of the core and memory tile also built without their (de)compressors, named
+``..._nocompress``) and builds it on demand;
 :func:`export_verilog` converts one. Nothing here writes files: callers choose where
 Verilog goes (``build/``, never the repository).
 """
@@ -12,7 +14,7 @@ from collections.abc import Callable
 from amaranth.back import verilog
 from amaranth.lib import wiring
 
-from ..model.bd.fields import KINDS
+from ..model.bd.fields import FIELD_INDEX, KINDS
 from .addrgen import BDAddressGenerator
 from .axi_dma import AXIDMA
 from .axi_lite import AXILiteSlave
@@ -22,7 +24,7 @@ from .engine import MM2SEngine, S2MMEngine
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
-__all__ = ["TOPS", "export_verilog"]
+__all__ = ["COMPRESSING_KINDS", "TOPS", "export_verilog"]
 
 _BLOCKS: dict[str, Callable[[str], wiring.Component]] = {
     "addrgen": BDAddressGenerator,
@@ -51,6 +53,20 @@ TOPS |= {
 TOPS |= {f"aiedma_dma_{kind}": (lambda kind=kind: DMA(kind)) for kind in KINDS}
 # The whole DMAs behind an AXI4-Lite register slave, streams under AXI4-Stream names.
 TOPS |= {f"aiedma_axi_dma_{kind}": (lambda kind=kind: AXIDMA(kind)) for kind in KINDS}
+
+COMPRESSING_KINDS: tuple[str, ...] = tuple(k for k in KINDS
+                                           if "enable_compression" in FIELD_INDEX[k])
+"""The kinds whose channels have (de)compressors (core tile, memory tile)."""
+
+# Their whole channels and DMAs built without the (de)compressors (``compression=False``,
+# an optional feature left out): the same ports, ``_nocompress`` after the name.
+TOPS |= {
+    f"aiedma_{direction}_dma_channel_{kind}_nocompress": (
+        lambda kind=kind, direction=direction: Channel(kind, direction, 0, compression=False))
+    for direction in ("mm2s", "s2mm") for kind in COMPRESSING_KINDS
+}
+TOPS |= {f"aiedma_dma_{kind}_nocompress": (lambda kind=kind: DMA(kind, compression=False))
+         for kind in COMPRESSING_KINDS}
 
 
 def export_verilog(top_name: str, component: wiring.Component) -> str:

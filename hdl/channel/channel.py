@@ -92,6 +92,10 @@ class Channel(wiring.Component):
         Fetch BDs through the ``fetch`` port from the DMA's
         :class:`~aiedma.hdl.bd_table.SharedBDTable` (:class:`~aiedma.hdl.dma.DMA`)
         instead of owning a table.
+    compression : bool
+        False: no (de)compressor is built (nor the ``compression`` port); the stream
+        joins the packet stage as a shim's does, and a BD's ``enable_compression``
+        moves its words uncompressed (the model's ``DMA(compression=False)``).
 
     Attributes
     ----------
@@ -137,8 +141,8 @@ class Channel(wiring.Component):
         Memory tile: the west (bit 0) and east (bit 1) neighbours' memories, locks, are
         absent (an access to them, a BD naming them, is a fault).
     compression : In(1)
-        Core tile and memory tile: the control register's ``compression_enable`` (MM2S)
-        or ``decompression_enable`` (S2MM).
+        Core tile and memory tile, built with ``compression``: the control register's
+        ``compression_enable`` (MM2S) or ``decompression_enable`` (S2MM).
     fot_pop : In(1)
     fot_count : Out(32)
         S2MM: the count FIFO's pop register (``FOT_COUNT_FIELDS``; 0 when it is empty or
@@ -150,7 +154,7 @@ class Channel(wiring.Component):
     """
 
     def __init__(self, kind: str, direction: str, index: int, column: int = 0,
-                 row: int = 0, *, shared_table: bool = False) -> None:
+                 row: int = 0, *, shared_table: bool = False, compression: bool = True) -> None:
         self.kind = check_kind(kind)
         check_direction(direction, "channel")
         self.shared_table = shared_table
@@ -178,7 +182,7 @@ class Channel(wiring.Component):
         }
         if shared_table:
             ports["fetch"] = Out(fetch_signature(kind))
-        self.compressible = "enable_compression" in FIELD_INDEX[kind]
+        self.compressible = compression and "enable_compression" in FIELD_INDEX[kind]
         if self.compressible:
             ports["compression"] = In(1)
         super().__init__(ports)

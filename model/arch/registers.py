@@ -38,6 +38,12 @@ The control register's fields (``CONTROL_FIELDS``, aie-rt's
 Every other bit is reserved. **decision**: a write stores the fields and drops the
 reserved bits (they read back 0), as a register that has no flip-flop there does; the
 core tile's bit 0, inside aie-rt's mask but named by no field, is taken as reserved.
+
+**decision** (the build without the (de)compressors, ``compression=False`` on the model's
+and the RTL's DMA): the two enables are not implemented (:data:`COMPRESSION_FIELDS`),
+as an optional feature left out of an FPGA IP: they read 0 and a write to them is
+dropped, like a reserved bit; a BD's ``enable_compression`` then moves its words
+uncompressed, as it does with the enable clear (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from .directions import check_direction
 from .kinds import DMA_KINDS, check_kind
 
 __all__ = [
+    "COMPRESSION_FIELDS",
     "CONTROL_BASE",
     "CONTROL_FIELDS",
     "FOT_COUNT_BASE",
@@ -110,8 +117,22 @@ snake case). A shim channel has no reset bit (aie-rt's ``XAie_DmaChannelReset`` 
 shim) but pauses its memory and stream sides."""
 
 
-def control_mask(kind: str, direction: str) -> int:
+COMPRESSION_FIELDS: dict[str, str] = {"mm2s": "compression_enable",
+                                      "s2mm": "decompression_enable"}
+"""The control-register field that turns a channel's compressor (MM2S) or decompressor
+(S2MM) on; core tile and memory tile only. A DMA built without them has neither field."""
+
+
+def control_mask(kind: str, direction: str, *, compression: bool = True) -> int:
     """The bits of a channel's control register that hold a field (the others are reserved).
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    direction : {"mm2s", "s2mm"}
+    compression : bool
+        False for a DMA built without the (de)compressors: the enable
+        (:data:`COMPRESSION_FIELDS`) is left out, so it reads 0 (the module's decision).
 
     Raises
     ------
@@ -119,8 +140,10 @@ def control_mask(kind: str, direction: str) -> int:
         For an unknown kind or direction.
     """
     _check_channel(kind, direction, 0)
+    fields = CONTROL_FIELDS[kind, direction]
+    left_out = () if compression else (COMPRESSION_FIELDS[direction],)
     return sum(((1 << width) - 1) << lsb
-               for lsb, width in CONTROL_FIELDS[kind, direction].values())
+               for name, (lsb, width) in fields.items() if name not in left_out)
 
 
 START_BD_MASK: dict[str, int] = {"tile": 0xF, "memtile": 0x3F, "shim": 0xF}

@@ -113,7 +113,9 @@ Decisions (docs/bd.md is silent on timing and on these points):
   through a compressor after its packet stage (headers pass as they are), S2MM pops
   through a decompressor before its (:mod:`.compression`; format and decisions in
   :mod:`aiedma.model.bd.compression`); ``buffer_length`` counts the words read or
-  written, never the compressed ones. Channels with the bit set step every cycle.
+  written, never the compressed ones. Channels with the bit set step every cycle. On
+  a DMA built without the (de)compressors (``DMA(compression=False)``) the bit is not
+  implemented: it reads 0, so no block is ever (de)compressed.
 """
 
 from __future__ import annotations
@@ -418,7 +420,8 @@ class Channel:
             For a value that is not a 32-bit word.
         """
         self._check_word("control", value)
-        self.control = value & control_mask(self.dma.kind, self.direction)
+        self.control = value & control_mask(self.dma.kind, self.direction,
+                                            compression=self.dma.compression)
         self._reset_held = bool(self.control_field("reset"))
         # Read in every step: kept as a flag (0 on a shim, which has no such field).
         self._compression_bit = bool(self.control_field(

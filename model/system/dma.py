@@ -8,6 +8,11 @@ tile), each a :class:`~.channel.Channel`.
 * **decision**: the BD table has one fetch port: channels asking for a BD in the same
   cycle are served one a cycle, in round robin over the channel order
   (:meth:`DMA.fetch_granted`; docs/cycle.md "Channel").
+* **decision**: ``compression=False`` is the DMA built without its compressors and
+  decompressors (an optional feature of the RTL, ``hdl/dma.py``): each channel's
+  (de)compression enable is not implemented (reads 0, a write is dropped:
+  :func:`~aiedma.model.arch.registers.control_mask`), so a BD's ``enable_compression``
+  moves its words as they are, in the cycles of a BD without it.
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ class DMA:
         The lock IDs its BDs name. Default: a fresh table of the kind's locks.
     name : str, optional
         Default ``"<kind>(<column>,<row>)"``.
+    compression : bool
+        False: built without the (de)compressors (the module's decision). A shim has
+        none either way.
 
     Attributes
     ----------
@@ -55,8 +63,9 @@ class DMA:
 
     def __init__(self, kind: str, column: int = 0, row: int = 0, *,
                  memory: AddressSpace | None = None, locks: LockSpace | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, compression: bool = True) -> None:
         check_kind(kind, ChannelError)
+        self.compression = bool(compression)
         if not 0 <= column < _COLUMNS:
             raise field_error(ChannelError, "column", column, f"must be in 0..{_COLUMNS - 1}")
         if not 0 <= row < _ROWS:

@@ -43,10 +43,14 @@ class RegisterBank:
     Parameters
     ----------
     kind : {"tile", "memtile", "shim"}
+    compression : bool
+        False: the DMA built without the (de)compressors, whose enables read 0
+        (:func:`~aiedma.model.arch.registers.control_mask`).
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, compression: bool = True) -> None:
         self.kind = check_kind(kind)
+        self.compression = compression
         self.bd_words: dict[int, int] = {}
         self.locks = [0] * DMA_KINDS[kind].locks
         self.queued: dict[tuple[str, int], int] = {}
@@ -65,7 +69,8 @@ class RegisterBank:
             self.locks[register.index] = value & LOCK_VALUE_MAX
         elif register.role == "control":
             channel = (register.direction, register.index)
-            self.controls[channel] = value & control_mask(self.kind, register.direction)
+            self.controls[channel] = value & control_mask(self.kind, register.direction,
+                                                          compression=self.compression)
             self._hold(channel)
         elif register.role == "status":
             lsb, _ = STATUS_FIELDS["task_queue_overflow"]

@@ -7,7 +7,9 @@ bytes), each BD with or without ``enable_compression``, some with a packet heade
 each BD's words compressed (``model/bd/compression.py``) where its BD and the channel
 have decompression on, as they are elsewhere, with a packet header before a packet BD.
 Each control bit is set in most programs and clear in some, so a BD bit alone is run
-too. :func:`~.dma_check.run_dma` compares the words and their cycles on the stream, the
+too. For a DMA built without the (de)compressors (``compression=False``) the control
+bits are written as ever but read 0, so the stream carries every BD's words as they
+are. :func:`~.dma_check.run_dma` compares the words and their cycles on the stream, the
 memory, the locks and the token cycles.
 """
 
@@ -54,8 +56,10 @@ def _chain(rng: random.Random, kind: str, first: int, base: int) -> dict[int, Bu
     return table
 
 
-def random_compression_program(seed: int, kind: str = "tile") -> CompressionProgram:
-    """A random :class:`CompressionProgram` on ``kind`` (``"tile"`` or ``"memtile"``)."""
+def random_compression_program(seed: int, kind: str = "tile", *,
+                               compression: bool = True) -> CompressionProgram:
+    """A random :class:`CompressionProgram` on ``kind`` (``"tile"`` or ``"memtile"``),
+    for a DMA built with its (de)compressors or, ``compression=False``, without."""
     if kind not in ("tile", "memtile"):
         raise field_error(AiedmaError, "kind", kind,
                           "compression is in core-tile and memory-tile DMAs only (AM020)")
@@ -69,7 +73,8 @@ def random_compression_program(seed: int, kind: str = "tile") -> CompressionProg
         if bd.enable_packet:
             words.append(Beat(packet_header(bd.packet_id, 0, 0, 0)))
         data = _sparse(rng, bd.buffer_length)
-        sent = compress_words(data).tolist() if decompress and bd.enable_compression else data
+        packed = compression and decompress and bd.enable_compression
+        sent = compress_words(data).tolist() if packed else data
         words += [Beat(int(w), k == len(sent) - 1) for k, w in enumerate(sent)]
     base = DMA_KINDS[kind].bd_register_base
     table = {**reads, **writes}

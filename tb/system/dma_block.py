@@ -68,10 +68,10 @@ class AmaranthBlock:
     few dozen cycles. ``Simulator.reset`` puts every signal and memory back to its
     initial value and restarts the testbench, which runs whatever job is set."""
 
-    cache: ClassVar[dict[tuple[str, int, int], AmaranthBlock]] = {}
+    cache: ClassVar[dict[tuple[str, int, int, bool], AmaranthBlock]] = {}
 
-    def __init__(self, kind: str, column: int, row: int) -> None:
-        self.dut = DMA(kind, column, row)
+    def __init__(self, kind: str, column: int, row: int, compression: bool = True) -> None:
+        self.dut = DMA(kind, column, row, compression=compression)
         self.sim = Simulator(self.dut)
         self.sim.add_clock(1e-8)
         self.job: Any = None
@@ -83,22 +83,24 @@ class AmaranthBlock:
         self.sim.add_testbench(bench)
 
     @classmethod
-    def of(cls, kind: str, column: int, row: int, *, reuse: bool) -> AmaranthBlock:
-        """The block at this placement: elaborated now, or with ``reuse`` the one
-        elaborated before (a test that patches the RTL must not get an older one)."""
-        key = (kind, column, row)
+    def of(cls, kind: str, column: int, row: int, compression: bool = True, *,
+           reuse: bool) -> AmaranthBlock:
+        """The block at this placement (built with or without the (de)compressors):
+        elaborated now, or with ``reuse`` the one elaborated before (a test that
+        patches the RTL must not get an older one)."""
+        key = (kind, column, row, compression)
         if not reuse:
-            return cls(kind, column, row)
+            return cls(*key)
         if key not in cls.cache:
-            cls.cache[key] = cls(kind, column, row)
+            cls.cache[key] = cls(*key)
         return cls.cache[key]
 
     @classmethod
-    def shared(cls, kind: str) -> AmaranthBlock:
+    def shared(cls, kind: str, compression: bool = True) -> AmaranthBlock:
         """The block of ``kind`` at the row runs place it on (``DEFAULT_ROW``), elaborated
         once in this process and shared by every caller that runs its own testbench on
         it (tests of the register port, the status, the control register)."""
-        return cls.of(kind, 0, DEFAULT_ROW[kind], reuse=True)
+        return cls.of(kind, 0, DEFAULT_ROW[kind], compression, reuse=True)
 
     def run(self, job: Any) -> None:
         """Run ``job`` (an async function of the simulator context) from reset."""
@@ -117,9 +119,10 @@ class AmaranthBlock:
 class _VerilatorPorts:
     """The block's ports on a Verilated model in this process."""
 
-    def __init__(self, top: str, kind: str, column: int, row: int) -> None:
+    def __init__(self, top: str, kind: str, column: int, row: int,
+                 compression: bool = True) -> None:
         from .loop_verilator import VerilatedTop
-        self.top = VerilatedTop(top, lambda: DMA(kind, column, row))
+        self.top = VerilatedTop(top, lambda: DMA(kind, column, row, compression=compression))
 
     def set(self, path: str, value: int) -> None:
         self.top.set(path.replace(".", "__"), int(value) & ((1 << 64) - 1))
@@ -168,14 +171,17 @@ class RtlDmaAgent:
         self._read: tuple[int, int] | None = None      # a read in the last cycle
         self._last_write = max(self.timed, default=-1)
         self.name = f"{dma.name}.rtl"
-        where = (dma.kind, dma.column, dma.row)
+        # The block is built as the model DMA is: with or without the (de)compressors.
+        where = (dma.kind, dma.column, dma.row, dma.compression)
         if simulator == "amaranth":
             self.simulation = AmaranthBlock.of(*where, reuse=reuse)
             self.dut = self.simulation.dut
             self.ports_ = _AmaranthPorts(self.dut)
         elif simulator == "verilator":
             self.dut = None
-            self.ports_ = _VerilatorPorts("aiedma_dma_{}_c{}_r{}".format(*where), *where)
+            top = "aiedma_dma_{}_c{}_r{}".format(*where) + ("" if dma.compression
+                                                             else "_nocompress")
+            self.ports_ = _VerilatorPorts(top, *where)
         else:
             raise ValueError(f"simulator={simulator!r}: must be amaranth or verilator")
         self.writes = program_writes(dma)

@@ -228,8 +228,9 @@ class DmaRun:
 
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
-                inputs: dict, ready: dict, timed: Sequence[Sequence[int]] = ()) -> tuple:
-    dma = program_dma(kind, DEFAULT_ROW[kind])
+                inputs: dict, ready: dict, timed: Sequence[Sequence[int]] = (),
+                compression: bool = True) -> tuple:
+    dma = program_dma(kind, DEFAULT_ROW[kind], compression=compression)
     window = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
     store, offset = dma.memory.resolve(window)
     store.load(offset, memory)
@@ -277,7 +278,8 @@ def words_taken(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
 def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
             inputs: dict | None = None, ready: dict | None = None,
             simulator: str | None = "amaranth",
-            timed_writes: Sequence[Sequence[int]] = (), *, reuse: bool = False) -> DmaRun:
+            timed_writes: Sequence[Sequence[int]] = (), *, reuse: bool = False,
+            compression: bool = True) -> DmaRun:
     """Program a DMA through its register map and run it, its channels as RTL, checked.
 
     Parameters
@@ -304,6 +306,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         channels with a task before the run take part.
     reuse : bool
         Keep the Amaranth simulator of the block between runs (:func:`run_rtl_dma`).
+    compression : bool
+        False: the model DMA and the RTL block built without the (de)compressors.
 
     Returns
     -------
@@ -321,8 +325,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         check_simulator(simulator, RUNS_ON, "run_dma (None runs the model alone)")
     memory = np.zeros(0, dtype=np.int64) if memory is None else np.asarray(memory)
     inputs, ready = dict(inputs or {}), dict(ready or {})
-    dma, store, offset, agents, channels, sinks, times = _dma_system(kind, writes, memory,
-                                                                    inputs, ready, timed_writes)
+    dma, store, offset, agents, channels, sinks, times = _dma_system(
+        kind, writes, memory, inputs, ready, timed_writes, compression)
     replayed = (simulator == "verilator" and bool(channels) and replayable(dma)
                 and not timed_writes)
     if replayed:   # the block's register writes are the DMA's state before the run
@@ -345,8 +349,8 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     if simulator is None or replayed:
         model.tokens = model_tokens
         return model
-    dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(kind, writes, memory,
-                                                                        inputs, ready)
+    dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(
+        kind, writes, memory, inputs, ready, compression=compression)
     rtl_report, block = run_rtl_dma(agents, dma, channels, report.cycles + 200, simulator,
                                     timed_writes=timed_writes, reuse=reuse)
     result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)

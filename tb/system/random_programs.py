@@ -188,11 +188,12 @@ SHIM_MEMORY_WORDS = 8192
 """External memory of a shim program (its regions lie in the first words)."""
 
 
-def program_dma(kind: str, row: int) -> DMA:
-    """A fresh model DMA of ``kind`` for a program; a shim gets external memory."""
+def program_dma(kind: str, row: int, *, compression: bool = True) -> DMA:
+    """A fresh model DMA of ``kind`` for a program; a shim gets external memory.
+    ``compression=False``: built without the (de)compressors (the RTL block follows)."""
     if kind == "shim":
         return DMA(kind, 0, row, memory=shim_space("ddr", Memory("ddr", SHIM_MEMORY_WORDS)))
-    return DMA(kind, 0, row)
+    return DMA(kind, 0, row, compression=compression)
 
 TARGET = PROGRAM_PLACES["memtile"].target
 """The memory-tile program's target region (its first word address)."""

@@ -365,6 +365,23 @@ def test_whole_channels_route_with_router2_unless_told():
     assert set(fpga.ROUTER2_TOPS) <= set(TOPS)
 
 
+def test_the_default_builds_the_memtile_channels_without_compressors_on_ice40(tmp_path,
+                                                                              monkeypatch):
+    pairs = [(t, p) for t in fpga.DEFAULT_TOPS for p in PARTS if (t, p) not in fpga.DEFAULT_SKIPS]
+    assert len(pairs) == 22   # make fpga's builds: the lite channels replace iCE40's full ones
+    for direction in ("mm2s", "s2mm"):
+        top = f"aiedma_{direction}_dma_channel_memtile"
+        assert {p for t, p in pairs if t == top} == {"ecp5"}
+        assert {p for t, p in pairs if t == f"{top}_nocompress"} == {"ice40"}
+        assert fpga.default_router(f"{top}_nocompress") == "router2"
+    # _export leaves the skipped pairs out (a small top under two names stands for them).
+    monkeypatch.setattr(fpga, "TOPS", {"a": TOPS[SMALL_TOP], "b": TOPS[SMALL_TOP]})
+    jobs = fpga._export(["a", "b"], list(PARTS.values()), tmp_path,
+                        frozenset({("a", "ice40"), ("b", "ecp5")}))
+    assert [(j.top, j.part.name) for j in jobs] == [("a", "ecp5"), ("b", "ice40")]
+    assert not (tmp_path / "ice40" / "a").exists()
+
+
 @pytest.mark.parametrize("part", ["ecp5", "ice40"])
 def test_the_ecp5_clock_is_pinned_to_a_clock_input(tmp_path, monkeypatch, part):
     """nextpnr-ecp5 gets the clock on G2 (a primary clock input) and places the rest; a

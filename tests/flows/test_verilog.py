@@ -8,7 +8,8 @@ from aiedma.flows import verilog as verilog_export
 from aiedma.hdl.export import TOPS
 from aiedma.tb.common import tools
 
-SLOW_TOPS = frozenset({"aiedma_dma_memtile", "aiedma_axi_dma_memtile"})
+SLOW_TOPS = frozenset({"aiedma_dma_memtile", "aiedma_axi_dma_memtile",
+                       "aiedma_dma_memtile_nocompress"})
 """The whole memory-tile DMA's tops: 20 s each to export and as long to lint. ``make
 verilog`` lints them; here the others stand for them (the same parts, fewer channels)."""
 

@@ -16,8 +16,21 @@ def test_every_block_and_kind_is_a_top():
     blocks = ("addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel", "axi_lite")
     whole = {f"aiedma_{d}_dma_channel_{kind}" for d in ("mm2s", "s2mm") for kind in KINDS}
     dmas = {f"aiedma_{dma}_{kind}" for dma in ("dma", "axi_dma") for kind in KINDS}
+    lite = {f"{top}_nocompress" for top in whole | dmas
+            if top.endswith(("_tile", "_memtile")) and "axi_dma" not in top}
     assert set(TOPS) == ({f"aiedma_{block}_{kind}" for block in blocks for kind in KINDS}
-                         | whole | dmas)
+                         | whole | dmas | lite)
+
+
+@pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
+def test_a_channel_without_compressors_has_none_and_no_enable_port(direction):
+    name = f"aiedma_{direction}_dma_channel_tile"
+    block = {"mm2s": "compressor", "s2mm": "decompressor"}[direction]
+    full, lite = TOPS[name](), TOPS[f"{name}_nocompress"]()
+    assert "compression" in full.signature.members
+    assert "compression" not in lite.signature.members
+    assert f".{block}" in export_verilog(name, full)
+    assert f".{block}" not in export_verilog(name, lite)
 
 
 # The whole DMAs are exported (and their ports checked) by make verilog's test in
@@ -47,3 +60,16 @@ def test_every_block_names_a_bad_kind(block):
     make = TOPS[f"aiedma_{block}_tile"].__defaults__[0]  # the block's class
     with pytest.raises(ValueError, match=r"^kind='core': must be one of tile, memtile, shim$"):
         make("core")
+
+
+def test_the_axi_dma_passes_the_option_to_its_dma():
+    from amaranth.hdl import Fragment
+
+    from aiedma.hdl.axi_dma import AXIDMA
+    from aiedma.hdl.dma import DMA
+    for compression in (True, False):
+        # Elaborated whole (so no part is left unused), then its DMA looked up.
+        top = Fragment.get(AXIDMA("tile", compression=compression), None)
+        (inner,) = [o for sub, name, _ in top.subfragments if name == "dma"
+                    for o in sub.origins if isinstance(o, DMA)]
+        assert inner.compression is compression

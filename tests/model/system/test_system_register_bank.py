@@ -1,7 +1,10 @@
 """The golden register bank of a paused DMA (model/system/register_bank.py)."""
 
 from aiedma.model.arch.registers import (
+    COMPRESSION_FIELDS,
+    CONTROL_FIELDS,
     STATUS_FIELDS,
+    control_address,
     lock_value_address,
     start_queue_address,
     status_address,
@@ -39,3 +42,14 @@ def test_the_queue_fills_and_overflows_and_the_queue_reads_0():
     overflow = 1 << STATUS_FIELDS["task_queue_overflow"][0]
     assert bank.write(status, 0xFFFF_FFFF ^ overflow) and bank.read(status) == (True, sizes[-1])
     assert bank.write(status, overflow) and bank.read(status) == (True, sizes[-1] ^ overflow)
+
+
+def test_without_compressors_the_enables_read_0():
+    for direction in ("mm2s", "s2mm"):
+        address = control_address("memtile", direction, 2)
+        enable = 1 << CONTROL_FIELDS["memtile", direction][COMPRESSION_FIELDS[direction]][0]
+        full, lite = RegisterBank("memtile"), RegisterBank("memtile", compression=False)
+        for bank in (full, lite):
+            assert bank.write(address, enable | 0x5A00)
+        assert full.read(address) == (True, enable | 0x5A00)
+        assert lite.read(address) == (True, 0x5A00)   # the controller ID as written

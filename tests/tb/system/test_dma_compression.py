@@ -27,6 +27,16 @@ def test_random_compression_programs_on_the_whole_rtl_dma_equal_the_model(kind):
                 simulator="amaranth", reuse=True)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_random_compression_programs_on_the_dma_without_compressors_equal_the_model(kind):
+    """Built without the (de)compressors: the enables written, BDs with
+    ``enable_compression``, every word moved as it is, RTL and model alike every cycle."""
+    for seed in range(1, 5):
+        program = random_compression_program(seed, kind, compression=False)
+        run_dma(kind, program.writes, memory=program.memory, inputs=program.inputs,
+                simulator="amaranth", reuse=True, compression=False)
+
+
 def test_random_programs_refuse_the_shim():
     with pytest.raises(ValueError, match=r"kind='shim': compression is in core-tile"):
         random_compression_program(1, "shim")
@@ -50,6 +60,24 @@ def test_the_mlir_aie_figure_on_the_rtl(kind):
     out = [data for data, _ in result.outputs["mm2s0"]]
     assert out == words[:64].tolist() + compress_words(words[64:]).tolist()
     assert len(out) == 64 + 40
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_mlir_aie_figure_without_compressors_moves_every_word(kind):
+    """The same program on the DMA built without them: 128 words, as they are."""
+    own = DMA_KINDS[kind].memory_window("own").start
+    table = {0: BufferDescriptor(kind, base_address=own, buffer_length=128, valid_bd=1,
+                                 enable_compression=1)}
+    base = DMA_KINDS[kind].bd_register_base
+    writes = [(base + 4 * w, word) for w, word in enumerate(table[0].encode())]
+    writes += [(control_address(kind, "mm2s", 0), 1 << 4),
+               (start_queue_address(kind, "mm2s", 0), Task(0).encode())]
+    words = np.arange(1024, 1152)
+    lite = run_dma(kind, writes, memory=words, simulator="amaranth", reuse=True,
+                   compression=False)
+    assert [data for data, _ in lite.outputs["mm2s0"]] == words.tolist()
+    full = run_dma(kind, writes, memory=words, simulator=None)
+    assert [data for data, _ in full.outputs["mm2s0"]] == compress_words(words).tolist()
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -6,6 +6,7 @@ import pytest
 
 from aiedma.model.arch.kinds import BD_REGISTER_STRIDE, DEFAULT_ROW, DMA_KINDS
 from aiedma.model.arch.registers import (
+    COMPRESSION_FIELDS,
     CONTROL_FIELDS,
     control_address,
     lock_value_address,
@@ -44,8 +45,8 @@ def control_words(kind):
     return words
 
 
-def rtl_read_back(kind, writes, addresses):
-    block = AmaranthBlock.shared(kind)
+def rtl_read_back(kind, writes, addresses, compression=True):
+    block = AmaranthBlock.shared(kind, compression)
     dut, seen = block.dut, {}
 
     async def bench(ctx):
@@ -83,6 +84,24 @@ def test_control_words_read_back_alike_in_the_model_and_the_rtl(kind):
     assert model[control_address(kind, "mm2s", 1)] == sum(
         ((1 << w) - 1) << lsb for name, (lsb, w) in CONTROL_FIELDS[kind, "mm2s"].items()
         if name != "reset")
+
+
+@pytest.mark.parametrize("kind", ["tile", "memtile"])
+def test_without_compressors_the_enables_read_0_in_the_model_and_the_rtl(kind):
+    """Built without the (de)compressors the enable bits are not implemented: a write of
+    every bit reads back with them 0 and every other field as written."""
+    words = control_words(kind)
+    dma = program_dma(kind, DEFAULT_ROW[kind], compression=False)
+    apply_writes(dma, list(words.items()))
+    model = {address: read_register(dma, address) for address in words}
+    assert model == rtl_read_back(kind, list(words.items()), list(words), compression=False)
+    for direction in ("s2mm", "mm2s"):
+        fields = CONTROL_FIELDS[kind, direction]
+        enable = 1 << fields[COMPRESSION_FIELDS[direction]][0]
+        every = sum(((1 << w) - 1) << lsb for name, (lsb, w) in fields.items()
+                    if name != "reset")
+        assert model[control_address(kind, direction, 1)] == every & ~enable
+        assert dma.channel(direction, 1).control_field(COMPRESSION_FIELDS[direction]) == 0
 
 
 def test_the_model_refuses_a_control_word_wider_than_32_bits():
