@@ -281,30 +281,26 @@ def test_random_fault_programs_rtl_against_the_model(kind, seed):
             timed_writes=program.timed, simulator="amaranth", reuse=True)
 
 
-def test_random_fault_programs_draw_both_faults_and_every_run_ends():
-    """Across a few programs both status bits are read set (model only: the RTL side is
-    the test above and the regression), and each program's S2MM words are all taken."""
+def status_bits_read(kind, seeds, names):
+    """The ``names`` of status bits read set across the random fault programs of ``seeds``
+    (model only: the RTL side is test_random_fault_programs_rtl_against_the_model and the
+    regression); each program pushes more tasks than a queue holds."""
     seen = set()
-    for seed in range(6):
-        program = random_fault_program(seed, "tile")
-        result = run_dma("tile", program.writes, memory=program.memory,
+    for seed in seeds:
+        program = random_fault_program(seed, kind)
+        result = run_dma(kind, program.writes, memory=program.memory,
                          inputs=program.inputs, timed_writes=program.timed, simulator=None)
         seen |= {name for _, address, word in result.reads
-                 if register_at("tile", address).role == "status"
-                 for name in ("task_queue_overflow", "error_bd_invalid") if bit(word, name)}
+                 if register_at(kind, address).role == "status"
+                 for name in names if bit(word, name)}
         assert program.faults["pushes"] > 3
-    assert seen == {"task_queue_overflow", "error_bd_invalid"}
+    return seen
+
+
+def test_random_fault_programs_draw_both_faults_and_every_run_ends():
+    names = {"task_queue_overflow", "error_bd_invalid"}
+    assert status_bits_read("tile", range(6), names) == names
 
 
 def test_random_memory_tile_fault_programs_draw_the_memory_tile_faults():
-    """Across a few memory-tile programs every fault bit is read set (model only, as
-    above); the RTL runs them in test_random_fault_programs_rtl_against_the_model."""
-    seen = set()
-    for seed in range(8):
-        program = random_fault_program(seed, "memtile")
-        result = run_dma("memtile", program.writes, memory=program.memory,
-                         inputs=program.inputs, timed_writes=program.timed, simulator=None)
-        seen |= {name for _, address, word in result.reads
-                 if register_at("memtile", address).role == "status"
-                 for name in FAULT_BITS if bit(word, name)}
-    assert seen == set(FAULT_BITS)
+    assert status_bits_read("memtile", range(8), FAULT_BITS) == set(FAULT_BITS)
