@@ -171,11 +171,13 @@ class LockUnit(wiring.Component):
         due = Signal()
         m.d.comb += due.eq(Cat(*still).any())
         m.d.sync += [p.grant.eq(bit) for p, bit in zip(self.release, still, strict=True)]
-        refused = self._write_locks(m, values, release, due, meets, after_acquire,
-                                    (acq_any, acq_id, acq_after))
+        refused_alone = self._write_locks(m, values, release, due, meets, after_acquire,
+                                          (acq_any, acq_id, acq_after))
+        # Refused: the sum beside the acquire when it meets the release, else the lock's
+        # own test (so the grant's choice is not on the path through every lock's test).
         error = Signal()
         m.d.comb += self.error.eq(error)
-        with m.If(refused):
+        with m.If(due & Mux(meets, ~after_acquire[1], refused_alone)):
             m.d.sync += error.eq(1)
 
         # Which tested request's lock is written at this edge (it waits a cycle more):
@@ -192,7 +194,8 @@ class LockUnit(wiring.Component):
                      acquire: tuple[Value, Value, Value]) -> Value:
         """Each lock's next value: the register write, else the release (tested at the
         lock), else the granted acquire (one ID decoded per lock). Returns whether the
-        release is refused (its result outside ``0 .. LOCK_VALUE_MAX``)."""
+        release alone, on its lock's own value, would be refused (its result outside
+        ``0 .. LOCK_VALUE_MAX``)."""
         acq_any, acq_id, acq_after = acquire
         refused = []
         for i in range(self.count):
@@ -200,7 +203,7 @@ class LockUnit(wiring.Component):
             tried = Mux(meets, after_acquire[0], own[0])
             fits = Mux(meets, after_acquire[1], own[1])
             here = due & release.hit[i]
-            refused.append(here & ~fits)
+            refused.append(release.hit[i] & ~own[1])
             with m.If(self.set_en & (self.set_id == i)):
                 m.d.sync += values[i].eq(self.set_value)
             with m.Elif(here & fits):
