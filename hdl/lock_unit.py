@@ -36,8 +36,7 @@ registers with 12 read ports (the acquires) and two write ports, not a 24-writer
 register file. The chosen release's lock is kept decoded (one bit a lock), and each
 lock adds the release to its own value and checks the range itself: the release's
 path is a 7-bit add and a compare at the lock, not a read of the chosen lock through a
-64-way multiplexer whose result then fans out to every lock's enable (the memory-tile
-DMA's worst path before, docs/results.md).
+64-way multiplexer whose result then fans out to every lock's enable.
 """
 
 from __future__ import annotations

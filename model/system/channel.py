@@ -633,18 +633,16 @@ class Channel:
         queue full at the start of the cycle (a task that left it in this cycle still
         counted), lost with the status's ``task_queue_overflow`` set (write 1 to clear:
         :meth:`write_status`); a channel held in reset loses it. From the first such
-        write the channel runs as hardware: a BD that is not valid sets
-        ``error_bd_invalid`` and stops the channel (module text) rather than raising.
+        write the channel runs as hardware: a BD error (not valid, a lock or memory out of
+        reach, a start BD not the channel's) sets its status bit and stops the channel
+        (module text) rather than raising.
 
         Raises
         ------
         ChannelError
-            For a value that is not a 32-bit word, or a start BD the channel cannot
-            run (as :meth:`push`).
+            For a value that is not a 32-bit word.
         """
-        if not 0 <= word <= 0xFFFF_FFFF:
-            raise field_error(ChannelError, "start_queue", word,
-                              f"a register word is 0..2^32-1; channel {self.name}")
+        self._check_word("start_queue", word)
         self.hardware_faults = True
         task = Task(word & START_BD_MASK[self.dma.kind], (word >> 16 & 0xFF) + 1,
                     bool(word >> 31))
