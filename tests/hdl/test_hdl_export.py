@@ -1,8 +1,9 @@
 # amaranth: UnusedElaboratable=no
 # (a component whose __init__ refuses its kind still exists for a moment; Amaranth
 # would warn that it was never elaborated)
-"""Verilog export of every top: it converts, names its ports as documented, and
-writes only where the caller says (pytest's tmp_path here, never the repository)."""
+"""The tops' table and the options of their blocks. That every top converts to Verilog
+with the ports its docs name is checked by ``make verilog``'s test
+(tests/flows/test_verilog.py), which exports and lints each once."""
 
 from __future__ import annotations
 
@@ -31,28 +32,6 @@ def test_a_channel_without_compressors_has_none_and_no_enable_port(direction):
     assert "compression" not in lite.signature.members
     assert f".{block}" in export_verilog(name, full)
     assert f".{block}" not in export_verilog(name, lite)
-
-
-# The whole DMAs are exported (and their ports checked) by make verilog's test in
-# tests/tb/test_cocotb.py: elaborating the memory tile's takes 20 s, once is enough.
-@pytest.mark.parametrize("name", sorted(t for t in TOPS if not t.startswith(
-    ("aiedma_dma_", "aiedma_axi_dma_"))))
-def test_verilog_export(name, tmp_path):
-    text = export_verilog(name, TOPS[name]())
-    assert f"module {name}(" in text
-    for port in ("clk", "rst"):
-        assert port in text
-    if "addrgen" in name:
-        assert "i__payload" in text and "o__payload" in text
-    elif "dma_channel" in name:
-        assert "reg_addr" in text and "acquire__request" in text and "mem_addr" in text
-    elif "axi_lite" in name:
-        assert "s_axil_awaddr" in text and "reg_addr" in text
-    elif "channel" in name:
-        assert "bd__payload" in text and "mem_addr" in text
-    else:
-        assert "mem_addr" in text and "beats__payload" in text
-    (tmp_path / f"{name}.v").write_text(text)
 
 
 @pytest.mark.parametrize("block", ["addrgen", "mm2s", "s2mm", "mm2s_channel", "s2mm_channel"])

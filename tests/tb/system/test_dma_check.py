@@ -124,11 +124,12 @@ def test_the_program_is_loaded_through_the_register_map():
 
 
 def test_a_bubble_at_a_chain_boundary_in_the_rtl_channel_is_caught(monkeypatch):
+    # The core tile: the mutant block is elaborated afresh, in a fifth of the memory tile's time.
     seed = next(s for s in range(1, 40)
-                if sum(bd.use_next_bd for bd in random_program(s).reads) >= 1)
+                if sum(bd.use_next_bd for bd in random_program(s, "tile").reads) >= 1)
     monkeypatch.setattr(hdl_engine, "LockGate", BubblyGate)
     with pytest.raises(AssertionError, match=rf"^seed={seed}: "):
-        check_program_channels(random_program(seed))
+        check_program_channels(random_program(seed, "tile"))
 
 
 @pytest.mark.parametrize("shift", [-1, 0, 1])
