@@ -341,6 +341,7 @@ class Channel:
         self._out_of_order = False
         self._reset_held = False    # its reset bit as the channel sees it (a register)
         self.hardware_faults = False   # run through its registers: faults set status bits
+        self._cycle_progress: list[bool] | None = None   # see share_progress
         self._clear()
         self.engine = ChannelEngine(dma.kind, self._way is READ)
 
@@ -692,6 +693,12 @@ class Channel:
         """The connected stream."""
         return (self.stream,) if self.stream is not None else ()
 
+    def share_progress(self, flag: list[bool]) -> None:
+        """Read ``flag[0]`` at the start of each step: true, the cycle has made progress
+        already (:class:`~.scheduler.SystemRun`), so a stall's ``progress`` is set
+        without comparing the channel's state before and after the cycle."""
+        self._cycle_progress = flag
+
     def _where(self, bd_id: int) -> str:
         return f"channel {self.name}, BD {bd_id}"
 
@@ -900,7 +907,10 @@ class Channel:
             return self._quiet_step()
         owed_before, fifo_full = self._owed, self._count_fifo_full()
         self._fetch_wait = max(0, self._fetch_wait - 1)
-        before = self._state()
+        # Whether it changed state matters only to tell a deadlock, which a cycle that
+        # has made progress already is not.
+        known = self._cycle_progress is not None and self._cycle_progress[0]
+        before = None if known else self._state()
         # The release queue's head asks for its tile's release port (applied at the end
         # of the next cycle); in the cycle the grant of the last one shows, the one
         # behind it asks.
@@ -1094,7 +1104,7 @@ class Channel:
         # A cycle with fetch requests fetches a BD (the DMA grants one of them), a BD on
         # its way from the table arrives and a granted release leaves its queue whatever
         # else happens.
-        progress = (self._state() != before or self._wants_fetch or self._released
+        progress = (known or self._state() != before or self._wants_fetch or self._released
                     or self._applying or self._settling
                     or any(f.offered > cycle for f in self._fetched))
         if stall is not None and stall.cause in ("lock", "load"):
