@@ -335,8 +335,13 @@ class Channel:
         self.done: list[TaskDone] = []
         self.control = 0            # the control register, reserved bits dropped
         self._compression_bit = False   # its (de)compression enable
+        # Fields read in every step, kept as values (set with the register):
+        # control_field decodes a field from the table each time it is asked.
+        self._fot_mode = 0
+        self._out_of_order = False
         self._reset_held = False    # its reset bit as the channel sees it (a register)
         self.hardware_faults = False   # run through its registers: faults set status bits
+        self._cycle_progress: list[bool] | None = None   # see share_progress
         self._clear()
         self.engine = ChannelEngine(dma.kind, self._way is READ)
 
@@ -426,6 +431,8 @@ class Channel:
         # Read in every step: kept as a flag (0 on a shim, which has no such field).
         self._compression_bit = bool(self.control_field(
             "compression_enable" if self._way is READ else "decompression_enable"))
+        self._fot_mode = 0 if self._way is READ else self.control_field("fot_mode")
+        self._out_of_order = bool(self.control_field("enable_out_of_order"))
 
     def reset(self) -> None:
         """Reset the channel now (see the module's decision): empty, locks untouched.
@@ -474,11 +481,11 @@ class Channel:
     def fot_mode(self) -> int:
         """The control register's finish-on-TLAST mode (``FOT_MODES`` in
         ``model/arch/registers.py``); 0 on MM2S."""
-        return 0 if self._way is READ else self.control_field("fot_mode")
+        return self._fot_mode
 
     def _count_fifo_full(self) -> bool:
         """FoT counts from the register: the FIFO is full and the channel takes no word."""
-        return self.fot_mode == 3 and len(self.fot_counts) >= FOT_COUNT_DEPTH
+        return self._fot_mode == 3 and len(self.fot_counts) >= FOT_COUNT_DEPTH
 
     def pop_fot_count(self) -> int:
         """Read (and so pop) the count FIFO's pop register: the oldest entry's word, or 0
@@ -547,7 +554,7 @@ class Channel:
         (``error_bd_unavailable``, ``error_bd_invalid``) and the one it had."""
         fields = {"error_fot_length_exceeded": int(self.fot_length_exceeded),
                   "error_fot_bds_per_task": int(self.fot_bds_per_task)}
-        if self.control_field("enable_out_of_order") or self.error:
+        if self._out_of_order or self.error:
             for name in ("error_bd_unavailable", "error_bd_invalid"):
                 fields[name] = int(name in self.errors)
         for error in self.errors:
@@ -560,7 +567,7 @@ class Channel:
         (read as the task starts, so a task runs in one mode throughout)."""
         return (self._walk is None and bool(self.queue) and not self._fetch_wait
                 and not self.error
-                and bool(self.control_field("enable_out_of_order")))
+                and self._out_of_order)
 
     def _fetch_asks(self) -> bool:
         """The walk has a load to fetch (an out-of-order one once its header's BD ID is
@@ -569,7 +576,7 @@ class Channel:
         if type(walk) is OutOfOrderWalk:
             return walk.ready(self._cycle)
         return walk is not None or (bool(self.queue) and not self.error
-                                    and not self.control_field("enable_out_of_order"))
+                                    and not self._out_of_order)
 
     @property
     def tokens(self) -> list[int]:
@@ -685,6 +692,12 @@ class Channel:
     def ports(self) -> tuple[Stream, ...]:
         """The connected stream."""
         return (self.stream,) if self.stream is not None else ()
+
+    def share_progress(self, flag: list[bool]) -> None:
+        """Read ``flag[0]`` at the start of each step: true, the cycle has made progress
+        already (:class:`~.scheduler.SystemRun`), so a stall's ``progress`` is set
+        without comparing the channel's state before and after the cycle."""
+        self._cycle_progress = flag
 
     def _where(self, bd_id: int) -> str:
         return f"channel {self.name}, BD {bd_id}"
@@ -894,7 +907,10 @@ class Channel:
             return self._quiet_step()
         owed_before, fifo_full = self._owed, self._count_fifo_full()
         self._fetch_wait = max(0, self._fetch_wait - 1)
-        before = self._state()
+        # Whether it changed state matters only to tell a deadlock, which a cycle that
+        # has made progress already is not.
+        known = self._cycle_progress is not None and self._cycle_progress[0]
+        before = None if known else self._state()
         # The release queue's head asks for its tile's release port (applied at the end
         # of the next cycle); in the cycle the grant of the last one shows, the one
         # behind it asks.
@@ -972,7 +988,7 @@ class Channel:
                 moved, header_word = True, True
             i_valid = (stream is not None and not header_due and port.can_pop()
                        and not self._count_fifo_full())
-            i_end = i_valid and self.fot_mode != 0 and port.peek().last
+            i_end = i_valid and self._fot_mode != 0 and port.peek().last
             engine.drive(offer and offer.bd, i_valid=i_valid,
                          i_data=port.peek().data if i_valid else 0, i_end=i_end)
         # The lock gate: the first beat of the BD at the gate passes once its lock is held.
@@ -1077,7 +1093,7 @@ class Channel:
             self._left_queue = self._cycle
         dropped = (self.hardware_faults and room and not self._fetch_wait
                    and self._walk is None and bool(self.queue) and not self.error
-                   and not self.control_field("enable_out_of_order") and self._start_fault())
+                   and not self._out_of_order and self._start_fault())
         self._wants_fetch = (room and not self._fetch_wait and not dropped
                              and self._fetch_asks())
         if self._wants_fetch:
@@ -1088,7 +1104,7 @@ class Channel:
         # A cycle with fetch requests fetches a BD (the DMA grants one of them), a BD on
         # its way from the table arrives and a granted release leaves its queue whatever
         # else happens.
-        progress = (self._state() != before or self._wants_fetch or self._released
+        progress = (known or self._state() != before or self._wants_fetch or self._released
                     or self._applying or self._settling
                     or any(f.offered > cycle for f in self._fetched))
         if stall is not None and stall.cause in ("lock", "load"):
@@ -1174,8 +1190,7 @@ class Channel:
     def steady_state(self) -> Hashable | None:
         """The channel's state without its beat position and data; None on an RTL engine
         (an RTL engine steps every cycle, as it must)."""
-        if (type(self.engine) is not ChannelEngine or self.fot_mode
-                or self.control_field("enable_out_of_order")
+        if (type(self.engine) is not ChannelEngine or self._fot_mode or self._out_of_order
                 or self._compress(None) is not None or self.error):
             # FoT: a TLAST may end a BD on any word; out of order: a header may start
             # a task or name a BD in any cycle; (de)compression: blocks vary in size; a

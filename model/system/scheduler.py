@@ -97,7 +97,9 @@ class Stall:
         The lock it waits on (cause ``"lock"``).
     progress : bool
         The agent still changed state (loaded a BD, acquired a lock) though no
-        word moved; the scheduler needs this to tell a stall from a deadlock.
+        word moved; the scheduler needs this to tell a stall from a deadlock. An
+        agent that the run told the cycle has made progress already (see
+        :class:`Agent`, ``share_progress``) may set it without finding out.
     detail : str
         Anything else worth saying (e.g. which stream is empty).
     """
@@ -153,6 +155,10 @@ class Agent(Protocol):
     def ports(self) -> Sequence:
         """The streams it pushes to or pops from (the scheduler commits them)."""
         ...
+
+    # Optional: ``share_progress(flag)``, called once by :class:`SystemRun` with a
+    # one-element list whose item is true, while the agents of a cycle are stepped,
+    # once one of them moved a word or made progress (a Protocol cannot say optional).
 
 
 NEVER = sys.maxsize
@@ -320,6 +326,15 @@ class SystemRun:
         self._shape: tuple | None = None
         self._retry = 0
         self._steady = (not exact and all(isinstance(a, Steady) for a in self.agents))
+        # Whether the cycle being stepped has made progress yet (a word moved, a stall
+        # with progress), shared with the agents that ask for it (``share_progress``):
+        # once it is true the cycle is no deadlock, and an agent need not find out
+        # whether it changed state itself (a channel compares its whole state for that).
+        self._progress = [False]
+        for agent in self.agents:
+            share = getattr(agent, "share_progress", None)
+            if share is not None:
+                share(self._progress)
 
     @property
     def busy(self) -> bool:
@@ -342,6 +357,8 @@ class SystemRun:
             raise field_error(AiedmaError, "max_cycles", self.max_cycles,
                               "the run did not finish within this many cycles")
         progress = False
+        shared = self._progress
+        shared[0] = False
         moved, kinds, words = self._moved, self._causes, self.words
         moved.clear()
         kinds.clear()
@@ -353,13 +370,15 @@ class SystemRun:
                 moved.append(True)
                 kinds.append(None)
                 words[agent.name] += 1
-                progress = True
+                progress = shared[0] = True
                 continue
             cause = stall.cause
             moved.append(False)
             kinds.append(cause)
             causes[cause] = causes.get(cause, 0) + 1
-            progress |= stall.progress
+            if stall.progress:
+                progress = shared[0] = True
+        shared[0] = False   # an agent stepped outside a cycle finds out for itself
         for agent in self.agents:
             agent.commit()
         for stream in self.streams:

@@ -8,7 +8,13 @@ from aiedma.model import AiedmaError, BufferDescriptor, Task
 from aiedma.model.cycle.contract import CHANNEL_LATENCY
 from aiedma.model.system.dma import DMA
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS, Memory, shim_space
-from aiedma.model.system.scheduler import STALL_CAUSES, DeadlockError, Stall, run_system
+from aiedma.model.system.scheduler import (
+    STALL_CAUSES,
+    DeadlockError,
+    Stall,
+    SystemRun,
+    run_system,
+)
 from aiedma.model.system.stream import Stream, StreamSink, StreamSource
 
 OWN = MEMORY_TILE_WINDOWS["own"]
@@ -157,3 +163,20 @@ def test_scheduler_guards():
 def test_an_empty_system_takes_no_cycles():
     assert run_system([]).cycles == 0
 
+
+
+def test_a_channel_stepped_outside_a_cycle_finds_its_progress_itself():
+    """The run tells its agents when a cycle has made progress (a channel then skips
+    comparing its state); between cycles the flag is clear, so a channel stepped by
+    hand says whether it changed, as one outside any run does."""
+    mem = DMA("memtile", 0, 1)
+    mem.write_bd(0, BufferDescriptor("memtile", base_address=OWN, buffer_length=4, valid_bd=1,
+                                     lock_acq_enable=1, lock_acq_id=FULL, lock_acq_value=-1))
+    inbound = Stream("in")
+    channel = mem.s2mm[0].connect(inbound)
+    channel.push(Task(0))
+    run = SystemRun([StreamSource("source", inbound, range(4)), channel])
+    for _ in range(CHANNEL_LATENCY["s2mm"]):
+        run.cycle()   # cycles with progress, up to the one the run finds deadlocked
+    stall = channel.step(run.cycles)
+    assert stall.cause == "lock" and not stall.progress
