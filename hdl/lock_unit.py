@@ -241,11 +241,13 @@ class LockUnit(wiring.Component):
         m.d.comb += [adds.eq(Mux(port.value < 0, port.value, 0)),
                      seen.eq(Cat(*values).word_select(port.lock_id, _STATE_BITS))]
         holds = Mux(port.value < 0, seen >= -port.value, seen == port.value)
-        after = Signal(_STATE_BITS, name=f"acq{k}_after_next")
-        m.d.comb += after.eq(seen + adds)
-        tried, fits = self._release_result(m, f"acq{k}", after, release.value_next)
+        # The acquire's and the release's changes are summed beside the lock's read, so
+        # one add follows that read (a 64-way multiplexer on the memory tile).
+        both = Signal(signed(LOCK_VALUE_BITS + 1), name=f"acq{k}_both")
+        m.d.comb += both.eq(adds + release.value_next)
+        tried, fits = self._release_result(m, f"acq{k}", seen, both)
         m.d.sync += [acquire.fit.eq(port.request & ~port.grant & holds),
-                     acquire.after.eq(after),
+                     acquire.after.eq(seen + adds),
                      acquire.with_release.eq(tried), acquire.with_release_fits.eq(fits)]
         m.d.comb += [
             acquire.eligible.eq(acquire.fit & port.request & ~port.grant & ~acquire.dirty),
@@ -259,8 +261,9 @@ class LockUnit(wiring.Component):
     @staticmethod
     def _release_result(m: Module, name: str, before: Value,
                         value: Value) -> tuple[Signal, Signal]:
-        """A release of ``value`` on a lock at ``before``: the new value and whether it
-        stays in ``0 .. LOCK_VALUE_MAX`` (else it is not applied)."""
+        """A change of ``value`` (a release, or an acquire and a release) on a lock at
+        ``before``: the new value and whether it stays in ``0 .. LOCK_VALUE_MAX`` (else
+        a release is not applied)."""
         tried = Signal(signed(_STATE_BITS + 2), name=f"rel_{name}_tried")
         fits = Signal(name=f"rel_{name}_fits")
         m.d.comb += [tried.eq(before + value),
