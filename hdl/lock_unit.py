@@ -80,14 +80,6 @@ def _select(onehot: list[Value], values: list[Value]) -> Value:
     return reduce(operator.or_, (Mux(hit, v, 0) for hit, v in zip(onehot, values, strict=True)))
 
 
-def _decoded(lock_id: Value) -> tuple[Value, Value]:
-    """``lock_id`` as two one-hot halves, its high bits and its low three: a lock is
-    named by one bit of each, so each lock's test of a chosen ID is one AND."""
-    low = min(3, len(lock_id))
-    return (Cat(*(lock_id[low:] == j for j in range(2 ** (len(lock_id) - low)))),
-            Cat(*(lock_id[:low] == j for j in range(2 ** low))))
-
-
 class _Release:
     """The release chosen in the cycle before, applied in this one (registers): its lock
     by ID and decoded (``hit``, one bit a lock), so each lock tests the release on its own
@@ -165,13 +157,10 @@ class LockUnit(wiring.Component):
         granted = _first([a.eligible for a in acquires])
         for port, grant in zip(self.acquire, granted, strict=True):
             m.d.sync += port.grant.eq(grant)
-        # The granted lock, decoded at each port beside the priority (0 when none is).
-        ids = [_decoded(p.lock_id) for p in self.acquire]
-        acq_row = Signal(len(ids[0][0]), name="acq_row")
-        acq_col = Signal(len(ids[0][1]), name="acq_col")
-        acq_result, meets = Signal(_STATE_BITS), Signal()
-        m.d.comb += [acq_row.eq(_select(granted, [row for row, _ in ids])),
-                     acq_col.eq(_select(granted, [col for _, col in ids])),
+        acq_id = Signal.like(self.acquire[0].lock_id)
+        acq_any, acq_result, meets = Signal(), Signal(_STATE_BITS), Signal()
+        m.d.comb += [acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
+                     acq_any.eq(Cat(*granted).any()),
                      acq_result.eq(_select(granted, [a.result for a in acquires])),
                      meets.eq(Cat(*(g & a.on_release for g, a in
                                     zip(granted, acquires, strict=True))).any())]
@@ -179,7 +168,7 @@ class LockUnit(wiring.Component):
         # The release chosen in the cycle before is applied now, after the acquire: on a
         # lock just acquired (``meets``) in the acquire's result, worked out at its port;
         # on any other lock, to the lock's own value, tested at the lock.
-        refused_alone = self._write_locks(m, values, release, (acq_row, acq_col, acq_result))
+        refused_alone = self._write_locks(m, values, release, (acq_any, acq_id, acq_result))
         refused_with = Cat(*(g & a.on_release & ~a.with_release_fits for g, a in
                              zip(granted, acquires, strict=True))).any()
         error = Signal()
@@ -190,11 +179,9 @@ class LockUnit(wiring.Component):
         # Which tested request's lock is written at this edge (it waits a cycle more). A
         # release on a lock also acquired now needs no test of its own: the acquire wrote
         # the lock; so the release counts alone, and the grant is not on this path.
-        low = len(acq_col).bit_length() - 1
         for port, acquire in zip(self.acquire, acquires, strict=True):
             m.d.sync += acquire.dirty.eq(
-                (acq_row.bit_select(port.lock_id[low:], 1)
-                 & acq_col.bit_select(port.lock_id[:low], 1))
+                (acq_any & (acq_id == port.lock_id))
                 | (release.due & acquire.on_release & ~refused_alone)
                 | (self.set_en & (self.set_id == port.lock_id)))
         return m
@@ -205,15 +192,14 @@ class LockUnit(wiring.Component):
         result already holds a release on its lock), else the release alone (tested at
         the lock). Returns whether the release alone, on its lock's own value, would be
         refused (its result outside ``0 .. LOCK_VALUE_MAX``)."""
-        acq_row, acq_col, acq_result = acquire
-        low = len(acq_col).bit_length() - 1
+        acq_any, acq_id, acq_result = acquire
         refused = []
         for i in range(self.count):
             tried, fits = self._release_result(m, f"lock{i}", values[i], release.value)
             refused.append(release.hit[i] & ~fits)
             with m.If(self.set_en & (self.set_id == i)):
                 m.d.sync += values[i].eq(self.set_value)
-            with m.Elif(acq_row[i >> low] & acq_col[i & (len(acq_col) - 1)]):
+            with m.Elif(acq_any & (acq_id == i)):
                 m.d.sync += values[i].eq(acq_result)
             with m.Elif(release.due & release.hit[i] & fits):
                 m.d.sync += values[i].eq(tried)
