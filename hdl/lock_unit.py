@@ -240,14 +240,18 @@ class LockUnit(wiring.Component):
         seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
         m.d.comb += [adds.eq(Mux(port.value < 0, port.value, 0)),
                      seen.eq(Cat(*values).word_select(port.lock_id, _STATE_BITS))]
-        holds = Mux(port.value < 0, seen >= -port.value, seen == port.value)
+        # An acquire with a negative value holds when the lock it leaves is >= 0: the sign
+        # of the sum it stores, not a compare of its own.
+        after = Signal(signed(_STATE_BITS + 2), name=f"acq{k}_after_next")
+        m.d.comb += after.eq(seen + adds)
+        holds = Mux(port.value < 0, after >= 0, seen == port.value)
         # The acquire's and the release's changes are summed beside the lock's read, so
         # one add follows that read (a 64-way multiplexer on the memory tile).
         both = Signal(signed(LOCK_VALUE_BITS + 1), name=f"acq{k}_both")
         m.d.comb += both.eq(adds + release.value_next)
         tried, fits = self._release_result(m, f"acq{k}", seen, both)
         m.d.sync += [acquire.fit.eq(port.request & ~port.grant & holds),
-                     acquire.after.eq(seen + adds),
+                     acquire.after.eq(after[:_STATE_BITS]),
                      acquire.with_release.eq(tried), acquire.with_release_fits.eq(fits)]
         m.d.comb += [
             acquire.eligible.eq(acquire.fit & port.request & ~port.grant & ~acquire.dirty),
