@@ -36,7 +36,13 @@ registers with 12 read ports (the acquires) and two write ports, not a 24-writer
 register file. The chosen release's lock is kept decoded (one bit a lock), and each
 lock adds the release to its own value and checks the range itself: the release's
 path is a 7-bit add and a compare at the lock, not a read of the chosen lock through a
-64-way multiplexer whose result then fans out to every lock's enable.
+64-way multiplexer whose result then fans out to every lock's enable. A release on the
+lock being acquired in the same cycle is worked out a cycle early, in the acquire's
+test (the release it meets is chosen in that cycle), with its range check: each port
+shows its lock's next value, were it granted, from registers, and the grant only
+selects one. A port's lock counts as written by the release alone when the release
+lands on a lock no acquire takes (one range check at the chosen lock), so a port's
+staleness does not wait on the grant's choice either.
 """
 
 from __future__ import annotations
