@@ -67,7 +67,7 @@ from .channel import Channel
 from .channel.direction import connect_outside, mm2s_signature, s2mm_signature
 from .layouts import check_kind
 from .lock_unit import LockUnit, lock_port_signature
-from .register_port import REGISTER_ADDRESS_BITS, drive_register_port, register_port_signature
+from .register_port import drive_register_port, register_port_signature
 
 __all__ = ["DMA"]
 
@@ -253,13 +253,16 @@ class DMA(wiring.Component):
         """Lock value writes and reads, status and control reads; one cycle of read
         latency."""
         kind, count = self.kind, DMA_KINDS[self.kind].locks
+        # The lock registers are 16 bytes apart from a base aligned to their span, so an
+        # address names a lock by its bits alone: no subtraction or range compare between
+        # the register port and every lock's write enable.
+        top = 4 + (count - 1).bit_length()
         lock_base = LOCK_VALUE_BASE[kind]
-        lock_offset = Signal(REGISTER_ADDRESS_BITS)
-        m.d.comb += lock_offset.eq(self.reg_addr - lock_base)
-        lock_hit = ((self.reg_addr >= lock_base)
-                    & (self.reg_addr <= lock_value_address(kind, count - 1))
-                    & (lock_offset[:4] == 0))
-        lock_id = lock_offset[4:4 + (count - 1).bit_length()]
+        assert lock_base % (1 << top) == 0
+        assert count == 1 << (top - 4)
+        assert lock_value_address(kind, count - 1) == lock_base + ((count - 1) << 4)
+        lock_hit = (self.reg_addr[top:] == lock_base >> top) & (self.reg_addr[:4] == 0)
+        lock_id = self.reg_addr[4:top]
         m.d.comb += [locks.set_en.eq(self.reg_write & lock_hit), locks.set_id.eq(lock_id),
                      locks.set_value.eq(self.reg_wdata), locks.read_id.eq(lock_id)]
         read = Signal(32)      # this cycle's read of a lock or a status register

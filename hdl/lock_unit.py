@@ -36,7 +36,13 @@ registers with 12 read ports (the acquires) and two write ports, not a 24-writer
 register file. The chosen release's lock is kept decoded (one bit a lock), and each
 lock adds the release to its own value and checks the range itself: the release's
 path is a 7-bit add and a compare at the lock, not a read of the chosen lock through a
-64-way multiplexer whose result then fans out to every lock's enable.
+64-way multiplexer whose result then fans out to every lock's enable. A release on the
+lock being acquired in the same cycle is worked out a cycle early, in the acquire's
+test (the release it meets is chosen in that cycle), with its range check: each port
+shows its lock's next value, were it granted, from registers, and the grant only
+selects one. A port's lock counts as written by the release alone when the release
+lands on a lock no acquire takes (one range check at the chosen lock), so a port's
+staleness does not wait on the grant's choice either.
 """
 
 from __future__ import annotations
@@ -83,13 +89,16 @@ def _select(onehot: list[Value], values: list[Value]) -> Value:
 class _Release:
     """The release chosen in the cycle before, applied in this one (registers): its lock
     by ID and decoded (``hit``, one bit a lock), so each lock tests the release on its own
-    value rather than every lock waiting on one read of the chosen lock."""
+    value rather than every lock waiting on one read of the chosen lock. ``value_next``
+    is the release chosen now (applied in the next cycle), for the acquires' tests."""
 
     def __init__(self, count: int, ports: int) -> None:
         self.lock_id = Signal(range(count), name="rel_id")
         self.hit = [Signal(name=f"rel_hit{i}") for i in range(count)]
         self.value = Signal(signed(LOCK_VALUE_BITS), name="rel_value")
+        self.value_next = Signal(signed(LOCK_VALUE_BITS), name="rel_value_next")
         self.port = [Signal(name=f"rel_port{p}") for p in range(ports)]
+        self.due = Signal(name="rel_due")               # applied at the end of this cycle
 
 
 class _Acquire:
@@ -98,11 +107,13 @@ class _Acquire:
     def __init__(self, k: int) -> None:
         self.fit = Signal(name=f"acq{k}_fit")           # its acquire held when tested
         self.after = Signal(_STATE_BITS, name=f"acq{k}_after")  # the lock, granted
+        # The lock, granted with this cycle's release on it, and whether that fits.
+        self.with_release = Signal(_STATE_BITS, name=f"acq{k}_with_release")
+        self.with_release_fits = Signal(name=f"acq{k}_with_release_fits")
         self.dirty = Signal(name=f"acq{k}_dirty")       # its lock was written since
         self.eligible = Signal(name=f"acq{k}_eligible")
         self.on_release = Signal(name=f"acq{k}_on_release")
-        self.with_release: tuple[Value, Value]      # the release after it: value, fits
-        self.release_fits: Value                    # the release alone fits its lock
+        self.result = Signal(_STATE_BITS, name=f"acq{k}_result")  # its lock's next value
 
 
 class LockUnit(wiring.Component):
@@ -146,115 +157,123 @@ class LockUnit(wiring.Component):
         acquires = [self._tested_acquire(m, k, values, release) for k in range(self.ports)]
 
         # Grants: of the requests tested in the cycle before (their locks unwritten
-        # since), the first is granted; its grant register shows in the next cycle.
+        # since), the first is granted; its grant register shows in the next cycle. Its
+        # lock's next value was chosen at the port, beside the priority, so the grant
+        # only selects it.
         granted = _first([a.eligible for a in acquires])
         for port, grant in zip(self.acquire, granted, strict=True):
             m.d.sync += port.grant.eq(grant)
         acq_id = Signal.like(self.acquire[0].lock_id)
-        acq_any, acq_after = Signal(), Signal(_STATE_BITS)
+        acq_any, acq_result, meets = Signal(), Signal(_STATE_BITS), Signal()
         m.d.comb += [acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
                      acq_any.eq(Cat(*granted).any()),
-                     acq_after.eq(_select(granted, [a.after for a in acquires]))]
+                     acq_result.eq(_select(granted, [a.result for a in acquires])),
+                     meets.eq(Cat(*(g & a.on_release for g, a in
+                                    zip(granted, acquires, strict=True))).any())]
 
         # The release chosen in the cycle before is applied now, after the acquire: on a
-        # lock just acquired (``meets``) it adds to what the acquire left, worked out
-        # beside it; on any other lock, to the lock's own value, tested at the lock.
-        meets = Signal()
-        m.d.comb += meets.eq(Cat(*(g & a.on_release for g, a in
-                                   zip(granted, acquires, strict=True))).any())
-        after_acquire = (_select(granted, [a.with_release[0] for a in acquires]),
-                         _select(granted, [a.with_release[1] for a in acquires]))
-        # Applied only while its port still asks (a channel reset drops its queue); its
-        # grant shows in the next cycle.
-        still = [bit & p.request for bit, p in zip(release.port, self.release, strict=True)]
-        due = Signal()
-        m.d.comb += due.eq(Cat(*still).any())
-        m.d.sync += [p.grant.eq(bit) for p, bit in zip(self.release, still, strict=True)]
-        refused_alone = self._write_locks(m, values, release, due, meets, after_acquire,
-                                          (acq_any, acq_id, acq_after))
-        # Refused: the sum beside the acquire when it meets the release, else the lock's
-        # own test (so the grant's choice is not on the path through every lock's test).
+        # lock just acquired (``meets``) in the acquire's result, worked out at its port;
+        # on any other lock, to the lock's own value, tested at the lock.
+        refused_alone = self._write_locks(m, values, release, (acq_any, acq_id, acq_result))
+        refused_with = Cat(*(g & a.on_release & ~a.with_release_fits for g, a in
+                             zip(granted, acquires, strict=True))).any()
         error = Signal()
         m.d.comb += self.error.eq(error)
-        with m.If(due & Mux(meets, ~after_acquire[1], refused_alone)):
+        with m.If(release.due & Mux(meets, refused_with, refused_alone)):
             m.d.sync += error.eq(1)
 
-        # Which tested request's lock is written at this edge (it waits a cycle more):
-        # the release's outcome seen from the port's own read of that lock.
-        fits = [Mux(meets, after_acquire[1], a.release_fits) for a in acquires]
-        for port, acquire, fit in zip(self.acquire, acquires, fits, strict=True):
+        # Which tested request's lock is written at this edge (it waits a cycle more). A
+        # release on a lock also acquired now needs no test of its own: the acquire wrote
+        # the lock; so the release counts alone, and the grant is not on this path.
+        for port, acquire in zip(self.acquire, acquires, strict=True):
             m.d.sync += acquire.dirty.eq(
-                (acq_any & (acq_id == port.lock_id)) | (due & acquire.on_release & fit)
+                (acq_any & (acq_id == port.lock_id))
+                | (release.due & acquire.on_release & ~refused_alone)
                 | (self.set_en & (self.set_id == port.lock_id)))
         return m
 
-    def _write_locks(self, m: Module, values: Array, release: _Release, due: Value,
-                     meets: Value, after_acquire: tuple[Value, Value],
+    def _write_locks(self, m: Module, values: Array, release: _Release,
                      acquire: tuple[Value, Value, Value]) -> Value:
-        """Each lock's next value: the register write, else the release (tested at the
-        lock), else the granted acquire (one ID decoded per lock). Returns whether the
-        release alone, on its lock's own value, would be refused (its result outside
-        ``0 .. LOCK_VALUE_MAX``)."""
-        acq_any, acq_id, acq_after = acquire
+        """Each lock's next value: the register write, else the granted acquire (its
+        result already holds a release on its lock), else the release alone (tested at
+        the lock). Returns whether the release alone, on its lock's own value, would be
+        refused (its result outside ``0 .. LOCK_VALUE_MAX``)."""
+        acq_any, acq_id, acq_result = acquire
         refused = []
         for i in range(self.count):
-            own = self._release_result(m, f"lock{i}", values[i], release.value)
-            tried = Mux(meets, after_acquire[0], own[0])
-            fits = Mux(meets, after_acquire[1], own[1])
-            here = due & release.hit[i]
-            refused.append(release.hit[i] & ~own[1])
+            tried, fits = self._release_result(m, f"lock{i}", values[i], release.value)
+            refused.append(release.hit[i] & ~fits)
             with m.If(self.set_en & (self.set_id == i)):
                 m.d.sync += values[i].eq(self.set_value)
-            with m.Elif(here & fits):
-                m.d.sync += values[i].eq(tried)
             with m.Elif(acq_any & (acq_id == i)):
-                m.d.sync += values[i].eq(acq_after)
+                m.d.sync += values[i].eq(acq_result)
+            with m.Elif(release.due & release.hit[i] & fits):
+                m.d.sync += values[i].eq(tried)
         return Cat(*refused).any()
 
     def _chosen_release(self, m: Module) -> _Release:
         """The release port's choice: of the ports asking (a port whose release is being
-        applied now is not), the first; held in registers, applied in the next cycle."""
+        applied now is not), the first; held in registers, applied in the next cycle
+        while its port still asks (a channel reset drops its queue); its grant shows in
+        the cycle after."""
         release = _Release(self.count, self.ports)
         asking = [p.request & ~applying for p, applying in
                   zip(self.release, release.port, strict=True)]
         chosen = _first(asking)
         lock_id = Signal.like(release.lock_id, name="rel_id_next")
-        m.d.comb += lock_id.eq(_select(chosen, [p.lock_id for p in self.release]))
+        m.d.comb += [lock_id.eq(_select(chosen, [p.lock_id for p in self.release])),
+                     release.value_next.eq(_select(chosen, [p.value for p in self.release]))]
         m.d.sync += [
             release.lock_id.eq(lock_id),
             *(hit.eq(lock_id == i) for i, hit in enumerate(release.hit)),
-            release.value.eq(_select(chosen, [p.value for p in self.release])),
+            release.value.eq(release.value_next),
             *(bit.eq(c) for bit, c in zip(release.port, chosen, strict=True)),
         ]
+        still = [bit & p.request for bit, p in zip(release.port, self.release, strict=True)]
+        m.d.comb += release.due.eq(Cat(*still).any())
+        m.d.sync += [p.grant.eq(bit) for p, bit in zip(self.release, still, strict=True)]
         return release
 
     def _tested_acquire(self, m: Module, k: int, values: Array, release: _Release) -> _Acquire:
         """Acquire port ``k``'s test: in each cycle its request (not one whose grant
         shows) is tested against its lock, and what the lock would become is worked
-        out; the next cycle may grant it if its lock was not written in between."""
+        out, alone and with the release chosen in this cycle (applied in the next); the
+        next cycle may grant it if its lock was not written in between, and then its
+        lock's value is still the one tested."""
         port, acquire = self.acquire[k], _Acquire(k)
         # What the acquire adds (0 for an acquire-equal, which leaves the lock as it is).
         adds = Signal(signed(LOCK_VALUE_BITS), name=f"acq{k}_adds")
         seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
         m.d.comb += [adds.eq(Mux(port.value < 0, port.value, 0)),
                      seen.eq(Cat(*values).word_select(port.lock_id, _STATE_BITS))]
-        holds = Mux(port.value < 0, seen >= -port.value, seen == port.value)
+        # An acquire with a negative value holds when the lock it leaves is >= 0: the sign
+        # of the sum it stores, not a compare of its own.
+        after = Signal(signed(_STATE_BITS + 2), name=f"acq{k}_after_next")
+        m.d.comb += after.eq(seen + adds)
+        holds = Mux(port.value < 0, after >= 0, seen == port.value)
+        # The acquire's and the release's changes are summed beside the lock's read, so
+        # one add follows that read (a 64-way multiplexer on the memory tile).
+        both = Signal(signed(LOCK_VALUE_BITS + 1), name=f"acq{k}_both")
+        m.d.comb += both.eq(adds + release.value_next)
+        tried, fits = self._release_result(m, f"acq{k}", seen, both)
         m.d.sync += [acquire.fit.eq(port.request & ~port.grant & holds),
-                     acquire.after.eq(seen + adds)]
-        m.d.comb += acquire.eligible.eq(acquire.fit & port.request & ~port.grant
-                                        & ~acquire.dirty)
-        # The release of this cycle, were this acquire granted on the release's lock.
-        acquire.with_release = self._release_result(m, f"acq{k}", acquire.after,
-                                                    release.value)
-        acquire.release_fits = self._release_result(m, f"seen{k}", seen, release.value)[1]
-        m.d.comb += acquire.on_release.eq(port.lock_id == release.lock_id)
+                     acquire.after.eq(after[:_STATE_BITS]),
+                     acquire.with_release.eq(tried), acquire.with_release_fits.eq(fits)]
+        m.d.comb += [
+            acquire.eligible.eq(acquire.fit & port.request & ~port.grant & ~acquire.dirty),
+            acquire.on_release.eq(port.lock_id == release.lock_id),
+            # Were it granted now: its lock with the release applied on it, if that fits.
+            acquire.result.eq(Mux(release.due & acquire.on_release & acquire.with_release_fits,
+                                  acquire.with_release, acquire.after)),
+        ]
         return acquire
 
     @staticmethod
     def _release_result(m: Module, name: str, before: Value,
                         value: Value) -> tuple[Signal, Signal]:
-        """A release of ``value`` on a lock at ``before``: the new value and whether it
-        stays in ``0 .. LOCK_VALUE_MAX`` (else it is not applied)."""
+        """A change of ``value`` (a release, or an acquire and a release) on a lock at
+        ``before``: the new value and whether it stays in ``0 .. LOCK_VALUE_MAX`` (else
+        a release is not applied)."""
         tried = Signal(signed(_STATE_BITS + 2), name=f"rel_{name}_tried")
         fits = Signal(name=f"rel_{name}_fits")
         m.d.comb += [tried.eq(before + value),
