@@ -88,6 +88,10 @@ class Compressor(wiring.Component):
         m = Module()
         i, o = self.i, self.o
         self.incoming, self.in_valid = Signal(compressor_in_layout()), Signal()
+        # Which of the input register's bytes are not zero, registered beside it: the
+        # buffer's word enables and the packing decide from these, not from a compare of
+        # 32 bits in the cycle that fans out to every word of the buffers.
+        self.nonzero = Signal(4)
         # The fill: whole packed words written into the buffer ``fill_sel`` (``full`` of
         # them), the bytes of the next one in ``carry``.
         self.buffers = Signal(2 * 8 * BLOCK_BYTES)
@@ -124,7 +128,8 @@ class Compressor(wiring.Component):
             m.d.sync += [self.pos.eq(self.pos + 1), self.left.eq(self.left - 1)]
         move = self.in_valid & ~self.closed
         with m.If(i.valid & i.ready & joins):
-            m.d.sync += [self.incoming.eq(i.payload), self.in_valid.eq(1)]
+            m.d.sync += [self.incoming.eq(i.payload), self.in_valid.eq(1),
+                         self.nonzero.eq(Cat(*_nonzero_bytes(i.payload.data)))]
         with m.Elif(move):
             m.d.sync += self.in_valid.eq(0)
         self._fill(m, move, (self.left == 0) | (sent & (self.left == 1)))
@@ -154,7 +159,7 @@ class Compressor(wiring.Component):
         """The fill block with the input register's word (when ``take``), and its move
         into the drain (when it is closed and ``drain_free``)."""
         word = self.incoming.data
-        nonzero = _nonzero_bytes(word)
+        nonzero = list(self.nonzero)
         merged, total = self._merged(word, nonzero), self.carry_n + sum(nonzero)
         full, carry, carry_n = Signal.like(self.full), Signal.like(self.carry), Signal(3)
         mask, count = Signal.like(self.fill_mask), Signal.like(self.count)
