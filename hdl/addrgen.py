@@ -127,7 +127,7 @@ class BDAddressGenerator(wiring.Component):
         slots.finish(_handshake(m, r, slots))
         level = _Level.create(kind)
         level.update(m, r, slots.last, dims)
-        _address(m, kind, self.o, r, slots.last, level, is_data)
+        _address(m, kind, self.o, r, slots.last, level, is_data, cut)
         _positions(m, self.o.ready, r, slots.last, dims)
         return m
 
@@ -243,7 +243,7 @@ class _Level:
 
 
 def _address(m: Module, kind: str, o: stream.Interface, r: _Running, q, level: _Level,
-             is_data: Value) -> None:
+             is_data: Value, cut: Value) -> None:
     """The address of the current data word, and the rows it steps from.
 
     ``sel``, registered one beat ahead, names the lowest dimension not at its last
@@ -266,7 +266,11 @@ def _address(m: Module, kind: str, o: stream.Interface, r: _Running, q, level: _
     m.d.comb += o.payload.address.eq(Mux(is_data, address, 0))
     strides = [Signal(width, name=f"stride{k}") for k in range(n)]
     live_stride = Signal(width, name="live_stride")
-    with m.If(r.restart):
+    # The strides load on every cycle R shows no beat with a step to come, a superset of
+    # ``restart`` whose clock enable is registers alone (and a cut), not o.ready: while R
+    # shows its final beat nothing reads them (no step), and they keep loading up to
+    # the restart, so they hold the last slot's strides from then on, as at a restart.
+    with m.If(~r.valid | ~r.more | cut):
         m.d.sync += [*(strides[k].eq(q.stride[k]) for k in range(n)),
                      live_stride.eq(q.live_stride)]
 

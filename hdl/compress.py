@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..model.bd.compression import BLOCK_BYTES, BLOCK_WORDS
@@ -88,9 +89,19 @@ class Compressor(wiring.Component):
         m = Module()
         i, o = self.i, self.o
         self.incoming, self.in_valid = Signal(compressor_in_layout()), Signal()
+        # Which of the input register's bytes are not zero, registered beside it: the
+        # buffer's word enables and the packing decide from these, not from a compare of
+        # 32 bits in the cycle that fans out to every word of the buffers.
+        self.nonzero = Signal(4)
         # The fill: whole packed words written into the buffer ``fill_sel`` (``full`` of
         # them), the bytes of the next one in ``carry``.
-        self.buffers = Signal(2 * 8 * BLOCK_BYTES)
+        # Both buffers' words in one memory with an asynchronous read (LUT RAM where the
+        # part has it): a word written is one write enable, not a clock enable routed to
+        # 32 flip-flops of each of 16 words, and the drain's read is no 16-way mux.
+        m.submodules.buffers = self.buffers = Memory(shape=DATA_BITS, depth=2 * BLOCK_WORDS,
+                                                     init=[])
+        self.buffer_write = self.buffers.write_port()
+        buffer_read = self.buffers.read_port(domain="comb")
         self.fill_sel, self.full = Signal(), Signal(range(BLOCK_WORDS + 1))
         self.carry, self.carry_n = Signal(24), Signal(range(4))
         self.fill_mask = Signal(BLOCK_BYTES)
@@ -111,8 +122,8 @@ class Compressor(wiring.Component):
         m.d.comb += i.ready.eq(Mux(joins, ~self.in_valid | ~self.closed, empty & o.ready))
         with m.If(self.left != 0):
             k = (self.pos - 1)[:3]
-            word = Mux(k == self.drain_full, self.drain_carry,
-                       self.buffers.word_select(Cat(k, ~self.fill_sel), DATA_BITS))
+            m.d.comb += buffer_read.addr.eq(Cat(k, ~self.fill_sel))
+            word = Mux(k == self.drain_full, self.drain_carry, buffer_read.data)
             m.d.comb += [o.valid.eq(1),
                          o.payload.data.eq(Mux(self.pos == 0, self.drain_mask, word)),
                          o.payload.last.eq(self.drain_last & (self.left == 1))]
@@ -124,7 +135,8 @@ class Compressor(wiring.Component):
             m.d.sync += [self.pos.eq(self.pos + 1), self.left.eq(self.left - 1)]
         move = self.in_valid & ~self.closed
         with m.If(i.valid & i.ready & joins):
-            m.d.sync += [self.incoming.eq(i.payload), self.in_valid.eq(1)]
+            m.d.sync += [self.incoming.eq(i.payload), self.in_valid.eq(1),
+                         self.nonzero.eq(Cat(*_nonzero_bytes(i.payload.data)))]
         with m.Elif(move):
             m.d.sync += self.in_valid.eq(0)
         self._fill(m, move, (self.left == 0) | (sent & (self.left == 1)))
@@ -154,7 +166,7 @@ class Compressor(wiring.Component):
         """The fill block with the input register's word (when ``take``), and its move
         into the drain (when it is closed and ``drain_free``)."""
         word = self.incoming.data
-        nonzero = _nonzero_bytes(word)
+        nonzero = list(self.nonzero)
         merged, total = self._merged(word, nonzero), self.carry_n + sum(nonzero)
         full, carry, carry_n = Signal.like(self.full), Signal.like(self.carry), Signal(3)
         mask, count = Signal.like(self.fill_mask), Signal.like(self.count)
@@ -173,13 +185,10 @@ class Compressor(wiring.Component):
                 closed.eq(self.incoming.end | (self.count == BLOCK_WORDS - 1)),
                 tlast.eq(self.tlast | self.incoming.last),
             ]
-            # Written in place (a word-enable): no multiplexer per bit of the buffers.
-            with m.If(whole):
-                with m.Switch(Cat(self.full[:3], self.fill_sel)):
-                    for slot in range(2 * BLOCK_WORDS):
-                        with m.Case(slot):
-                            m.d.sync += self.buffers.word_select(slot, DATA_BITS).eq(
-                                merged[:32])
+            # Written in place: no multiplexer per bit of the buffers.
+            write = self.buffer_write
+            m.d.comb += [write.addr.eq(Cat(self.full[:3], self.fill_sel)),
+                         write.data.eq(merged[:32]), write.en.eq(whole)]
         with m.If(closed & drain_free):
             m.d.sync += [self.drain_full.eq(full), self.drain_carry.eq(carry),
                          self.drain_mask.eq(mask),

@@ -245,7 +245,7 @@ class Channel(wiring.Component):
             releases.value.eq(completion.record.rel_value),
             fetch.consumed.eq(accepted | locks.zero_done), fetch.pause.eq(self.pause),
             fetch.stop.eq(stopped),
-            packets.head.eq(ring.stage_head), packets.head_valid.eq(ring.stage_valid),
+            packets.head.eq(ring.stage_head), packets.head_packet.eq(ring.stage_packet),
             packets.head_granted.eq(ring.stage_granted),
         ]
         wiring.connect(m, locks.acquire, wiring.flipped(self.acquire))

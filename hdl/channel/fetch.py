@@ -197,15 +197,18 @@ class FetchStage(wiring.Component):
         bds = self.out_of_order_bds
         task = self.task
         left = Signal(9)             # headers still to come
+        # ``left != 0`` kept as a register beside it: ``wants_header`` reaches the stream
+        # side's choices (the packet stage, the engine's ready), so no compare there.
+        left_some = Signal()
         m.d.comb += [
             ooo.start.eq(task.valid & self.out_of_order & ~self.stop & ~self.pause
                          & ~ooo.running & ~ooo.walking & ~ooo.flying),
-            self.wants_header.eq(ooo.running & ~ooo.pending & (left != 0) & idle),
+            self.wants_header.eq(ooo.running & ~ooo.pending & left_some & idle),
         ]
         with m.If(ooo.start):
-            m.d.sync += [ooo.running.eq(1), left.eq(task.payload.repeat + 1)]
+            m.d.sync += [ooo.running.eq(1), left.eq(task.payload.repeat + 1), left_some.eq(1)]
         with m.If(self.header):
-            m.d.sync += left.eq(left - 1)
+            m.d.sync += [left.eq(left - 1), left_some.eq(left != 1)]
             with m.If(self._names_one_of(bds)):
                 m.d.sync += [ooo.pending.eq(1), ooo.pending_id.eq(self.header_bd)]
             with m.Else():

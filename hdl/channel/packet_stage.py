@@ -11,7 +11,8 @@ Both directions sit on the stream side of the engine, at the ring's ``stage`` he
   packet's header and shows its out-of-order BD ID (``ooo_header``, ``ooo_bd``).
 
 Both have the same ports: the stream in (``i``), the stream out (``o``), the stage
-head's record, and ``advance`` when the head's BD is done.
+head's record, whether it holds a packet BD (``head_packet``, the ring's register), and
+``advance`` when the head's BD is done.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
     return wiring.Signature({
         "i": In(stream.Signature(data_beat_layout())),
         "o": Out(stream.Signature(data_beat_layout())),
-        "head": In(head_layout(kind, "stage")), "head_valid": In(1), "head_granted": In(1),
+        "head": In(head_layout(kind, "stage")), "head_packet": In(1), "head_granted": In(1),
         "advance": Out(1), "error": Out(1), "fot": In(1), "hold": In(1),
         "words": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
         "ooo_want": In(1), "ooo_header": Out(1), "ooo_bd": Out(_OOO_BITS),
@@ -92,7 +93,7 @@ class MM2SPacketStage(wiring.Component):
         m = Module()
         head, i, o = self.head, self.i, self.o
         header_done = header_flag(m, self.advance)
-        header_due = self.head_valid & head.packet & ~header_done & self.head_granted
+        header_due = self.head_packet & ~header_done & self.head_granted
         with m.If(header_due):
             m.d.comb += [o.valid.eq(1), i.ready.eq(0), self.header.eq(1),
                          o.payload.data.eq(header_word(m, head.packet_id, head.packet_type,
@@ -129,7 +130,7 @@ class S2MMPacketStage(wiring.Component):
         m = Module()
         head, i, o = self.head, self.i, self.o
         header_done = header_flag(m, self.advance)
-        header_due = self.head_valid & head.packet & ~header_done
+        header_due = self.head_packet & ~header_done
         count = Signal(self.length_bits)
         m.d.comb += [self.header.eq(header_due | self.ooo_want),
                      self.remaining.eq(head.length - count)]

@@ -96,7 +96,11 @@ class InFlightRing(wiring.Component):
     next_valid : Out(1)
         The record behind the gate head, and whether it holds a BD.
     stage_valid : Out(1)
-        The stage head holds a BD.
+        The stage head holds a BD (a register: it feeds the stream side's choices).
+    stage_packet : Out(1)
+        The stage head holds a BD with ``packet`` set, from a register (it decides
+        whether the next stream word is a header, which must not start at the ring's
+        pointers and memories).
     stage_granted : Out(1)
         The stage head's BD is past the lock gate.
     stage_compress : Out(1)
@@ -117,7 +121,8 @@ class InFlightRing(wiring.Component):
             **{f"{head}_head": Out(head_layout(kind, head)) for head in HEAD_FIELDS},
             "gate_valid": Out(1), "gate_next": Out(head_layout(kind, "gate")),
             "next_valid": Out(1),
-            "stage_valid": Out(1), "stage_granted": Out(1), "engine_empty": Out(1),
+            "stage_valid": Out(1), "stage_packet": Out(1), "stage_granted": Out(1),
+            "engine_empty": Out(1),
             "busy": Out(1),
             **({"stage_compress": Out(1)} if "compress" in record_layout(kind).members
                else {}),
@@ -149,24 +154,28 @@ class InFlightRing(wiring.Component):
         m.d.comb += [
             self.gate_valid.eq(gate_p != wr),
             self.next_valid.eq((gate_p != wr) & (behind != wr)),
-            self.stage_valid.eq(stage_p != wr), self.stage_granted.eq(gate_p != stage_p),
+            self.stage_granted.eq(gate_p != stage_p),
             self.engine_empty.eq((gate_p == wr) & (run_p == wr)),
             self.busy.eq((wr != stage_p) | (wr != run_p)),
         ]
-        if hasattr(self, "stage_compress"):
-            self._stage_compress(m, wr, stage_p)
+        self._stage_flags(m, wr, stage_p)
         return m
 
-    def _stage_compress(self, m: Module, wr: Signal, stage_p: Signal) -> None:
-        """``stage_compress`` as a register: each record's bit in a flip-flop, and the
-        next cycle's stage head (after this cycle's push and advance) read from them."""
-        bits = Signal(RECORDS)
-        next_bits = Signal(RECORDS)
-        m.d.comb += next_bits.eq(bits)
-        with m.If(self.push):
-            m.d.comb += next_bits.bit_select(wr, 1).eq(self.record.compress)
+    def _stage_flags(self, m: Module, wr: Signal, stage_p: Signal) -> None:
+        """``stage_valid``, ``stage_packet`` and ``stage_compress`` as registers: each
+        record's bits in flip-flops, and the next cycle's stage head (after this cycle's
+        push and advance) read from them."""
         next_stage = (stage_p + self.stage_advance)[:len(stage_p)]
         next_wr = (wr + self.push)[:len(wr)]
-        m.d.sync += [bits.eq(next_bits),
-                     self.stage_compress.eq((next_stage != next_wr)
-                                            & next_bits.bit_select(next_stage, 1))]
+        held = next_stage != next_wr
+        m.d.sync += self.stage_valid.eq(held)
+        flags = {"packet": self.stage_packet}
+        if hasattr(self, "stage_compress"):
+            flags["compress"] = self.stage_compress
+        for name, flag in flags.items():
+            bits = Signal(RECORDS, name=f"{name}_bits")
+            next_bits = Signal(RECORDS, name=f"{name}_next")
+            m.d.comb += next_bits.eq(bits)
+            with m.If(self.push):
+                m.d.comb += next_bits.bit_select(wr, 1).eq(getattr(self.record, name))
+            m.d.sync += [bits.eq(next_bits), flag.eq(held & next_bits.bit_select(next_stage, 1))]
