@@ -278,7 +278,7 @@ def test_two_channels_starting_on_one_bd_advance_its_iteration_in_turn():
 
 @pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
 def test_the_block_has_the_channels_of_its_kind(kind):
-    # (its conversion to Verilog: make verilog's test in tests/tb/test_cocotb.py)
+    # (its conversion to Verilog: make verilog; tests/flows/test_verilog.py has the shim's)
     dma = DMA(kind)
     assert len(dma.mm2s) == len(dma.s2mm) == DMA_KINDS[kind].channels
     assert hasattr(dma, "neighbour_acquire") == (kind == "memtile")
