@@ -258,9 +258,10 @@ class DMA(wiring.Component):
         # the register port and every lock's write enable.
         top = 4 + (count - 1).bit_length()
         lock_base = LOCK_VALUE_BASE[kind]
-        assert lock_base % (1 << top) == 0
-        assert count == 1 << (top - 4)
-        assert lock_value_address(kind, count - 1) == lock_base + ((count - 1) << 4)
+        if (lock_base % (1 << top) or count != 1 << (top - 4)
+                or lock_value_address(kind, count - 1) != lock_base + ((count - 1) << 4)):
+            raise AssertionError(f"{kind}: the lock registers must be {count} words 16 "
+                                 f"bytes apart from a base aligned to 2**{top}")
         lock_hit = (self.reg_addr[top:] == lock_base >> top) & (self.reg_addr[:4] == 0)
         lock_id = self.reg_addr[4:top]
         m.d.comb += [locks.set_en.eq(self.reg_write & lock_hit), locks.set_id.eq(lock_id),
