@@ -14,7 +14,8 @@ from collections.abc import Callable
 from amaranth.back import verilog
 from amaranth.lib import wiring
 
-from ..model.bd.fields import FIELD_INDEX, KINDS
+from ..model.arch.registers import COMPRESSING_KINDS
+from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
 from .axi_dma import AXIDMA
 from .axi_lite import AXILiteSlave
@@ -24,7 +25,7 @@ from .engine import MM2SEngine, S2MMEngine
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
 
-__all__ = ["COMPRESSING_KINDS", "TOPS", "export_verilog"]
+__all__ = ["TOPS", "export_verilog"]
 
 _BLOCKS: dict[str, Callable[[str], wiring.Component]] = {
     "addrgen": BDAddressGenerator,
@@ -53,10 +54,6 @@ TOPS |= {
 TOPS |= {f"aiedma_dma_{kind}": (lambda kind=kind: DMA(kind)) for kind in KINDS}
 # The whole DMAs behind an AXI4-Lite register slave, streams under AXI4-Stream names.
 TOPS |= {f"aiedma_axi_dma_{kind}": (lambda kind=kind: AXIDMA(kind)) for kind in KINDS}
-
-COMPRESSING_KINDS: tuple[str, ...] = tuple(k for k in KINDS
-                                           if "enable_compression" in FIELD_INDEX[k])
-"""The kinds whose channels have (de)compressors (core tile, memory tile)."""
 
 # Their whole channels and DMAs built without the (de)compressors (``compression=False``,
 # an optional feature left out): the same ports, ``_nocompress`` after the name.

@@ -52,6 +52,7 @@ from amaranth.lib.wiring import In, Out
 from ...model.arch.directions import check_direction
 from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import (
+    COMPRESSING_KINDS,
     FOT_COUNT_DEPTH,
     FOT_COUNT_FIELDS,
     STATUS_FIELDS,
@@ -182,7 +183,7 @@ class Channel(wiring.Component):
         }
         if shared_table:
             ports["fetch"] = Out(fetch_signature(kind))
-        self.compressible = compression and "enable_compression" in FIELD_INDEX[kind]
+        self.compressible = compression and kind in COMPRESSING_KINDS
         if self.compressible:
             ports["compression"] = In(1)
         super().__init__(ports)

@@ -53,6 +53,7 @@ from .directions import check_direction
 from .kinds import DMA_KINDS, check_kind
 
 __all__ = [
+    "COMPRESSING_KINDS",
     "COMPRESSION_FIELDS",
     "CONTROL_BASE",
     "CONTROL_FIELDS",
@@ -121,6 +122,11 @@ COMPRESSION_FIELDS: dict[str, str] = {"mm2s": "compression_enable",
                                       "s2mm": "decompression_enable"}
 """The control-register field that turns a channel's compressor (MM2S) or decompressor
 (S2MM) on; core tile and memory tile only. A DMA built without them has neither field."""
+
+COMPRESSING_KINDS: tuple[str, ...] = tuple(
+    kind for kind in DMA_KINDS if COMPRESSION_FIELDS["mm2s"] in CONTROL_FIELDS[kind, "mm2s"])
+"""The kinds whose channels have (de)compressors (AM020: core tile and memory tile): those
+whose control register has the enable."""
 
 
 def control_mask(kind: str, direction: str, *, compression: bool = True) -> int:

@@ -133,6 +133,7 @@ import numpy as np
 from ..arch.directions import READ, check_direction
 from ..arch.kinds import DMA_KINDS
 from ..arch.registers import (
+    COMPRESSION_FIELDS,
     CONTROL_FIELDS,
     FOT_COUNT_DEPTH,
     START_BD_MASK,
@@ -429,8 +430,7 @@ class Channel:
                                             compression=self.dma.compression)
         self._reset_held = bool(self.control_field("reset"))
         # Read in every step: kept as a flag (0 on a shim, which has no such field).
-        self._compression_bit = bool(self.control_field(
-            "compression_enable" if self._way is READ else "decompression_enable"))
+        self._compression_bit = bool(self.control_field(COMPRESSION_FIELDS[self.direction]))
         self._fot_mode = 0 if self._way is READ else self.control_field("fot_mode")
         self._out_of_order = bool(self.control_field("enable_out_of_order"))
 

@@ -20,7 +20,7 @@ import random
 import numpy as np
 
 from ...model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
-from ...model.arch.registers import control_address, start_queue_address
+from ...model.arch.registers import COMPRESSING_KINDS, control_address, start_queue_address
 from ...model.bd.compression import compress_words
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.packet import packet_header
@@ -60,7 +60,7 @@ def random_compression_program(seed: int, kind: str = "tile", *,
                                compression: bool = True) -> CompressionProgram:
     """A random :class:`CompressionProgram` on ``kind`` (``"tile"`` or ``"memtile"``),
     for a DMA built with its (de)compressors or, ``compression=False``, without."""
-    if kind not in ("tile", "memtile"):
+    if kind not in COMPRESSING_KINDS:
         raise field_error(AiedmaError, "kind", kind,
                           "compression is in core-tile and memory-tile DMAs only (AM020)")
     rng = random.Random(seed)
