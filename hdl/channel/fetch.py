@@ -262,10 +262,8 @@ class FetchStage(wiring.Component):
             foreign = ~names_one_of(task.payload.start_bd, self.channel_bds)
         # While a fetch is on its way, what follows it is not known yet.
         with m.If(room & ~self.pause & ~flying):
-            with m.If(leaves):
-                m.d.comb += cut.eq(1)
-            with m.Elif(walking | ooo.pending):
-                m.d.comb += request.eq(1)
+            with m.If(walking | ooo.pending):
+                m.d.comb += [request.eq(~leaves), cut.eq(leaves)]
             with m.Elif(task.valid & ~self.stop & ~self.out_of_order & ~ooo.running):
                 with m.If(foreign):
                     m.d.comb += drop.eq(1)
