@@ -44,6 +44,7 @@ __all__ = [
     "bd_full_layout",
     "decode_field",
     "fetch_signature",
+    "names_one_of",
 ]
 
 if BD_FETCH_LATENCY != 2:
@@ -96,6 +97,17 @@ class _Iteration(NamedTuple):
     register: Value
 
 
+def names_one_of(bd_id: Value, bds: range) -> Value:
+    """``bd_id`` is one of ``bds`` (no compare with a bound the ID's width already keeps:
+    Verilator flags a constant compare)."""
+    inside = Const(1)
+    if bds.start:
+        inside &= bd_id >= bds.start
+    if bds.stop < 1 << len(bd_id):
+        inside &= bd_id < bds.stop
+    return inside
+
+
 def bd_full_layout(kind: str) -> data.StructLayout:
     """Every field of the kind's BD as its actual value, in table order."""
     return data.StructLayout({f.name: field_shape(f) for f in FIELDS[kind]})
@@ -136,6 +148,10 @@ class BDTable(wiring.Component):
         fetch then), decoded from registered words.
     bd_id : Out
         The BD shown on ``bd``.
+    chain_leaves : Out(1)
+        That BD chains (``use_next_bd``) to a BD outside its half of the table (memory
+        tile: 0-23 / 24-47) or past the table; always 0 where every ``next_bd`` value is
+        a BD of the one half.
     """
 
     def __init__(self, kind: str) -> None:
@@ -145,6 +161,7 @@ class BDTable(wiring.Component):
             **register_port_signature().members,
             "fetch_en": In(1), "fetch_id": In(range(count)),
             "bd": Out(bd_full_layout(kind)), "bd_id": Out(range(count)),
+            "chain_leaves": Out(1),
         })
 
     def elaborate(self, platform: object) -> Module:
@@ -167,12 +184,15 @@ class BDTable(wiring.Component):
         forward, forward_data = Signal(words), Signal(32)
         m.d.sync += [forward.eq(Mux(self.fetch_id == reg_bd, written, 0)),
                      forward_data.eq(self.reg_wdata)]
+        incoming = []               # the words the output registers take
         for w in range(words):
             fetch_word, register_word = self._word_memory(m, w, reg_bd, written[w])
+            incoming.append(Mux(forward[w], forward_data, fetch_word))
             registered = Signal(32, name=f"fetched_word{w}")
-            m.d.sync += registered.eq(Mux(forward[w], forward_data, fetch_word))
+            m.d.sync += registered.eq(incoming[w])
             fetch_data.append(registered)
             register_data.append(register_word)
+        m.d.sync += self.chain_leaves.eq(self._leaves_half(incoming, shown_id))
         sides = SideTables(m, kind, written, reg_bd, self.reg_wdata)
         (wrap,) = FIELD_INDEX[kind]["iteration_wrap"].slices
         iteration = self._iteration(m, sides, fetch_data[wrap.word][wrap.lsb:wrap.msb + 1],
@@ -188,6 +208,23 @@ class BDTable(wiring.Component):
         for f in FIELDS[kind]:
             m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, data))
         return m
+
+    def _leaves_half(self, words: list[Value], bd_id: Value) -> Value:
+        """BD ``bd_id`` (``words``) chains to a BD outside its half of the table (or past
+        the last BD, which a memory tile's 6-bit ``next_bd`` can name), worked out beside
+        the output registers so that the fetch stage reads it from a register."""
+        dma = DMA_KINDS[self.kind]
+        (use,) = FIELD_INDEX[self.kind]["use_next_bd"].slices
+        (field,) = FIELD_INDEX[self.kind]["next_bd"].slices
+        next_bd = words[field.word][field.lsb:field.msb + 1]
+        size = dma.bd_count // dma.bd_halves
+        if dma.bd_halves == 1 and dma.bd_count == 1 << field.width:
+            return Const(0)        # every value of the field is a BD of the one half
+        stays = Const(0)
+        for first in range(0, dma.bd_count, size):
+            half = range(first, first + size)
+            stays |= names_one_of(bd_id, half) & names_one_of(next_bd, half)
+        return words[use.word][use.lsb] & ~stays
 
     def _region(self, m: Module) -> tuple[Signal, Value]:
         """The register port's offset into the BD region, and whether it is in it.
@@ -271,11 +308,12 @@ def fetch_signature(kind: str) -> wiring.Signature:
     The channel's side (``Out``); the table has ``In(fetch_signature(kind))`` per channel.
     ``en`` asks for a fetch of BD ``id``; ``grant`` says it is served in this cycle (else
     the channel asks again); ``bd`` shows the BD fetched ``BD_FETCH_LATENCY`` cycles
-    before, whoever fetched it.
+    before, whoever fetched it, and ``chain_leaves`` whether its chain leaves its half
+    (:class:`BDTable`).
     """
     return wiring.Signature({
         "en": Out(1), "id": Out(range(BD_COUNT[kind])), "grant": In(1),
-        "bd": In(bd_full_layout(kind)),
+        "bd": In(bd_full_layout(kind)), "chain_leaves": In(1),
     })
 
 
@@ -328,7 +366,8 @@ class SharedBDTable(wiring.Component):
         m.d.comb += grant.eq(pick & -pick)
         fetch_id = Const(0, range(BD_COUNT[self.kind]))
         for p, port in enumerate(self.fetch):
-            m.d.comb += [port.grant.eq(grant[p]), port.bd.eq(table.bd)]
+            m.d.comb += [port.grant.eq(grant[p]), port.bd.eq(table.bd),
+                         port.chain_leaves.eq(table.chain_leaves)]
             fetch_id = fetch_id | Mux(grant[p], port.id, 0)
             with m.If(grant[p]):
                 m.d.sync += last.eq(p)

@@ -424,4 +424,5 @@ class Channel(wiring.Component):
         m.submodules.table = table = BDTable(self.kind)
         drive_register_port(m, self, table)
         m.d.comb += [table.fetch_en.eq(fetch.fetch.en), table.fetch_id.eq(fetch.fetch.id),
-                     fetch.fetch.bd.eq(table.bd), fetch.fetch.grant.eq(Const(1))]
+                     fetch.fetch.bd.eq(table.bd), fetch.fetch.chain_leaves.eq(table.chain_leaves),
+                     fetch.fetch.grant.eq(Const(1))]

@@ -20,7 +20,9 @@ that is not valid, or (``lock``) one that names a lock the DMA cannot reach (mem
 tile: IDs 192-255, or a neighbour's window while ``absent_locks`` says that neighbour is
 absent: :func:`unreachable`). On the memory tile a queued task whose start BD is not the
 channel's (``channel_bds``) leaves the queue where the stage would start it, with no
-fetch, and pulses ``unavailable`` (the model's ``Channel._start_fault``).
+fetch, and pulses ``unavailable`` (the model's ``Channel._start_fault``); a chain to a
+BD that is not the channel's ends the walk the same way where that BD would be fetched
+(``Channel._chain_fault``).
 
 For speed, whether to fetch is decided from registers alone (what the stage holds at
 the start of the cycle), never from the engine's answer in the same cycle; the next
@@ -45,7 +47,7 @@ from ...model.cycle.contract import (
     FETCH_INTERVAL,
     OUT_OF_ORDER_FETCH_LATENCY,
 )
-from ..bd_table import bd_full_layout, fetch_signature
+from ..bd_table import bd_full_layout, fetch_signature, names_one_of
 from ..task_queue import task_layout
 from .record import record_layout
 
@@ -209,7 +211,7 @@ class FetchStage(wiring.Component):
             m.d.sync += [ooo.running.eq(1), left.eq(task.payload.repeat + 1), left_some.eq(1)]
         with m.If(self.header):
             m.d.sync += [left.eq(left - 1), left_some.eq(left != 1)]
-            with m.If(self._names_one_of(bds)):
+            with m.If(names_one_of(self.header_bd, bds)):
                 m.d.sync += [ooo.pending.eq(1), ooo.pending_id.eq(self.header_bd)]
             with m.Else():
                 m.d.comb += self.unavailable.eq(1)
@@ -222,17 +224,6 @@ class FetchStage(wiring.Component):
         # An error ends the task (the channel waits for a reset), from the header's cycle.
         with m.If(self.stop | self.unavailable):
             m.d.sync += ooo.running.eq(0)
-
-    def _names_one_of(self, bds: range, bd_id: Value | None = None) -> Value:
-        """``bd_id`` (default: the header's BD ID) is one of ``bds`` (no compare with a
-        bound the ID's width already keeps: Verilator flags a constant compare)."""
-        bd_id = self.header_bd if bd_id is None else bd_id
-        inside = Const(1)
-        if bds.start:
-            inside &= bd_id >= bds.start
-        if bds.stop < 1 << len(bd_id):
-            inside &= bd_id < bds.stop
-        return inside
 
     def _walk(self, m: Module, flying: Signal, arriving: Signal, arrived: data.View,
               ooo: _OutOfOrder, room: Value) -> tuple[Signal, Signal]:
@@ -264,14 +255,15 @@ class FetchStage(wiring.Component):
         m.d.comb += [ooo.walking.eq(walking), ooo.flying.eq(flying)]
         with m.If(in_order & more & ~chain.use_next_bd):
             m.d.sync += [passes.eq(passes + 1), passes_left.eq(passes + 1 < repeat)]
-        request, from_queue, drop = Signal(), Signal(), Signal()
+        request, from_queue, drop, cut = Signal(), Signal(), Signal(), Signal()
         foreign = Const(0)           # the queued task's start BD is not the channel's
+        leaves = self._leaves(m, chain, in_order, pending)
         if self.channel_bds is not None:
-            foreign = ~self._names_one_of(self.channel_bds, task.payload.start_bd)
+            foreign = ~names_one_of(task.payload.start_bd, self.channel_bds)
         # While a fetch is on its way, what follows it is not known yet.
         with m.If(room & ~self.pause & ~flying):
             with m.If(walking | ooo.pending):
-                m.d.comb += request.eq(1)
+                m.d.comb += [request.eq(~leaves), cut.eq(leaves)]
             with m.Elif(task.valid & ~self.stop & ~self.out_of_order & ~ooo.running):
                 with m.If(foreign):
                     m.d.comb += drop.eq(1)
@@ -280,7 +272,7 @@ class FetchStage(wiring.Component):
         fetch, free = Signal(), self.fetch.grant
         m.d.comb += [fetch.eq(request & free),
                      task.ready.eq(from_queue & free | ooo.start | drop)]
-        with m.If(drop):
+        with m.If(drop | cut):
             m.d.comb += self.unavailable.eq(1)
         with m.If(from_queue & free):
             m.d.sync += [start_bd.eq(task.payload.start_bd), repeat.eq(task.payload.repeat),
@@ -290,11 +282,25 @@ class FetchStage(wiring.Component):
         address = Signal(range(count))
         m.d.comb += address.eq(Mux(ooo.pending, ooo.pending_id,
                                    Mux(walking, walking_id, task.payload.start_bd)))
-        m.d.sync += [pending.eq(walking & ~fetch), pending_id.eq(walking_id)]
+        m.d.sync += [pending.eq(walking & ~fetch & ~cut), pending_id.eq(walking_id)]
         m.d.comb += [self.fetch.en.eq(request), self.fetch.id.eq(address)]
         with m.If(fetch):
             m.d.sync += self.current_bd.eq(address)
         return fetch, pending
+
+    def _leaves(self, m: Module, chain: data.View, in_order: Value, pending: Signal) -> Value:
+        """The walk's next load is a BD that is not the channel's: the arriving BD chains
+        out of its half (the table's registered ``chain_leaves``), or the load that waits
+        for room was such a one. Where it would be fetched the walk ends there with no
+        fetch (``cut``) and pulses ``unavailable``, as a foreign start BD does; the BD
+        that named it ends no task. Always 0 where the channel may run every BD."""
+        if self.channel_bds is None:
+            return Const(0)
+        leaves, pending_leaves = Signal(), Signal()
+        m.d.comb += leaves.eq(Mux(in_order, chain.use_next_bd & self.fetch.chain_leaves,
+                                  pending & pending_leaves))
+        m.d.sync += pending_leaves.eq(leaves)
+        return leaves
 
     def _hold(self, m: Module, held: Signal, arriving: Signal, arrived: data.View) -> None:
         """The BDs the stage holds, in order; the oldest is offered (``bd``, ``record``).

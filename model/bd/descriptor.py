@@ -278,8 +278,9 @@ def decode_image(kind: str, words: Sequence[int]) -> DecodedImage:
     return DecodedImage(kind, tuple(words), values, problems, _undocumented(values))
 
 
-_STORED_LOCK_FIELDS = ("lock_acq_id=", "lock_rel_id=")
-"""The fields whose range problems :meth:`BufferDescriptor.decode_stored` keeps."""
+_STORED_FIELDS = ("lock_acq_id=", "lock_rel_id=", "next_bd=")
+"""The fields whose range problems :meth:`BufferDescriptor.decode_stored` keeps: the
+memory tile's 8-bit lock IDs past its 192 locks and its 6-bit ``next_bd`` past BD 47."""
 
 
 def _rebuild(kind: str, values: dict[str, int]) -> BufferDescriptor:
@@ -470,9 +471,11 @@ class BufferDescriptor:
     def decode_stored(cls, kind: str, words: Sequence[int]) -> BufferDescriptor:
         """The BD the hardware's table holds after ``words`` are written to it: as
         :meth:`decode`, except that a lock ID past the kind's locks (the memory tile's
-        192-255, which its 8-bit fields hold) is kept. A channel that loads such a BD
-        flags it (``error_lock_access_to_unavailable``, :mod:`aiedma.model.system.channel`);
-        the BD's constructor, the Python API, refuses it.
+        192-255, which its 8-bit fields hold) and a memory-tile ``next_bd`` past BD 47
+        (48-63, which its 6 bits hold) are kept. A channel that loads such a BD flags it
+        (``error_lock_access_to_unavailable``; ``error_bd_unavailable`` where the chain
+        would load the next BD: :mod:`aiedma.model.system.channel`); the BD's
+        constructor, the Python API, refuses it.
 
         Raises
         ------
@@ -480,7 +483,7 @@ class BufferDescriptor:
             As :meth:`decode`, for every other broken rule.
         """
         image = decode_image(kind, words)
-        kept = tuple(p for p in image.problems if str(p).startswith(_STORED_LOCK_FIELDS))
+        kept = tuple(p for p in image.problems if str(p).startswith(_STORED_FIELDS))
         if len(kept) < len(image.problems):
             raise next(p for p in image.problems if p not in kept)
         if not kept:

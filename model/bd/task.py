@@ -92,7 +92,10 @@ class TaskWalk:
         iteration written back) and returned, for the caller to flag; a BD missing
         from ``table`` is one never written, all zeros (``valid_bd = 0``, no chain), and
         is not written back. After such a load the chain is followed without the loop
-        check (the hardware fetches on until its stage is full, whatever it loads).
+        check (the hardware fetches on until its stage is full, whatever it loads). A
+        memory-tile chain that leaves its half is not refused at the load that names it:
+        the caller looks at :attr:`next_bd_id` before the next load (a channel sets
+        ``error_bd_unavailable`` there instead of loading it).
     """
 
     def __init__(self, kind: str, table: MutableMapping[int, BufferDescriptor], task: Task, *,
@@ -109,14 +112,19 @@ class TaskWalk:
         """Every load of the task has been taken."""
         return self._next is None
 
+    @property
+    def next_bd_id(self) -> int | None:
+        """The BD the next load takes; None once the task's last load is taken."""
+        return self._next
+
     def next(self) -> tuple[int, BufferDescriptor]:
         """Load the next BD: check it, write its iteration back, return ``(bd_id, bd)``.
 
         Raises
         ------
         BDError (or ``error``)
-            A chain that leaves its half of the memory tile, a chain that loops back on
-            itself in one pass, and (without ``hardware``) a missing BD or a BD with
+            A chain that loops back on itself in one pass, and (without ``hardware``) a
+            chain that leaves its half of the memory tile, a missing BD or a BD with
             ``valid_bd = 0``.
         """
         bd_id = self._next
@@ -134,10 +142,11 @@ class TaskWalk:
         elif bd is None:
             raise field_error(self._error, "bd_id", bd_id,
                               f"no such BD in the table{where(bd_id)}")
-        try:
-            check_chain(self.kind, bd_id, bd)
-        except AiedmaError as error:
-            raise self._error(f"{error}{where(bd_id)}") from None
+        if not self._hardware:
+            try:
+                check_chain(self.kind, bd_id, bd)
+            except AiedmaError as error:
+                raise self._error(f"{error}{where(bd_id)}") from None
         if not bd.valid_bd and not self._hardware:
             raise field_error(self._error, "valid_bd", 0,
                               f"a BD loaded by a task must have valid_bd = 1{where(bd_id)}")

@@ -82,7 +82,9 @@ Decisions (docs/bd.md is silent on timing and on these points):
   these always name one of their BDs) and, where the fetch stage would start it, a task
   whose start BD is not the channel's leaves the queue with no fetch and sets
   ``error_bd_unavailable`` (bit 10) at the end of that cycle, stopping the channel as a
-  BD error does.
+  BD error does. A chain (``next_bd``) out of the half is refused by the Python API
+  and, on a channel run through its registers, ends the task's walk the same way where
+  that BD would be fetched: the BD that names it runs and ends no task.
 * **decision**: the control register (``model/arch/registers.py``) is stored as
   written, reserved bits dropped (:meth:`Channel.write_control`). Its ``reset`` bit
   holds the channel in reset from the end of the cycle after the write (the RTL's
@@ -634,6 +636,21 @@ class Channel:
         self._invalid |= {"error_bd_unavailable"}
         return True
 
+    def _chain_fault(self) -> bool:
+        """A channel run through its registers (memory tile): the running task's chain
+        names a next BD that is not one of the channel's (the other half of the table, or
+        48-63, which only a register write can give). Where the fetch stage would fetch it,
+        the walk ends with no fetch and sets ``error_bd_unavailable`` at the end of the
+        cycle, as :meth:`_start_fault`; the BD that named it ends no task (no token), and
+        the channel stops. The RTL's fetch stage does the same. True if so."""
+        walk = self._walk
+        if type(walk) is OutOfOrderWalk or walk.next_bd_id in (
+                DMA_KINDS[self.dma.kind].channel_bds(self.index)):
+            return False
+        self._walk = None
+        self._invalid |= {"error_bd_unavailable"}
+        return True
+
     def write_start_queue(self, word: int) -> None:
         """A write of the start-queue register (the end of a cycle), as the RTL's task
         queue takes it: the task ``Task.encode()`` gives ``word`` is queued, or, the
@@ -1091,9 +1108,10 @@ class Channel:
             self._walk = OutOfOrderWalk(self.dma.kind, self.dma.bds, self.queue.popleft(),
                                         self.index)
             self._left_queue = self._cycle
-        dropped = (self.hardware_faults and room and not self._fetch_wait
-                   and self._walk is None and bool(self.queue) and not self.error
-                   and not self._out_of_order and self._start_fault())
+        dropped = self.hardware_faults and room and not self._fetch_wait and (
+            self._chain_fault() if self._walk is not None else (
+                bool(self.queue) and not self.error and not self._out_of_order
+                and self._start_fault()))
         self._wants_fetch = (room and not self._fetch_wait and not dropped
                              and self._fetch_asks())
         if self._wants_fetch:

@@ -112,9 +112,16 @@ class DMA:
                               f"0..{CHANNELS[self.kind] - 1} ({self.name})")
         return getattr(self, direction)[index]
 
-    def write_bd(self, bd_id: int, bd: BufferDescriptor) -> None:
-        """Put ``bd`` in slot ``bd_id`` (checked with :func:`.bd.check_chain`)."""
-        check_chain(self.kind, bd_id, bd)
+    def write_bd(self, bd_id: int, bd: BufferDescriptor, *, as_written: bool = False) -> None:
+        """Put ``bd`` in slot ``bd_id``.
+
+        Checked with :func:`.bd.check_chain` unless ``as_written``: the register port
+        stores whatever words are written, and a chain out of its half of the memory
+        tile's table is a fault of the channel that would follow it (``Channel``'s
+        ``error_bd_unavailable``), not of the write.
+        """
+        if not as_written:
+            check_chain(self.kind, bd_id, bd)
         self.bds[bd_id] = bd
 
     # -- the BD table's one fetch port (docs/cycle.md "Channel", Fetch) --

@@ -136,7 +136,7 @@ def _apply(dma: DMA, writes: Iterable[Sequence[int]], *, before_run: bool) -> No
             raise RegisterError(f"{error}; BD {n} as written") from None
     own = DMA_KINDS[dma.kind].lock_window("own").start
     for n, bd in bds.items():
-        dma.write_bd(n, bd)
+        dma.write_bd(n, bd, as_written=True)
     for lock, value in locks:
         table, local = dma.locks.route(own + lock)
         table.set(local, value)

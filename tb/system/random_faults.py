@@ -12,10 +12,10 @@ padding, as a task's start BD or through ``next_bd``. On the memory tile the fau
 may instead be a BD that names lock 192-255 or a neighbour's lock (the tile has no
 neighbours: ``error_lock_access_to_unavailable``), a BD whose last words run past the own
 window into the absent east one (``error_dm_access_to_unavailable``), or a start BD that
-is not the channel's (``error_bd_unavailable``). Every cycle without a write reads a
-channel's status register or S2MM 0's Current_Write_Count, in turn. Late in the run every
-channel is reset (mid-task or stopped by its error) and pushed one valid task, so every
-program ends.
+is not the channel's or a chain to one (``error_bd_unavailable``). Every cycle without a
+write reads a channel's status register or S2MM 0's Current_Write_Count, in turn. Late
+in the run every channel is reset (mid-task or stopped by its error) and pushed one valid
+task, so every program ends.
 
 S2MM 0's words: as many as it takes in the run, counted by a model run with words to
 spare (a run on fewer would end short; on more it would never end).
@@ -39,6 +39,7 @@ from ...model.arch.registers import (
     write_count_address,
 )
 from ...model.bd.descriptor import BufferDescriptor
+from ...model.bd.fields import FIELD_INDEX
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
 from .dma_check import words_taken
@@ -115,9 +116,14 @@ def _chains(rng: random.Random, kind: str) -> tuple[dict, dict, dict]:
             ways += ["lock", "far", "foreign"]
         way = rng.choice(ways)
         faulty = ids[3]
-        if way == "foreign":       # a start BD of the other half, or past BD 47
-            bad[direction, index] = rng.choice([*dma.bd_half(24 - dma.channel_bds(index).start),
-                                                *range(dma.bd_count, 64)])
+        if way == "foreign":       # a BD of the other half, or past BD 47
+            foreign = rng.choice([*dma.bd_half(24 - dma.channel_bds(index).start),
+                                  *range(dma.bd_count, 64)])
+            if rng.random() < 0.5:     # as the start BD
+                bad[direction, index] = foreign
+            else:                      # through next_bd, after a BD that runs
+                table[ids[2]] = _chained_to(kind, table[ids[2]], foreign)
+                bad[direction, index] = ids[2]
             continue
         if way == "lock":
             table[faulty] = _lock_fault_bd(rng, kind, base + 48)
@@ -138,6 +144,15 @@ def _chains(rng: random.Random, kind: str) -> tuple[dict, dict, dict]:
         else:
             bad[direction, index] = faulty
     return table, good, bad
+
+
+def _chained_to(kind: str, bd: BufferDescriptor, next_bd: int) -> BufferDescriptor:
+    """``bd`` chained to ``next_bd``, whatever its half (decoded as the hardware's table
+    stores it: a memory tile's 6-bit field also holds 48-63, which no BD has)."""
+    words = list(bd.replace(use_next_bd=1).encode())
+    (field,) = FIELD_INDEX[kind]["next_bd"].slices
+    words[field.word] |= next_bd << field.lsb
+    return BufferDescriptor.decode_stored(kind, words)
 
 
 def _lock_fault_bd(rng: random.Random, kind: str, base: int) -> BufferDescriptor:

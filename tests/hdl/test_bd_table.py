@@ -99,6 +99,44 @@ def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
     assert any(bd.iteration_wrap > 1 for bd in table.values()), "iteration was in play"
 
 
+def chained(kind, next_bd, use=1):
+    """A BD chained to ``next_bd`` as the table stores it (any 6-bit value)."""
+    words = list(BufferDescriptor(kind, valid_bd=1, use_next_bd=use).encode())
+    (field,) = FIELD_INDEX[kind]["next_bd"].slices
+    words[field.word] |= next_bd << field.lsb
+    return BufferDescriptor.decode_stored(kind, words)
+
+
+@pytest.mark.parametrize(("kind", "bd_id", "next_bd", "use", "leaves"), [
+    ("memtile", 3, 23, 1, 0), ("memtile", 3, 24, 1, 1), ("memtile", 3, 24, 0, 0),
+    ("memtile", 30, 24, 1, 0), ("memtile", 30, 47, 1, 0), ("memtile", 30, 0, 1, 1),
+    ("memtile", 10, 50, 1, 1), ("memtile", 40, 63, 1, 1),
+    ("tile", 3, 15, 1, 0), ("shim", 15, 0, 1, 0),
+])
+def test_chain_leaves_says_when_a_chain_leaves_its_half_of_the_table(kind, bd_id, next_bd,
+                                                                     use, leaves):
+    """With the fetched BD, ``chain_leaves`` shows whether its chain names a BD outside
+    its half of the memory tile's table (or past BD 47), from a register; a core tile's
+    or shim's chain never leaves."""
+    dut = BDTable(kind)
+
+    async def bench(ctx):
+        await write_bds(ctx, dut, kind, {bd_id: chained(kind, next_bd, use)})
+        ctx.set(dut.fetch_id, bd_id)
+        ctx.set(dut.fetch_en, 1)
+        await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        for _ in range(BD_FETCH_LATENCY - 1):
+            assert ctx.get(dut.chain_leaves) == 0      # (no BD shown yet)
+            await ctx.tick()
+        assert (ctx.get(dut.bd.next_bd), ctx.get(dut.chain_leaves)) == (next_bd, leaves)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
 @pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
 def test_a_write_outside_the_bd_region_changes_nothing(kind):
     """Just below the region, just past its last BD, inside the power-of-two window the

@@ -553,16 +553,20 @@ def test_decode_burst_code_3() -> None:
         BufferDescriptor.decode("shim", words)
 
 
-def test_decode_stored_keeps_a_lock_id_the_table_holds_and_refuses_the_rest() -> None:
-    """The hardware's table stores lock IDs 192-255 (a channel flags them at load); every
-    other rule still refuses, with the field named."""
+def test_decode_stored_keeps_what_the_table_holds_and_refuses_the_rest() -> None:
+    """The hardware's table stores lock IDs 192-255 and a chain to BD 48-63 (a channel
+    flags them at load); ``decode`` refuses them, and every other rule still refuses,
+    with the field named."""
     words = [0] * 8
     words[7] = 250 << 16 | 200   # lock_rel_id 250, lock_acq_id 200
-    bd = BufferDescriptor.decode_stored("memtile", words)
-    assert (bd.lock_acq_id, bd.lock_rel_id) == (200, 250)
-    assert list(bd.encode()) == words and bd.next_iteration() is bd
     words[1] = 1 << 26 | 50 << 20   # use_next_bd with next_bd 50: no such BD
+    bd = BufferDescriptor.decode_stored("memtile", words)
+    assert (bd.lock_acq_id, bd.lock_rel_id, bd.next_bd) == (200, 250, 50)
+    assert list(bd.encode()) == words and bd.next_iteration() is bd
     with pytest.raises(BDError, match=r"^next_bd=50: "):
+        BufferDescriptor.decode("memtile", words)
+    words[5] = 1 << 17  # d0_zero_after 1 with d0_wrap 0
+    with pytest.raises(BDError, match=r"^d0_zero_after=1: must be 0 when d0_wrap is 0"):
         BufferDescriptor.decode_stored("memtile", words)
 
 

@@ -18,7 +18,9 @@ from aiedma.model.arch.registers import (
     status_address,
 )
 from aiedma.model.bd.descriptor import BufferDescriptor
+from aiedma.model.bd.fields import FIELD_INDEX
 from aiedma.model.bd.task import Task
+from aiedma.model.cycle.contract import BD_FETCH_LATENCY
 from aiedma.model.system.scheduler import DeadlockError
 from aiedma.tb.system.dma_check import run_dma
 from aiedma.tb.system.random_faults import FAULT_BITS, FAULT_KINDS, random_fault_program
@@ -150,12 +152,13 @@ def run_stopped_then_reset(kind, direction, writes, name, memory=None, inputs=()
 
 
 def memtile_bd_words(n, bd, **raw):
-    """BD ``n``'s register writes with ``raw`` 8-bit lock ID fields put into its word 7
+    """BD ``n``'s register writes with ``raw`` fields (one slice each) put into its words
     as the hardware stores them (past the BD constructor's limit)."""
     words = list(bd.encode())
-    shifts = {"lock_acq_id": 0, "lock_rel_id": 16}
     for field, value in raw.items():
-        words[7] = words[7] & ~(0xFF << shifts[field]) | value << shifts[field]
+        (where,) = FIELD_INDEX["memtile"][field].slices
+        mask = (1 << where.width) - 1
+        words[where.word] = words[where.word] & ~(mask << where.lsb) | value << where.lsb
     base = DMA_KINDS["memtile"].bd_register(n)
     return [(base + 4 * w, word) for w, word in enumerate(words)]
 
@@ -204,6 +207,33 @@ def test_a_task_whose_start_bd_is_not_the_channels_stops_the_memory_tile_channel
     assert first == 1                          # the task leaves the queue in cycle 0
     if direction == "mm2s":
         assert len(result.outputs["mm2s0"]) == 3
+
+
+@pytest.mark.parametrize(("direction", "next_bd"), [("mm2s", 30), ("s2mm", 24), ("mm2s", 50)])
+def test_a_chain_to_a_bd_that_is_not_the_channels_stops_the_memory_tile_channel(direction,
+                                                                                next_bd):
+    """Memory-tile channel 0 runs BDs 0-23: its BD 0 chaining to BD 24-47 (the other half,
+    here a valid BD) or 48-63 (no BD; only a register write can name one) runs, ends no
+    task (no token), and where the next BD would be fetched the walk ends with no fetch:
+    error_bd_unavailable from the RTL's cycle, nothing of BD 30 moves;
+    a reset clears it and a task pushed after runs."""
+    kind = "memtile"
+    head = BufferDescriptor(kind, base_address=own(kind) + 8, buffer_length=4, valid_bd=1,
+                            use_next_bd=1)
+    other = {30: BufferDescriptor(kind, base_address=own(kind), buffer_length=4, valid_bd=1,
+                                  iteration_wrap=3)}
+    queue = start_queue_address(kind, direction, 0)
+    writes = [*bd_writes(kind, other), *memtile_bd_words(0, head, next_bd=next_bd),
+              (queue, Task(0).encode()), (queue, Task(7, 1, True).encode())]
+    result, first = run_stopped_then_reset(kind, direction, writes, "error_bd_unavailable",
+                                           inputs=[9, 8, 7, 6])
+    assert first == 1 + BD_FETCH_LATENCY      # where the chain's next fetch would be
+    if direction == "mm2s":
+        words = [data for data, _ in result.outputs["mm2s0"]]
+        assert words == [108, 109, 110, 111, 300, 301, 302]
+    else:
+        assert list(result.memory[8:12]) == [9, 8, 7, 6]
+        assert list(result.memory[:4]) == [100, 101, 102, 103]     # BD 30 wrote nothing
 
 
 WINDOW = DMA_KINDS["memtile"].memory_words
