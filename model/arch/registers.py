@@ -191,7 +191,7 @@ received without a TLAST; bit 13, a task of more BDs than the count FIFO holds i
 "counts with task tokens"); an MM2S channel reads them 0. ``error_bd_unavailable`` (bit 10,
 aie-rt's ``ERROR_BD_UNAVAILABLE``) is set by an out-of-order S2MM whose packet header names
 a BD that is not the channel's, and on the memory tile by a task whose start BD is not the
-channel's (docs/decisions.md). Bits 8 (``error_lock_access_to_unavailable``) and 9
+channel's or a chain to one (docs/decisions.md). Bits 8 (``error_lock_access_to_unavailable``) and 9
 (``error_dm_access_to_unavailable``) are memory-tile bits of both directions (aie-rt
 ``xaiemlgbl_params.h``, ``XAIEMLGBL_MEM_TILE_MODULE_DMA_{S2MM,MM2S}_STATUS_0_ERROR_*``;
 ``xaie_util_status.h``: "Specific only to MEM Tile"); a core tile or shim channel reads
