@@ -37,9 +37,10 @@ parity stops the channel and sets ``error`` (the status's ``error_bd_invalid``);
 that names a lock past the kind's lock IDs (memory tile) stops it and sets
 ``lock_unavailable`` (``error_lock_access_to_unavailable``). For a bad BD the model's
 channel run through its registers does the same in the same cycles
-(``Channel.write_start_queue``); on a bad header it raises. Out of order (S2MM), a
-header naming a BD that is not the channel's, and on the memory tile a task whose start
-BD is not the channel's, stop it and set ``bd_unavailable``.
+(``Channel.write_start_queue``), and on a bad header too (``Channel._take_header``).
+Out of order (S2MM), a header naming a BD that is not the channel's, and on the memory
+tile a task whose start BD is not the channel's or a chain to one, stop it and set
+``bd_unavailable``.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ import numpy as np
 
 from ..errors import Hex, PacketError, field_error
 
-__all__ = ["HEADER_FIELDS", "PARITY_BIT", "PacketHeader", "odd_parity", "packet_header",
-           "parse_packet_header"]
+__all__ = ["HEADER_FIELDS", "PARITY_BIT", "PacketHeader", "bad_parity", "odd_parity",
+           "packet_header", "parse_packet_header"]
 
 # (name, lsb, bits) of each header field.
 _LAYOUT: tuple[tuple[str, int, int], ...] = (
@@ -79,6 +79,11 @@ def odd_parity(low31: int) -> int:
         raise field_error(PacketError, "low31", low31, "must be in 0..2^31-1 (bit 31 is parity)")
     even = low31.bit_count() % 2 == 0
     return low31 | (int(even) << _PARITY_BIT)
+
+
+def bad_parity(word: int) -> bool:
+    """A 32-bit header word with an even number of ones (headers carry odd parity)."""
+    return int(word).bit_count() % 2 == 0
 
 
 @dataclass(frozen=True)
@@ -151,26 +156,34 @@ def packet_header(packet_id: int, packet_type: int, source_row: int, source_colu
                         out_of_order_bd_id).word
 
 
-def parse_packet_header(word: int) -> PacketHeader:
+def parse_packet_header(word: int, *, check: bool = True) -> PacketHeader:
     """The fields of a header word.
+
+    Parameters
+    ----------
+    word : int
+    check : bool, optional
+        Refuse a reserved bit set or bad parity (default). Without it the fields are
+        read as a receiving channel's hardware reads them, whatever the other bits
+        hold (:func:`bad_parity` tells the caller).
 
     Raises
     ------
     PacketError
-        If ``word`` is not a 32-bit unsigned integer, has a reserved bit set, or
-        has an even number of ones (bad parity).
+        If ``word`` is not a 32-bit unsigned integer or, with ``check``, has a reserved
+        bit set or an even number of ones (bad parity).
     """
     if isinstance(word, bool | np.bool_) or not isinstance(word, int | np.integer):
         raise field_error(PacketError, "word", word, "must be an integer")
     word = int(word)
     if not 0 <= word <= 0xFFFF_FFFF:
         raise field_error(PacketError, "word", word, "must be a 32-bit unsigned integer")
-    bad = word & _RESERVED
+    bad = word & _RESERVED if check else 0
     if bad:
         bits = ", ".join(str(b) for b in range(31, -1, -1) if bad >> b & 1)
         raise field_error(PacketError, "word", Hex(word),
                           f"reserved bit(s) {bits} of a packet header must be 0")
-    if word.bit_count() % 2 == 0:
+    if check and bad_parity(word):
         raise field_error(PacketError, "word", Hex(word),
                           "bad parity: a header must have an odd number of ones")
     values = {name: word >> lsb & ((1 << bits) - 1) for name, lsb, bits in _LAYOUT}

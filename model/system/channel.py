@@ -59,7 +59,10 @@ Decisions (docs/bd.md is silent on timing and on these points):
   address space has not) is not made (a read gives 0) and sets
   ``error_dm_access_to_unavailable`` (bit 9) at the end of its cycle; the BD and its task
   run on, no queued task starts after it. Its addresses wrap modulo the kind's
-  ``ADDRESS_BITS`` as the RTL's counters. Each BD error is a sticky bit of its own
+  ``ADDRESS_BITS`` as the RTL's counters. A packet header such a channel receives with
+  bad parity sets ``error_bd_invalid`` at the end of its cycle; the BD takes its words,
+  and no queued task starts (out of order: no header is taken) after it (the Python API
+  raises ``PacketError``). Each BD error is a sticky bit of its own
   (:attr:`Channel.errors`; :attr:`Channel.error` names the first) until a channel reset.
 * **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
   (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
@@ -146,7 +149,7 @@ from ..arch.registers import (
 )
 from ..bd.descriptor import BufferDescriptor
 from ..bd.fields import BD_COUNT
-from ..bd.packet import packet_header, parse_packet_header
+from ..bd.packet import PacketHeader, bad_parity, packet_header, parse_packet_header
 from ..bd.task import Task, TaskWalk
 from ..cycle.compression import Compressor, Decompressor
 from ..cycle.contract import (
@@ -982,7 +985,7 @@ class Channel:
             # words (nothing in the fetch or stream stage).
             walk = self._walk
             ooo = (walk if type(walk) is OutOfOrderWalk and walk.wants_header
-                   and head is None and not self._fetched else None)
+                   and head is None and not self._fetched and not self.error else None)
             header_due = (head is not None and head.header) or ooo is not None
             if compress is not None:
                 settled = head is not None and self._head_since < cycle
@@ -990,11 +993,7 @@ class Channel:
             open_ = stream is not None and port.can_pop()       # it has a word now
             if header_due and port.can_pop():
                 beat = port.pop()
-                try:
-                    header = parse_packet_header(beat.data)
-                except PacketError as error:
-                    raise PacketError(f"{error}; received by "
-                                      f"{self._where(head.bd_id) if head else self.name}") from None
+                header = self._take_header(beat.data, head)
                 if ooo is not None:
                     ooo.take_header(header.out_of_order_bd_id, cycle)
                     if ooo.error:
@@ -1129,6 +1128,22 @@ class Channel:
             return Stall(stall.cause, stall.bd, stall.lock, progress=progress or stall.progress,
                          detail=stall.detail)
         return self._stall_cause(signals, header_due and not header_word, progress)
+
+    def _take_header(self, word: int, head: _InFlight | None) -> PacketHeader:
+        """A received packet header's fields. Through the Python API a reserved bit or bad
+        parity raises; on a channel run through its registers the fields are read as the
+        RTL reads them and bad parity sets ``error_bd_invalid`` at the end of the cycle
+        (the RTL's ``error``): the BD goes on with its words, no queued task starts and,
+        out of order, no header is taken after it (module text)."""
+        if self.hardware_faults:
+            if bad_parity(word):
+                self._invalid |= {"error_bd_invalid"}
+            return parse_packet_header(word, check=False)
+        try:
+            return parse_packet_header(word)
+        except PacketError as error:
+            raise PacketError(f"{error}; received by "
+                              f"{self._where(head.bd_id) if head else self.name}") from None
 
     def _quiet(self, busy: bool) -> bool:
         """Nothing inside, queued or due (``busy``: :attr:`busy` now; no fetch wait, no

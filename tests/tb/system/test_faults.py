@@ -236,6 +236,20 @@ def test_a_chain_to_a_bd_that_is_not_the_channels_stops_the_memory_tile_channel(
         assert list(result.memory[:4]) == [100, 101, 102, 103]     # BD 30 wrote nothing
 
 
+@pytest.mark.parametrize(("kind", "header"), [("tile", 0x0), ("memtile", 0x801)])
+def test_a_received_header_with_bad_parity_stops_the_channel_as_in_the_rtl(kind, header):
+    """An S2MM packet BD that receives a header with an even number of ones (here with
+    reserved bit 11 set too, which the hardware does not look at): error_bd_invalid from the
+    cycle after the header, as the RTL's channel; the BD still takes its words, the task
+    pushed meanwhile does not run, a reset clears the bit and a task pushed after runs."""
+    bd = {2: BufferDescriptor(kind, base_address=own(kind) + 8, buffer_length=4,
+                              valid_bd=1, enable_packet=1)}
+    writes = [*bd_writes(kind, bd), (start_queue_address(kind, "s2mm", 0), Task(2).encode())]
+    result, _ = run_stopped_then_reset(kind, "s2mm", writes, "error_bd_invalid",
+                                       inputs=[header, 9, 8, 7, 6])
+    assert list(result.memory[8:12]) == [9, 8, 7, 6]
+
+
 WINDOW = DMA_KINDS["memtile"].memory_words
 
 
