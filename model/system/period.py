@@ -27,11 +27,15 @@ for the item 1 of a tuple it holds):
 * ``data``: word values (memory, words in streams and registers, kernel buffers);
   the control does not depend on them in the agents this covers, and a jump moves
   them by other means; their number still counts (a stream's fill is structure);
+* ``input``: the words a source has still to send, data as well;
+* ``value``: compared by content alone, whatever objects hold it (a BD's beat
+  lists, which a cache shares between BDs);
 * ``record``: what grows or shrinks by whole entries a period (the sink's words,
   a kernel's received buffers, a channel's finished tasks, the host's queue), not
   walked; a jump extends them;
 * ``cache``: something derived and remade when needed (the host's stall text), not
-  walked.
+  walked;
+* ``code``: a kernel's function, the same all run, not walked.
 
 Objects are numbered by the order the walk meets them, not by ``id``, so a BD
 fetched anew each period is the same as last period's when it sits in the same
@@ -45,7 +49,7 @@ import itertools
 import types
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -72,13 +76,15 @@ ROLES: dict[str, str] = {
     "Stream._items": "data",
     "Stream._incoming": "data",
     "Stream._run": "data",
-    "StreamSource._words": "data",
+    "StreamSource._words": "input",
     "Channel._mem_data": "data",
     "ChannelEngine._mem_data": "data",
     "ChannelEngine._i_data": "data",
     "S2MMDatapath.write/1": "data",
     "KernelAgent._buffers": "data",
     "KernelAgent._results": "data",
+    # compared by content, not identity (a BD's beats, shared through a cache)
+    "_InFlight.beats": "value",
     # whole entries added or taken a period
     "StreamSink._words": "record",
     "StreamSink._tlast": "record",
@@ -87,12 +93,21 @@ ROLES: dict[str, str] = {
     "_Slot.tasks": "record",
     # derived, remade when needed
     "_Controller._waits": "cache",
+    # the kernel's function: the same all run (a traced copy records through another)
+    "KernelAgent.function": "code",
 }
 """The role of each field that may differ between two images a period apart (see the
 module text); every other integer must be equal."""
 
 _OPAQUE_COUNT = itertools.count()
-_SKIPPED = ("record", "cache")
+_DATA = ("data", "input")
+# Data in one item of a tuple field (``"Class.attr/i"``): field key -> item indices.
+_ITEM_ROLES: dict[str, tuple[int, ...]] = {}
+for _role_key, _role in ROLES.items():
+    if "/" in _role_key and _role in _DATA:
+        _field, _item = _role_key.split("/")
+        _ITEM_ROLES[_field] = (*_ITEM_ROLES.get(_field, ()), int(_item))
+_SKIPPED = ("record", "cache", "code")
 _LEAVES = (type(None), bool, str, float, bytes, complex)
 _OPAQUE = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type,
            types.ModuleType, types.LambdaType)
@@ -121,6 +136,17 @@ class StateImage:
         The integer leaves.
     arrays : tuple of (tuple, numpy.ndarray)
         Every array outside a ``data`` field, by path, copied: compared by content.
+    places : tuple
+        Where each integer leaf can be set: ``(container, key)`` (an object and its
+        attribute, a list or dict and its key), or None inside a tuple. Not compared.
+    slots : tuple of (object, str, int or None)
+        Every ``data`` field met: its owner, attribute and, for a
+        ``"Class.attr/i"`` role, the tuple item. Not compared.
+    records : tuple of (object, str)
+        Every ``record`` field met, by owner and attribute. Not compared.
+    frozen : tuple
+        Every frozen dataclass instance met (immutable: a copy of the run may share
+        them, and must where the code compares them by identity). Not compared.
     """
 
     cycle: int
@@ -129,6 +155,10 @@ class StateImage:
     roles: tuple
     values: tuple
     arrays: tuple
+    places: tuple = field(default=(), compare=False, repr=False)
+    slots: tuple = field(default=(), compare=False, repr=False)
+    records: tuple = field(default=(), compare=False, repr=False)
+    frozen: tuple = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -157,9 +187,14 @@ class _Walker:
         self.roles: list[str] = []
         self.values: list[int] = []
         self.arrays: list[tuple] = []
+        self.places: list = []
+        self.slots: list[tuple] = []
+        self.records: list[tuple] = []
+        self.frozen: list = []
 
-    def walk(self, x: object, path: tuple, role: str, key: str) -> None:
-        """Append ``x``; ``key`` is the field it sits under (for ``"Class.attr/i"`` roles)."""
+    def walk(self, x: object, path: tuple, role: str, key: str, place: tuple | None) -> None:
+        """Append ``x``; ``key`` is the field it sits under (for ``"Class.attr/i"`` roles),
+        ``place`` where it can be set (an integer's)."""
         if isinstance(x, _LEAVES):
             self.shape.append(x)
         elif isinstance(x, np.bool_ | np.floating):
@@ -169,42 +204,49 @@ class _Walker:
         elif isinstance(x, enum.Enum):
             self.shape.append((type(x).__qualname__, x.name))
         elif isinstance(x, int | np.integer):
-            self._integer(int(x), path, role)
+            self._integer(int(x), path, role, place)
         elif isinstance(x, _OPAQUE):
             self.shape.append(("callable", getattr(x, "__qualname__", type(x).__name__)))
         elif isinstance(x, np.ndarray):
             self._array(x, path, role)
+        elif role == "value":
+            self._compound(x, path, role, key)   # by content: its identity means nothing
         elif id(x) in self.numbers:
             self.shape.append(("seen", self.numbers[id(x)]))
         else:
             self.numbers[id(x)] = len(self.numbers)
             self._compound(x, path, role, key)
 
-    def _integer(self, value: int, path: tuple, role: str) -> None:
-        if role == "data":
+    def _integer(self, value: int, path: tuple, role: str, place: tuple | None) -> None:
+        if role in _DATA:
             self.shape.append("data")
             return
         self.shape.append("int")
         self.paths.append(path)
         self.roles.append(role)
         self.values.append(value)
+        self.places.append(place)
 
     def _array(self, x: np.ndarray, path: tuple, role: str) -> None:
         self.shape.append(("array", x.shape, x.dtype.str))
-        if role != "data":
+        if role not in _DATA:
             self.arrays.append((path, x.copy()))
 
     def _compound(self, x: object, path: tuple, role: str, key: str) -> None:
-        if isinstance(x, list | tuple | deque):
+        if role in ("", "value") and isinstance(x, list) and _plain_ints(x):
+            self.shape.append(("ints", tuple(x)))   # one item: a beat list has thousands
+        elif isinstance(x, list | tuple | deque):
             self.shape.append((type(x).__name__, len(x)))
+            settable = not isinstance(x, tuple)
             for k, item in enumerate(x):
-                self.walk(item, (*path, k), ROLES.get(f"{key}/{k}", role), f"{key}/{k}")
+                self.walk(item, (*path, k), ROLES.get(f"{key}/{k}", role), f"{key}/{k}",
+                          (x, k) if settable else None)
         elif isinstance(x, dict):
             self._mapping(x, path, role, key)
         elif isinstance(x, set | frozenset):
             self.shape.append((type(x).__name__, len(x)))
             for item in sorted(x, key=repr):
-                self.walk(item, (*path, "{}"), role, key)
+                self.walk(item, (*path, "{}"), role, key, None)
         else:
             self._object(x, path, role)
 
@@ -216,8 +258,11 @@ class _Walker:
         except TypeError:
             pass
         for k, value in items:
-            self.shape.append(("key", k))
-            self.walk(value, (*path, repr(k)), role, key)
+            if isinstance(k, (*_LEAVES, int, enum.Enum)):
+                self.shape.append(("key", k))
+            else:
+                self.walk(k, (*path, "key"), role, key, None)   # an object: by its number
+            self.walk(value, (*path, repr(k)), role, key, (x, k))
 
     def _object(self, x: object, path: tuple, role: str) -> None:
         cls = type(x)
@@ -227,6 +272,9 @@ class _Walker:
             self.shape.append(("opaque", cls.__qualname__, next(_OPAQUE_COUNT)))
             return
         self.shape.append(("object", cls.__qualname__))
+        params = getattr(cls, "__dataclass_params__", None)
+        if params is not None and params.frozen:
+            self.frozen.append(x)
         fields = dict(getattr(x, "__dict__", {}))
         for klass in cls.__mro__:
             for name in getattr(klass, "__slots__", ()):
@@ -237,8 +285,18 @@ class _Walker:
             own = ROLES.get(key, role)
             self.shape.append(name)
             if own in _SKIPPED:
+                if own == "record":
+                    self.records.append((x, name))
                 continue
-            self.walk(value, (*path, key), own, key)
+            if own == "data" and own != role:
+                self.slots.append((x, name, None))
+            for item in _ITEM_ROLES.get(key, ()):
+                self.slots.append((x, name, item))
+            self.walk(value, (*path, key), own, key, (x, name))
+
+
+def _plain_ints(x: list) -> bool:
+    return bool(x) and set(map(type, x)) == {int}
 
 
 def image(roots: Iterable[object], cycle: int) -> StateImage:
@@ -256,9 +314,10 @@ def image(roots: Iterable[object], cycle: int) -> StateImage:
     StateImage
     """
     walker = _Walker()
-    walker.walk(list(roots), (), "", "")
+    walker.walk(list(roots), (), "", "", None)
     return StateImage(cycle, tuple(walker.shape), tuple(walker.paths), tuple(walker.roles),
-                      tuple(walker.values), tuple(walker.arrays))
+                      tuple(walker.values), tuple(walker.arrays), tuple(walker.places),
+                      tuple(walker.slots), tuple(walker.records), tuple(walker.frozen))
 
 
 def periodicity(before: StateImage, after: StateImage) -> Periodicity:
