@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import AiedmaError
+from .channel import TASK_QUEUE_DEPTH
 from .kernel import from_words
 from .period import NotPeriodic, Periodicity, StateImage, image, periodicity
 
@@ -273,7 +274,8 @@ def _periods(run: object, img: StateImage, per: Periodicity, records: _RecordDel
     for (owner, name), a, b in zip(records.records, records.before, records.after, strict=True):
         kind = type(owner).__name__
         if kind == "_Slot" and a != b:
-            room.append(b // (a - b))
+            # the host runs ahead of the channel by a queue of tasks: keep that many more
+            room.append((b - TASK_QUEUE_DEPTH) // (a - b))
         elif kind == "StreamSink" and name == "_words" and b != a and owner.expect is not None:
             room.append((owner.expect - b) // (b - a))
     return min(room) - MARGIN
