@@ -84,7 +84,7 @@ class DMA:
         self.bds: dict[int, BufferDescriptor] = {}
         self.mm2s = tuple(Channel(self, READ.channel, i) for i in range(CHANNELS[kind]))
         self.s2mm = tuple(Channel(self, WRITE.channel, i) for i in range(CHANNELS[kind]))
-        self._rank = {id(c): n for n, c in enumerate(self.channels)}
+        self._rank = {c: n for n, c in enumerate(self.channels)}   # channels hash by identity
         self._fetch_requests: list[Channel] = []     # this cycle's, until each commits
         self._fetch_winner: Channel | None = None    # the one of them served
         self._fetch_last = len(self.channels) - 1    # rank of the channel served last
@@ -140,12 +140,12 @@ class DMA:
         self._fetch_requests.remove(channel)
         granted = self._fetch_winner is channel
         if granted:
-            self._fetch_last = self._rank[id(channel)]
+            self._fetch_last = self._rank[channel]
         if not self._fetch_requests:
             self._fetch_winner = None
         return granted
 
     def _turn(self, channel: Channel) -> int:
         """How far ``channel`` is after the channel served last (1 = next)."""
-        return (self._rank[id(channel)] - self._fetch_last - 1) % len(self.channels) + 1
+        return (self._rank[channel] - self._fetch_last - 1) % len(self.channels) + 1
 

@@ -96,6 +96,7 @@ from .kernel import (
 )
 from .locks import LOCKS_PER_TILE, LockTable, lock_space
 from .memory import MEMORY_TILE_WINDOWS, MEMORY_TILE_WORDS, memory_tile_space
+from .periodic import PeriodicJump
 from .scheduler import NEVER, FastPlan, Stall, SystemReport, run_system
 from .stream import PacketMerge, PacketSplit, Stream, StreamSink, StreamSource
 
@@ -991,7 +992,8 @@ class _Compiler:
         agents = [controller, *sources, *kernels, *channels, *splits, *merges,
                   *(sink for sink, _, _ in sinks)]
         if rtl is None:
-            report = run_system(agents, max_cycles, exact=exact)
+            periodic = None if exact else PeriodicJump(controller)
+            report = run_system(agents, max_cycles, exact=exact, periodic=periodic)
         else:
             report = rtl(agents, channels, max_cycles)
         outputs = {}

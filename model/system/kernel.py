@@ -154,6 +154,17 @@ class KernelAgent:
     def _call(self) -> None:
         arrays = [from_words(b, self.dtype) for b in self._buffers]
         self.received.append(arrays)
+        self._results = self.call(arrays)
+
+    def call(self, arrays: Sequence[np.ndarray]) -> list[list[int]]:
+        """Run the function on one run's input buffers; each output buffer's words.
+
+        Raises
+        ------
+        KernelError
+            If it returns a number of outputs, or an output of a size, that does not
+            fit the output buffers, or values its type cannot hold.
+        """
         result = self.function(*arrays)
         if not self.outputs:
             result = ()  # a sink kernel: whatever it returns goes nowhere
@@ -173,7 +184,7 @@ class KernelAgent:
                                   f"buffer holds {port.size * per}")
             w = to_words(array, self.dtype, f"{self.name}.out[{k}]")
             words.append(w.tolist())
-        self._results = words
+        return words
 
     def step(self, cycle: int) -> Stall | None:
         """Take or send one word; run the function when the inputs are full."""

@@ -55,6 +55,7 @@ __all__ = [
     "Agent",
     "DeadlockError",
     "FastPlan",
+    "Periodic",
     "Stall",
     "Steady",
     "SystemReport",
@@ -215,6 +216,14 @@ class Steady(Protocol):
         ...
 
 
+class Periodic(Protocol):
+    """What jumps whole periods of a run (``aiedma.model.system.periodic``)."""
+
+    def after_cycle(self, run: SystemRun) -> bool:
+        """Called after each stepped cycle on the fast path; True if it jumped."""
+        ...
+
+
 @dataclass(frozen=True)
 class SystemReport:
     """What a run did.
@@ -300,13 +309,17 @@ class SystemRun:
     exact : bool
         Step every cycle (True), or let :meth:`advance` jump steady stretches
         (the fast path, see the module text). :meth:`cycle` always steps one.
+    periodic : Periodic, optional
+        On the fast path, asked after every stepped cycle whether it jumped whole
+        periods (``aiedma.model.system.periodic.PeriodicJump``, which ``Graph.run``
+        gives).
     """
 
     JUMP_RETRY = 32
     """Cycles stepped one by one after a refused jump before the next try."""
 
     def __init__(self, agents: Iterable[Agent], max_cycles: int = 10_000_000,
-                 exact: bool = True) -> None:
+                 exact: bool = True, periodic: Periodic | None = None) -> None:
         self.agents = list(agents)
         names = [a.name for a in self.agents]
         if len(set(names)) != len(names):
@@ -326,6 +339,7 @@ class SystemRun:
         self._shape: tuple | None = None
         self._retry = 0
         self._steady = (not exact and all(isinstance(a, Steady) for a in self.agents))
+        self._periodic = periodic if self._steady else None
         # Whether the cycle being stepped has made progress yet (a word moved, a stall
         # with progress), shared with the agents that ask for it (``share_progress``):
         # once it is true the cycle is no deadlock, and an agent need not find out
@@ -405,6 +419,8 @@ class SystemRun:
         self.cycle()
         if not self._steady:
             return
+        if self._periodic is not None and self._periodic.after_cycle(self):
+            return
         if self._retry:
             self._retry -= 1
             self._shape = None
@@ -469,7 +485,7 @@ class SystemRun:
 
 
 def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000,
-               exact: bool = False) -> SystemReport:
+               exact: bool = False, periodic: Periodic | None = None) -> SystemReport:
     """Run agents cycle by cycle until none is busy.
 
     Parameters
@@ -481,6 +497,8 @@ def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000,
     exact : bool
         Step every single cycle. By default steady stretches are jumped (the fast
         path, see the module text): same outputs, memory, cycles and report.
+    periodic : Periodic, optional
+        On the fast path, what may jump whole periods (:class:`SystemRun`).
 
     Returns
     -------
@@ -495,7 +513,7 @@ def run_system(agents: Iterable[Agent], max_cycles: int = 10_000_000,
         Anything an agent raises (a memory access outside a memory, a lock
         overflow, a BD with ``valid_bd = 0``, ...), as it is raised.
     """
-    run = SystemRun(agents, max_cycles, exact=exact)
+    run = SystemRun(agents, max_cycles, exact=exact, periodic=periodic)
     while run.busy:
         run.advance()
     return run.report()
