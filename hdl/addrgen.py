@@ -114,8 +114,12 @@ class BDAddressGenerator(wiring.Component):
         cut = self.cut & self.o.ready & r.valid
         m.d.comb += [
             r.go.eq(self.o.ready | ~r.valid),
-            # A cut beat is its BD's final one: R steps on only without one.
-            r.step.eq(r.more & ~cut),
+            # A cut beat is its BD's final one: R steps on only without one. ``step`` is
+            # read only where R's registers change (under ``go``, or with o.ready high):
+            # with o.ready, ``cut`` is ``self.cut`` (``more`` implies ``valid``), and
+            # while R is idle ``more`` is 0. So o.ready stays out of every next value,
+            # and the cut's word reaches them through this one AND.
+            r.step.eq(r.more & ~self.cut),
             # go & ~more, written as one LUT of o.ready and two registers.
             r.restart.eq(Mux(self.o.ready, ~r.step, ~r.valid)),
         ]
@@ -139,7 +143,7 @@ class _Running:
     valid: Signal
     last: Signal        # R shows its BD's final beat
     more: Signal        # R shows a beat that is not the final one
-    step: Signal        # more, and the beat is not cut: R steps to the BD's next beat
+    step: Signal        # more, and the word is not cut: R steps on (read under go)
     left: Signal        # beats left, the current one included
     next_final: Signal  # left <= NEXT_IS_FINAL: the next beat (if any) is the final one
     loadable: Signal    # the last slot holds a BD of length > 0

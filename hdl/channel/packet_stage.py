@@ -136,6 +136,11 @@ class S2MMPacketStage(wiring.Component):
                      self.remaining.eq(head.length - count)]
         # Out of order the header comes before its BD is known: nothing in the stage then.
         m.d.comb += self.ooo_bd.eq(i.payload.data[_OOO_LSB:_OOO_LSB + _OOO_BITS])
+        # Finish on TLAST: a word with TLAST is its BD's last (the engine's ``last``, which
+        # counts only with ``o.valid``): driven outside the header choice, so that the
+        # engine's cut does not wait for the stage head's header flags.
+        ends = self.fot & i.payload.last
+        m.d.comb += [o.payload.data.eq(i.payload.data), o.payload.last.eq(ends)]
         with m.If(header_due | self.ooo_want):
             m.d.comb += [i.ready.eq(1), o.valid.eq(0)]
             with m.If(i.valid):
@@ -143,11 +148,8 @@ class S2MMPacketStage(wiring.Component):
                 m.d.comb += [self.error.eq(~i.payload.data.xor()),   # odd parity, or an error
                              self.ooo_header.eq(self.ooo_want)]
         with m.Else():
-            # Finish on TLAST: a word with TLAST is its BD's last (the engine's ``last``);
             # ``hold`` (a full count FIFO) lets no data word pass.
-            ends = self.fot & i.payload.last
-            m.d.comb += [o.valid.eq(i.valid & ~self.hold), o.payload.data.eq(i.payload.data),
-                         o.payload.last.eq(ends), i.ready.eq(o.ready & ~self.hold),
+            m.d.comb += [o.valid.eq(i.valid & ~self.hold), i.ready.eq(o.ready & ~self.hold),
                          self.words.eq(count + 1)]
             with m.If(i.valid & o.ready & ~self.hold):
                 with m.If((count + 1 == head.length) | ends):
