@@ -123,12 +123,12 @@ class BDAddressGenerator(wiring.Component):
             # go & ~more, written as one LUT of o.ready and two registers.
             r.restart.eq(Mux(self.o.ready, ~r.step, ~r.valid)),
         ]
-        valid_next = Mux(r.go, r.step | r.loadable, r.valid)
-        slots = PrepareSlots(m, kind, self.i, idle=~r.valid, idle_next=~valid_next,
-                             r_last=r.last, o_ready=self.o.ready, cut=cut)
+        slots = PrepareSlots(m, kind, self.i, r_last=r.last, o_ready=self.o.ready, cut=cut)
         dims = [Dimension(kind, k) for k in range(ADDRESS_DIMENSIONS[kind] - 1)]
         is_data = _beat(m, self.o, r, dims, padded=HAS_PADDING[kind])
-        slots.finish(_handshake(m, r, slots))
+        taken, held = _handshake(m, r, slots)
+        # R frees its slot when its beat is taken: a BD's final beat, or a cut.
+        slots.finish(self.o.ready, r.last | (self.cut & r.valid), taken, held)
         level = _Level.create(kind)
         level.update(m, r, slots.last, dims)
         _address(m, kind, self.o, r, slots.last, level, is_data, cut)
@@ -174,8 +174,10 @@ def _beat(m: Module, o: stream.Interface, r: _Running, dims: list[Dimension], *,
     return is_data
 
 
-def _handshake(m: Module, r: _Running, slots: PrepareSlots) -> Value:
-    """R's handshake and beat count; returns ``r.last``'s next value.
+def _handshake(m: Module, r: _Running, slots: PrepareSlots) -> tuple[tuple, tuple]:
+    """R's handshake and beat count; returns R's ``(r_last, idle)`` after the edge,
+    for a cycle in which its beat is taken (o.ready high) and for one in which it is
+    not, each from registers and the cut's word.
 
     R's registers change on a load (R free, so ``more`` is 0) or when a beat is taken
     with more to come (``more`` is 1): ``more`` picks the next value and o.ready
@@ -199,7 +201,9 @@ def _handshake(m: Module, r: _Running, slots: PrepareSlots) -> Value:
             r.left.eq(Mux(r.step, r.left - 1, q.length.length)),
             r.next_final.eq(Mux(r.step, (r.left - (NEXT_IS_FINAL + 2))[-1], q.length.short)),
         ]
-    return Mux(r.go, last_next, r.last)
+    # Not taken: an idle R loads (``more`` is 0, so no step), a busy one holds.
+    return ((last_next, ~(r.step | r.loadable)),
+            (Mux(r.valid, r.last, r.load_single), ~(r.valid | r.loadable)))
 
 
 @dataclass(frozen=True)
