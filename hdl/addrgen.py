@@ -316,16 +316,23 @@ def _positions(m: Module, o_ready: Value, r: _Running, q, dims: list[Dimension])
     values, so that the enables do not share a LUT tree. An enable is
     ``restart | (o.ready & more & ripple)``, written as one LUT of o.ready, R's
     valid and ``~more | ripple`` (a LUT kept on its own), so it is two LUTs deep.
+    The AND's next value is worked out for o.ready high (each dimension moves on
+    ``when_ready``) and low (they move only while R is idle), o.ready choosing, so
+    it is one LUT from o.ready, not an enable, a flag's choice and the AND.
     """
     ripple: Value = Const(1)
-    wrap_next: list[Value] = []
+    moved, whens = [], []    # each wrap flag after a move; its enable with o.ready high
     for d in dims:
         if d.k >= 2:
             both = Signal(name=f"d{d.k}_ripple")
-            m.d.sync += both.eq(Cat(*wrap_next).all())
+            below = list(zip(whens, moved, dims[:d.k], strict=True))
+            taken = Cat(*(Mux(w, f, e.flag["wrap"]) for w, f, e in below)).all()
+            held = Cat(*(Mux(~r.valid, f, e.flag["wrap"]) for _, f, e in below)).all()
+            m.d.sync += both.eq(Mux(o_ready, taken, held))
             ripple = both
         when_ready = Signal(name=f"d{d.k}_when_ready", attrs={"keep": 1})
         m.d.comb += when_ready.eq(~r.step | ripple)
         enable = Mux(o_ready, when_ready, ~r.valid)
-        wrap_next.append(d.update(m, q.dim[f"d{d.k}"], r.restart, enable, r.step))
+        moved.append(d.update(m, q.dim[f"d{d.k}"], r.restart, enable, r.step))
+        whens.append(when_ready)
         ripple = ripple & d.flag["wrap"]
