@@ -114,17 +114,21 @@ class BDAddressGenerator(wiring.Component):
         cut = self.cut & self.o.ready & r.valid
         m.d.comb += [
             r.go.eq(self.o.ready | ~r.valid),
-            # A cut beat is its BD's final one: R steps on only without one.
-            r.step.eq(r.more & ~cut),
+            # A cut beat is its BD's final one: R steps on only without one. ``step`` is
+            # read only where R's registers change (under ``go``, or with o.ready high):
+            # with o.ready, ``cut`` is ``self.cut`` (``more`` implies ``valid``), and
+            # while R is idle ``more`` is 0. So o.ready stays out of every next value,
+            # and the cut's word reaches them through this one AND.
+            r.step.eq(r.more & ~self.cut),
             # go & ~more, written as one LUT of o.ready and two registers.
             r.restart.eq(Mux(self.o.ready, ~r.step, ~r.valid)),
         ]
-        valid_next = Mux(r.go, r.step | r.loadable, r.valid)
-        slots = PrepareSlots(m, kind, self.i, idle=~r.valid, idle_next=~valid_next,
-                             r_last=r.last, o_ready=self.o.ready, cut=cut)
+        slots = PrepareSlots(m, kind, self.i, r_last=r.last, o_ready=self.o.ready, cut=cut)
         dims = [Dimension(kind, k) for k in range(ADDRESS_DIMENSIONS[kind] - 1)]
         is_data = _beat(m, self.o, r, dims, padded=HAS_PADDING[kind])
-        slots.finish(_handshake(m, r, slots))
+        taken, held = _handshake(m, r, slots)
+        # R frees its slot when its beat is taken: a BD's final beat, or a cut.
+        slots.finish(self.o.ready, r.last | (self.cut & r.valid), taken, held)
         level = _Level.create(kind)
         level.update(m, r, slots.last, dims)
         _address(m, kind, self.o, r, slots.last, level, is_data, cut)
@@ -139,7 +143,7 @@ class _Running:
     valid: Signal
     last: Signal        # R shows its BD's final beat
     more: Signal        # R shows a beat that is not the final one
-    step: Signal        # more, and the beat is not cut: R steps to the BD's next beat
+    step: Signal        # more, and the word is not cut: R steps on (read under go)
     left: Signal        # beats left, the current one included
     next_final: Signal  # left <= NEXT_IS_FINAL: the next beat (if any) is the final one
     loadable: Signal    # the last slot holds a BD of length > 0
@@ -170,8 +174,10 @@ def _beat(m: Module, o: stream.Interface, r: _Running, dims: list[Dimension], *,
     return is_data
 
 
-def _handshake(m: Module, r: _Running, slots: PrepareSlots) -> Value:
-    """R's handshake and beat count; returns ``r.last``'s next value.
+def _handshake(m: Module, r: _Running, slots: PrepareSlots) -> tuple[tuple, tuple]:
+    """R's handshake and beat count; returns R's ``(r_last, idle)`` after the edge,
+    for a cycle in which its beat is taken (o.ready high) and for one in which it is
+    not, each from registers and the cut's word.
 
     R's registers change on a load (R free, so ``more`` is 0) or when a beat is taken
     with more to come (``more`` is 1): ``more`` picks the next value and o.ready
@@ -195,7 +201,9 @@ def _handshake(m: Module, r: _Running, slots: PrepareSlots) -> Value:
             r.left.eq(Mux(r.step, r.left - 1, q.length.length)),
             r.next_final.eq(Mux(r.step, (r.left - (NEXT_IS_FINAL + 2))[-1], q.length.short)),
         ]
-    return Mux(r.go, last_next, r.last)
+    # Not taken: an idle R loads (``more`` is 0, so no step), a busy one holds.
+    return ((last_next, ~(r.step | r.loadable)),
+            (Mux(r.valid, r.last, r.load_single), ~(r.valid | r.loadable)))
 
 
 @dataclass(frozen=True)
@@ -308,16 +316,23 @@ def _positions(m: Module, o_ready: Value, r: _Running, q, dims: list[Dimension])
     values, so that the enables do not share a LUT tree. An enable is
     ``restart | (o.ready & more & ripple)``, written as one LUT of o.ready, R's
     valid and ``~more | ripple`` (a LUT kept on its own), so it is two LUTs deep.
+    The AND's next value is worked out for o.ready high (each dimension moves on
+    ``when_ready``) and low (they move only while R is idle), o.ready choosing, so
+    it is one LUT from o.ready, not an enable, a flag's choice and the AND.
     """
     ripple: Value = Const(1)
-    wrap_next: list[Value] = []
+    moved, whens = [], []    # each wrap flag after a move; its enable with o.ready high
     for d in dims:
         if d.k >= 2:
             both = Signal(name=f"d{d.k}_ripple")
-            m.d.sync += both.eq(Cat(*wrap_next).all())
+            below = list(zip(whens, moved, dims[:d.k], strict=True))
+            taken = Cat(*(Mux(w, f, e.flag["wrap"]) for w, f, e in below)).all()
+            held = Cat(*(Mux(~r.valid, f, e.flag["wrap"]) for _, f, e in below)).all()
+            m.d.sync += both.eq(Mux(o_ready, taken, held))
             ripple = both
         when_ready = Signal(name=f"d{d.k}_when_ready", attrs={"keep": 1})
         m.d.comb += when_ready.eq(~r.step | ripple)
         enable = Mux(o_ready, when_ready, ~r.valid)
-        wrap_next.append(d.update(m, q.dim[f"d{d.k}"], r.restart, enable, r.step))
+        moved.append(d.update(m, q.dim[f"d{d.k}"], r.restart, enable, r.step))
+        whens.append(when_ready)
         ripple = ripple & d.flag["wrap"]

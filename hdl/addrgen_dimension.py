@@ -91,8 +91,9 @@ class Dimension:
         (``stepping`` low: R loads) or to the next position, back to 0 after the
         span's last (``stepping`` high: a step).
 
-        ``stepping`` is a register (R's ``r_more``), so the next value does not depend
-        on the handshake; the enable does. Returns the ``wrap`` flag's next value.
+        ``stepping`` is ``r_more`` and the cut's word, so the next value does not
+        depend on o.ready; the enable does. Returns the ``wrap`` flag's value after a
+        move (its next value where ``enable`` is high).
         """
         own, flag, to = self.prepared, self.flag, self.to
         with m.If(load):
@@ -116,7 +117,7 @@ class Dimension:
                      for name in FLAGS}
         with m.If(enable):
             m.d.sync += [flag[name].eq(following[name]) for name in FLAGS]
-        return Mux(enable, following["wrap"], wrap)
+        return following["wrap"]
 
     def next_last_data(self) -> Value:
         """``last_data`` after a step."""

@@ -125,8 +125,6 @@ class PrepareSlots:
     kind : {"tile", "memtile", "shim"}
     i : stream.Interface
         The generator's BD input; its ``ready`` is driven here.
-    idle, idle_next : Value
-        R holds no BD, now and after the edge.
     r_last : Value
         R shows its BD's final beat.
     o_ready : Value
@@ -147,8 +145,8 @@ class PrepareSlots:
         The record it comes from.
     """
 
-    def __init__(self, m: Module, kind: str, i: stream.Interface, idle: Value,
-                 idle_next: Value, r_last: Value, o_ready: Value, cut: Value = 0) -> None:
+    def __init__(self, m: Module, kind: str, i: stream.Interface, r_last: Value,
+                 o_ready: Value, cut: Value = 0) -> None:
         self.m = m
         self.kind = kind
         slots = range(PREPARE_SLOTS)
@@ -169,12 +167,8 @@ class PrepareSlots:
         moves = [i.valid & ready[0]] + [self.valid[s - 1] & ready[s] for s in slots[1:]]
         self.enter_last = moves[-1]
         self.capture = [Mux(o_ready, self.room_or_last[s] | cut, self.room[s]) for s in slots]
-        self.valid_next = []
-        for s in slots:
-            leaves = self.leave if s == slots[-1] else moves[s + 1]
-            self.valid_next.append(moves[s] | (self.valid[s] & ~leaves))
-            m.d.sync += self.valid[s].eq(self.valid_next[s])
-        self.idle_next = idle_next
+        self.i_valid = i.valid
+        m.d.sync += [self.valid[s].eq(v) for s, v in enumerate(self._valid_next(ready))]
         self._stage(0, i.payload)
         self._prepare()
 
@@ -275,17 +269,40 @@ class PrepareSlots:
                       for name in ("length", "stride", "dim", "live", "live_stride")),
                 ]
 
-    def finish(self, r_last_next: Value) -> None:
-        """Register ``room[s]`` and ``room[s] | r_last`` from the next values of what
-        they are made of (``r_last_next``: R's ``r_last`` after the edge)."""
-        m = self.m
-        last_empty_next = Mux(self.capture[-1], self.before_last.length.empty,
+    def _valid_next(self, ready: list[Value]) -> list[Value]:
+        """The slots' valid bits after the edge, with ``ready[s]`` each slot's ready."""
+        moves = [self.i_valid & ready[0]] + [self.valid[s - 1] & ready[s]
+                                             for s in range(1, PREPARE_SLOTS)]
+        leaves = [*moves[1:], self.valid[-1] & ready[-1]]
+        return [moves[s] | (self.valid[s] & ~leaves[s]) for s in range(PREPARE_SLOTS)]
+
+    def _room_next(self, ready: list[Value], r_next: tuple[Value, Value]) -> list[tuple]:
+        """``room[s]`` and ``room[s] | r_last`` after the edge, for each slot, with
+        ``ready`` the slots' ready (a slot captures exactly when it is ready) and
+        ``r_next`` R's ``(r_last, idle)`` after the edge."""
+        valid_next = self._valid_next(ready)
+        last_empty_next = Mux(ready[-1], self.before_last.length.empty,
                               self.last.length.empty)
+        r_last_next, idle_next = r_next
+        rooms = [Cat(*(~v for v in valid_next[s:]), last_empty_next, idle_next).any()
+                 for s in range(PREPARE_SLOTS)]
+        return [(room, room | r_last_next) for room in rooms]
+
+    def finish(self, o_ready: Value, frees: Value, taken: tuple[Value, Value],
+               held: tuple[Value, Value]) -> None:
+        """Register ``room[s]`` and ``room[s] | r_last`` from the next values of what
+        they are made of, worked out twice from registers: for a cycle in which R's
+        beat is taken (o.ready high; ``frees``: that frees R, its BD's final beat or a
+        cut; ``taken``: R's ``(r_last, idle)`` after the edge then) and for one in
+        which it is not (``held``). o.ready only chooses (one LUT before the
+        registers): it comes late, through the gate and the datapath's join, and its
+        way through the slots' valid bits was the channel's worst path."""
+        m = self.m
+        take = self._room_next([room | frees for room in self.room], taken)
+        hold = self._room_next(list(self.room), held)
         for s in range(PREPARE_SLOTS):
-            room_next = Cat(*(~v for v in self.valid_next[s:]), last_empty_next,
-                            self.idle_next).any()
-            m.d.sync += [self.room[s].eq(room_next),
-                         self.room_or_last[s].eq(room_next | r_last_next)]
+            m.d.sync += [self.room[s].eq(Mux(o_ready, take[s][0], hold[s][0])),
+                         self.room_or_last[s].eq(Mux(o_ready, take[s][1], hold[s][1]))]
 
 
 def _assign_array(array: data.View, values: list[Value]) -> list:

@@ -264,8 +264,12 @@ class Decompressor(wiring.Component):
                            ~out_valid & Mux(self.compress & ~self.raw, self.settled,
                                             o.ready))),
             o.valid.eq(out_valid | (i.valid & bypass)),
-            o.payload.data.eq(Mux(out_valid, out.data, Mux(bypass, i.payload.data, 0))),
-            o.payload.last.eq(Mux(out_valid, out.last, bypass & i.valid & i.payload.last)),
+            # The payload counts only with ``o.valid``: without the output register the
+            # stream word's, not gated by ``bypass`` and ``i.valid``, so that TLAST (the
+            # engine's cut, finish on TLAST) is one LUT from registers, not a chain
+            # through the stage head's packet and compression flags.
+            o.payload.data.eq(Mux(out_valid, out.data, i.payload.data)),
+            o.payload.last.eq(Mux(out_valid, out.last, i.payload.last)),
         ]
         with m.If(o.valid & o.ready):
             m.d.sync += out_valid.eq(0)

@@ -129,7 +129,10 @@ class S2MMEngine(wiring.Component):
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
         gate = _gate(m, self, addrgen, datapath)
         wiring.connect(m, wiring.flipped(self.i), datapath.i)
-        cut = self.i.valid & self.i.payload.last   # finish on TLAST: the word ends its BD
+        # Finish on TLAST: the word ends its BD. Both blocks read ``cut`` only when a beat
+        # joins its word (``o.ready`` is ``i.valid`` through the gate), so it is the
+        # word's ``last`` alone, not ANDed with ``i.valid`` (one LUT level less).
+        cut = self.i.payload.last
         m.d.comb += [
             addrgen.cut.eq(cut), gate.cut.eq(cut),
             self.mem_addr.eq(datapath.mem_addr),

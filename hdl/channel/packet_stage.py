@@ -44,7 +44,8 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
         "words": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
         "ooo_want": In(1), "ooo_header": Out(1), "ooo_bd": Out(_OOO_BITS),
         # For a (de)compressor beside the stage (hdl/compress.py): the word on ``o`` is
-        # a header (MM2S) / a header is due on ``i`` (S2MM); the word on ``o`` is its
+        # a header (MM2S) / the stage head's header is due on ``i`` (S2MM; an
+        # out-of-order header passes a decompressor anyway); the word on ``o`` is its
         # BD's last (MM2S); the head's words still to pass (S2MM).
         "header": Out(1), "end": Out(1),
         "remaining": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
@@ -132,23 +133,30 @@ class S2MMPacketStage(wiring.Component):
         header_done = header_flag(m, self.advance)
         header_due = self.head_packet & ~header_done
         count = Signal(self.length_bits)
-        m.d.comb += [self.header.eq(header_due | self.ooo_want),
-                     self.remaining.eq(head.length - count)]
-        # Out of order the header comes before its BD is known: nothing in the stage then.
+        # Out of order the header comes before its BD is known: nothing is in the stage
+        # then (``ooo_want`` needs the ring's stage empty), so no BD is in the engine
+        # and no compressed block in the decompressor. So ``header`` (for the
+        # decompressor, which passes every word without a stage BD) and ``o.valid``
+        # (no beat can take the word) leave ``ooo_want`` out: it is made from the fetch
+        # stage's out-of-order state, and on the engine's valid it reached the address
+        # generator, the lock requester and the decompressor's block counts.
+        m.d.comb += [self.header.eq(header_due), self.remaining.eq(head.length - count)]
         m.d.comb += self.ooo_bd.eq(i.payload.data[_OOO_LSB:_OOO_LSB + _OOO_BITS])
+        # Finish on TLAST: a word with TLAST is its BD's last (the engine's ``last``, which
+        # counts only with ``o.valid``): driven outside the header choice, so that the
+        # engine's cut does not wait for the stage head's header flags. ``hold`` (a full
+        # count FIFO) lets no data word pass.
+        ends = self.fot & i.payload.last
+        m.d.comb += [o.payload.data.eq(i.payload.data), o.payload.last.eq(ends),
+                     o.valid.eq(i.valid & ~self.hold & ~header_due)]
         with m.If(header_due | self.ooo_want):
-            m.d.comb += [i.ready.eq(1), o.valid.eq(0)]
+            m.d.comb += i.ready.eq(1)
             with m.If(i.valid):
                 m.d.sync += header_done.eq(header_due)
                 m.d.comb += [self.error.eq(~i.payload.data.xor()),   # odd parity, or an error
                              self.ooo_header.eq(self.ooo_want)]
         with m.Else():
-            # Finish on TLAST: a word with TLAST is its BD's last (the engine's ``last``);
-            # ``hold`` (a full count FIFO) lets no data word pass.
-            ends = self.fot & i.payload.last
-            m.d.comb += [o.valid.eq(i.valid & ~self.hold), o.payload.data.eq(i.payload.data),
-                         o.payload.last.eq(ends), i.ready.eq(o.ready & ~self.hold),
-                         self.words.eq(count + 1)]
+            m.d.comb += [i.ready.eq(o.ready & ~self.hold), self.words.eq(count + 1)]
             with m.If(i.valid & o.ready & ~self.hold):
                 with m.If((count + 1 == head.length) | ends):
                     m.d.comb += self.advance.eq(1)
