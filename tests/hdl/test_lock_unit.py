@@ -115,7 +115,7 @@ def run(count, ports, cycles, seed):
                 table.set(write[1], write[2], cycle=cycle)
             acquires.end(granted)
             releases.end(released)
-            releases.reset = drops
+            acquires.reset, releases.reset = list(drops), list(drops)
             await ctx.tick()
             assert bool(ctx.get(dut.error)) == error, f"seed {seed} cycle {cycle}: error flag"
             for lock in locks:
