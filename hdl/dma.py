@@ -181,7 +181,7 @@ class DMA(wiring.Component):
                 m.d.comb += channel.compression.eq(controls[p].word[lsb])
             errors.append(channel.error)
             busy.append(channel.busy)
-            self._lock_ports(m, p, channel, locks, controls[p].after)
+            self._lock_ports(m, p, channel, locks, controls[p])
             outside = getattr(self, channel.direction)[channel.index]
             connect_outside(m, channel, outside, channel.parts.outside(kind))
             lsb, width = CONTROL_FIELDS[kind, channel.direction]["controller_id"]
@@ -207,14 +207,18 @@ class DMA(wiring.Component):
         return control
 
     def _lock_ports(self, m: Module, p: int, channel: Channel, locks: LockUnit,
-                    after_reset: Signal) -> None:
+                    control: _Control) -> None:
         """The channel's lock requests: its own tile's to the lock unit, others out. A grant
         in the cycle after a reset answers a request the reset dropped: held back."""
+        held, after_reset = control.held, control.after
         acquire, release = channel.acquire, channel.release
         own = self.own_locks
         acq_own, rel_own = self._own(acquire.lock_id), self._own(release.lock_id)
         unit_acq, unit_rel = locks.acquire[p], locks.release[p]
         m.d.comb += [
+            # The channel's reset empties its release queue: its request drops after this
+            # cycle, told to the unit now, so its choice of release holds its application.
+            locks.drop[p].eq(held),
             unit_acq.request.eq(acquire.request & acq_own),
             unit_acq.lock_id.eq(acquire.lock_id - own.start),
             unit_acq.value.eq(acquire.value),

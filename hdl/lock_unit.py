@@ -23,8 +23,10 @@ docs/cycle.md "Channel", Locks):
 * **a release is chosen, then applied**: of the release ports asking (not the one
   being applied), the lowest-numbered is chosen into registers; the unit applies it at
   the end of the next cycle, after that cycle's acquire (it sees its lock as the
-  acquire left it), if its port still asks then (a channel reset drops the request),
-  and its grant shows in the cycle after (**one release a cycle**).
+  acquire left it), if its port still asks then (a channel reset drops the request:
+  the unit is told in the cycle it chooses, ``drop``, so that whether it applies the
+  release is a register), and its grant shows in the cycle after (**one release a
+  cycle**).
   A result outside ``0 .. LOCK_VALUE_MAX`` is not applied and sets the sticky
   ``error`` flag (the model raises there), never wraps;
 * a write on the register port (``set``) puts a value, at the end of the cycle,
@@ -37,12 +39,13 @@ register file. The chosen release's lock is kept decoded (one bit a lock), and e
 lock adds the release to its own value and checks the range itself: the release's
 path is a 7-bit add and a compare at the lock, not a read of the chosen lock through a
 64-way multiplexer whose result then fans out to every lock's enable. A release on the
-lock being acquired in the same cycle is worked out a cycle early, in the acquire's
-test (the release it meets is chosen in that cycle), with its range check: each port
-shows its lock's next value, were it granted, from registers, and the grant only
-selects one. A port's lock counts as written by the release alone when the release
-lands on a lock no acquire takes (one range check at the chosen lock), so a port's
-staleness does not wait on the grant's choice either.
+lock being acquired in the same cycle is added at each port in the grant's cycle, to
+the acquire's tested result, both registers, beside the grant's priority: the grant
+then selects one port's value. Neither the test nor that add sees the release port's
+choice among the channels of the same cycle (a path across the whole tile, from every
+channel's release queue). A port's lock counts as written by the release alone when
+the release lands on a lock no acquire takes (one range check at the chosen lock), so a
+port's staleness does not wait on the grant's choice either.
 """
 
 from __future__ import annotations
@@ -88,16 +91,16 @@ def _select(onehot: list[Value], values: list[Value]) -> Value:
 
 class _Release:
     """The release chosen in the cycle before, applied in this one (registers): its lock
-    by ID and decoded (``hit``, one bit a lock), so each lock tests the release on its own
-    value rather than every lock waiting on one read of the chosen lock. ``value_next``
-    is the release chosen now (applied in the next cycle), for the acquires' tests."""
+    by ID and decoded (``hit``, one bit a lock, low when the release is dropped), so each
+    lock tests the release on its own value rather than every lock waiting on one read of
+    the chosen lock, and its write enable is that bit and the test alone."""
 
     def __init__(self, count: int, ports: int) -> None:
         self.lock_id = Signal(range(count), name="rel_id")
         self.hit = [Signal(name=f"rel_hit{i}") for i in range(count)]
         self.value = Signal(signed(LOCK_VALUE_BITS), name="rel_value")
-        self.value_next = Signal(signed(LOCK_VALUE_BITS), name="rel_value_next")
         self.port = [Signal(name=f"rel_port{p}") for p in range(ports)]
+        self.applied = [Signal(name=f"rel_applied{p}") for p in range(ports)]  # ... and due
         self.due = Signal(name="rel_due")               # applied at the end of this cycle
 
 
@@ -107,7 +110,7 @@ class _Acquire:
     def __init__(self, k: int) -> None:
         self.fit = Signal(name=f"acq{k}_fit")           # its acquire held when tested
         self.after = Signal(_STATE_BITS, name=f"acq{k}_after")  # the lock, granted
-        # The lock, granted with this cycle's release on it, and whether that fits.
+        # The lock, granted with the release applied now on it, and whether that fits.
         self.with_release = Signal(_STATE_BITS, name=f"acq{k}_with_release")
         self.with_release_fits = Signal(name=f"acq{k}_with_release_fits")
         self.dirty = Signal(name=f"acq{k}_dirty")       # its lock was written since
@@ -130,6 +133,9 @@ class LockUnit(wiring.Component):
     ----------
     acquire : In(lock_port_signature(count)).array(ports)
     release : In(lock_port_signature(count)).array(ports)
+    drop : In(ports)
+        Bit ``p``: release port ``p``'s channel drops its request at the end of this
+        cycle (its reset): a release chosen from that port now is not applied.
     set_en, set_id, set_value : In
         Register write of a lock's value.
     read_id : In
@@ -143,7 +149,7 @@ class LockUnit(wiring.Component):
         self.count, self.ports = count, ports
         super().__init__({
             "acquire": In(lock_port_signature(count)).array(ports),
-            "release": In(lock_port_signature(count)).array(ports),
+            "release": In(lock_port_signature(count)).array(ports), "drop": In(ports),
             "set_en": In(1), "set_id": In(range(count)), "set_value": In(_STATE_BITS),
             "read_id": In(range(count)), "read_value": Out(_STATE_BITS),
             "error": Out(1),
@@ -207,7 +213,7 @@ class LockUnit(wiring.Component):
                 m.d.sync += values[i].eq(self.set_value)
             with m.Elif(acq_any & (acq_id == i)):
                 m.d.sync += values[i].eq(acq_result)
-            with m.Elif(release.due & release.hit[i] & fits):
+            with m.Elif(release.hit[i] & fits):
                 m.d.sync += values[i].eq(tried)
         return Cat(*refused).any()
 
@@ -215,31 +221,36 @@ class LockUnit(wiring.Component):
         """The release port's choice: of the ports asking (a port whose release is being
         applied now is not), the first; held in registers, applied in the next cycle
         while its port still asks (a channel reset drops its queue); its grant shows in
-        the cycle after."""
+        the cycle after. Whether it is applied is known when it is chosen (``drop``), so
+        ``due`` and the grants are registers: no port's request of the next cycle reaches
+        the locks' writes."""
         release = _Release(self.count, self.ports)
         asking = [p.request & ~applying for p, applying in
                   zip(self.release, release.port, strict=True)]
         chosen = _first(asking)
         lock_id = Signal.like(release.lock_id, name="rel_id_next")
+        still = [c & ~self.drop[p] for p, c in enumerate(chosen)]
+        applies = Signal(name="rel_applies")
         m.d.comb += [lock_id.eq(_select(chosen, [p.lock_id for p in self.release])),
-                     release.value_next.eq(_select(chosen, [p.value for p in self.release]))]
+                     applies.eq(Cat(*still).any())]
         m.d.sync += [
             release.lock_id.eq(lock_id),
-            *(hit.eq(lock_id == i) for i, hit in enumerate(release.hit)),
-            release.value.eq(release.value_next),
+            *(hit.eq((lock_id == i) & applies) for i, hit in enumerate(release.hit)),
+            release.value.eq(_select(chosen, [p.value for p in self.release])),
             *(bit.eq(c) for bit, c in zip(release.port, chosen, strict=True)),
+            *(bit.eq(s) for bit, s in zip(release.applied, still, strict=True)),
+            release.due.eq(applies),
         ]
-        still = [bit & p.request for bit, p in zip(release.port, self.release, strict=True)]
-        m.d.comb += release.due.eq(Cat(*still).any())
-        m.d.sync += [p.grant.eq(bit) for p, bit in zip(self.release, still, strict=True)]
+        m.d.sync += [p.grant.eq(bit) for p, bit in zip(self.release, release.applied,
+                                                          strict=True)]
         return release
 
     def _tested_acquire(self, m: Module, k: int, values: Array, release: _Release) -> _Acquire:
         """Acquire port ``k``'s test: in each cycle its request (not one whose grant
         shows) is tested against its lock, and what the lock would become is worked
-        out, alone and with the release chosen in this cycle (applied in the next); the
-        next cycle may grant it if its lock was not written in between, and then its
-        lock's value is still the one tested."""
+        out; the next cycle may grant it if its lock was not written in between (then
+        its lock's value is still the one tested), and adds the release applied in that
+        cycle to the tested result, both registers."""
         port, acquire = self.acquire[k], _Acquire(k)
         # What the acquire adds (0 for an acquire-equal, which leaves the lock as it is).
         adds = Signal(signed(LOCK_VALUE_BITS), name=f"acq{k}_adds")
@@ -251,15 +262,13 @@ class LockUnit(wiring.Component):
         after = Signal(signed(_STATE_BITS + 2), name=f"acq{k}_after_next")
         m.d.comb += after.eq(seen + adds)
         holds = Mux(port.value < 0, after >= 0, seen == port.value)
-        # The acquire's and the release's changes are summed beside the lock's read, so
-        # one add follows that read (a 64-way multiplexer on the memory tile).
-        both = Signal(signed(LOCK_VALUE_BITS + 1), name=f"acq{k}_both")
-        m.d.comb += both.eq(adds + release.value_next)
-        tried, fits = self._release_result(m, f"acq{k}", seen, both)
         m.d.sync += [acquire.fit.eq(port.request & ~port.grant & holds),
-                     acquire.after.eq(after[:_STATE_BITS]),
-                     acquire.with_release.eq(tried), acquire.with_release_fits.eq(fits)]
+                     acquire.after.eq(after[:_STATE_BITS])]
+        # The release it may meet when granted is the one applied then: added to the
+        # tested result from registers (``after`` is in range wherever the test held).
+        tried, fits = self._release_result(m, f"acq{k}", acquire.after, release.value)
         m.d.comb += [
+            acquire.with_release.eq(tried), acquire.with_release_fits.eq(fits),
             acquire.eligible.eq(acquire.fit & port.request & ~port.grant & ~acquire.dirty),
             acquire.on_release.eq(port.lock_id == release.lock_id),
             # Were it granted now: its lock with the release applied on it, if that fits.

@@ -22,8 +22,9 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.bd.fields import FIELD_INDEX
 from ...model.cycle.contract import LOCK_ASK_AHEAD, RELEASE_QUEUE_DEPTH
+from ...model.errors import AiedmaError, field_error
 from ..lock_unit import lock_port_signature
-from .record import head_layout, head_of, record_layout
+from .record import FEW_BEATS, head_layout, head_of, record_layout
 
 __all__ = ["LockRequester"]
 
@@ -72,6 +73,11 @@ class LockRequester(wiring.Component):
     """
 
     def __init__(self, kind: str, ask_ahead: int = LOCK_ASK_AHEAD) -> None:
+        if not 0 <= ask_ahead < FEW_BEATS - 1:
+            # The ring's length saturated at FEW_BEATS tells a BD of ask_ahead + 1 beats
+            # from a longer one only below that.
+            raise field_error(AiedmaError, "ask_ahead", ask_ahead,
+                              f"must be 0 to {FEW_BEATS - 2} (beats)")
         self.kind, self.ask_ahead = kind, ask_ahead
         gate = head_layout(kind, "gate")
         super().__init__({
@@ -100,13 +106,23 @@ class LockRequester(wiring.Component):
         user = Signal(layout)
         m.d.comb += user.eq(Mux(passed, self.gate_head.as_value(), zero.as_value()))
 
-        # Beats the BD ahead at the gate has left after this cycle.
+        # Beats the BD ahead at the gate has left after this cycle, and whether they are
+        # at most ``ask_ahead``: kept in registers for the cycle after (as they stand,
+        # and less the beat that may pass then) and, for the BD passing now, read from
+        # its saturated length, so the ask waits on no subtract or compare of a length.
         left = Signal(layout.members["length"])
         left_after = Signal.like(left)
         m.d.comb += left_after.eq(Mux(self.beat_cut, 0,
                                       Mux(passed, self.gate_head.length - 1,
                                           left - self.beat_moved)))
         m.d.sync += left.eq(left_after)
+        near, near_beat = Signal(init=1), Signal()   # as ``left``'s reset value (0) has
+        m.d.sync += [near.eq(left_after <= self.ask_ahead),
+                     near_beat.eq((left_after - 1)[:len(left)] <= self.ask_ahead)]
+        few = self.gate_head.few_beats
+        near_after = Mux(self.beat_cut, 1,
+                         Mux(passed, (few != 0) & (few <= self.ask_ahead + 1),
+                             Mux(self.beat_moved, near_beat, near)))
 
         owed = Signal(range(RELEASE_QUEUE_DEPTH + 1))
         owed_after = Signal.like(owed)
@@ -132,8 +148,7 @@ class LockRequester(wiring.Component):
                          exists.eq(self.zero_ready & ~self.zero_done)]
         room = ~candidate.rel_enable | (owed_after < RELEASE_QUEUE_DEPTH)
         ask = Signal()
-        m.d.comb += ask.eq(~(have & ~used) & ~asking & exists & room
-                           & (left_after <= self.ask_ahead))
+        m.d.comb += ask.eq(~(have & ~used) & ~asking & exists & room & near_after)
         m.d.sync += [
             held.eq((have & ~used) | (ask & ~candidate.acq_enable)),
             self.acquire.request.eq(asking | (ask & candidate.acq_enable)),

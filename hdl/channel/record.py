@@ -20,7 +20,7 @@ channel never has that many BDs in flight.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -28,7 +28,8 @@ from amaranth.lib.wiring import In, Out
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ..lock_unit import LOCK_VALUE_BITS
 
-__all__ = ["HEAD_FIELDS", "RECORDS", "InFlightRing", "head_layout", "head_of", "record_layout"]
+__all__ = ["FEW_BEATS", "HEAD_FIELDS", "RECORDS", "InFlightRing", "head_layout", "head_of",
+           "record_layout"]
 
 RECORDS = 8
 """BDs a channel tracks between the engine taking them and their last word: more than
@@ -51,6 +52,9 @@ def record_layout(kind: str) -> data.StructLayout:
     })
 
 
+FEW_BEATS = 7
+"""The ``few_beats`` the gate head shows: a BD's length, saturated at this (3 bits)."""
+
 HEAD_FIELDS: dict[str, tuple[str, ...]] = {
     "gate": ("acq_enable", "acq_id", "acq_value", "rel_enable", "length"),
     "run": ("rel_enable", "rel_id", "rel_value", "ends_task", "token", "bd_id"),
@@ -58,20 +62,26 @@ HEAD_FIELDS: dict[str, tuple[str, ...]] = {
               "length", "compress"),
 }
 """The fields of a record each head shows: the lock requester's (``gate``), the
-completion's (``run``) and the packet stage's (``stage``)."""
+completion's (``run``) and the packet stage's (``stage``). The gate head also shows
+``few_beats``, the length saturated at :data:`FEW_BEATS`, worked out when the record is
+written: the lock requester's "few beats left" test is then a compare of three bits
+read from the ring, not a subtract and compare of the whole length."""
 
 
 def head_layout(kind: str, head: str) -> data.StructLayout:
     """The part of :func:`record_layout` that ``head`` shows (:data:`HEAD_FIELDS`)."""
     members = record_layout(kind).members
-    return data.StructLayout({name: members[name] for name in HEAD_FIELDS[head]
-                              if name in members})
+    few = {"few_beats": range(FEW_BEATS + 1)} if head == "gate" else {}
+    return data.StructLayout({**{name: members[name] for name in HEAD_FIELDS[head]
+                                 if name in members}, **few})
 
 
 def head_of(head: str, record: data.View) -> Value:
     """The fields of a whole ``record`` that ``head`` shows, packed as its layout."""
     members = record.shape().members
-    return Cat(*(getattr(record, name) for name in HEAD_FIELDS[head] if name in members))
+    few = ([Mux(record.length < FEW_BEATS, record.length, FEW_BEATS)[:FEW_BEATS.bit_length()]]
+           if head == "gate" else [])
+    return Cat(*(getattr(record, name) for name in HEAD_FIELDS[head] if name in members), *few)
 
 
 class InFlightRing(wiring.Component):

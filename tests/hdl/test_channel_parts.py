@@ -15,7 +15,7 @@ from aiedma.hdl.channel.completion import Completion
 from aiedma.hdl.channel.fetch import FetchStage
 from aiedma.hdl.channel.lock_requests import LockRequester
 from aiedma.hdl.channel.packet_stage import header_word
-from aiedma.hdl.channel.record import RECORDS, InFlightRing
+from aiedma.hdl.channel.record import FEW_BEATS, RECORDS, InFlightRing
 from aiedma.model.bd.packet import packet_header
 from aiedma.model.cycle.contract import RELEASE_QUEUE_DEPTH
 from aiedma.model.errors import AiedmaError
@@ -52,6 +52,10 @@ def test_a_channel_takes_channel_names_not_access_names():
         Channel("tile", "read", 0)
 
 
+LENGTHS = (0, 1, 2, 3, FEW_BEATS - 1, FEW_BEATS, FEW_BEATS + 1, 1000)
+"""Lengths the ring's records take in turn: around the saturation of ``few_beats``."""
+
+
 def test_the_ring_heads_follow_pushes_and_advances():
     """Against a list model: random pushes and head moves, as the channel makes them
     (run and stage never pass gate, at most ``RECORDS - 1`` records held)."""
@@ -61,7 +65,7 @@ def test_the_ring_heads_follow_pushes_and_advances():
     sim.add_clock(1e-6)
 
     async def bench(ctx):
-        records: list[int] = []          # the number in each record pushed, in order
+        records: list[int] = []          # the number of each record pushed, in order
         gate = run = stage = 0
         for cycle in range(300):
             push = len(records) - min(run, stage) < RECORDS - 1 and rng.random() < 0.5
@@ -71,7 +75,8 @@ def test_the_ring_heads_follow_pushes_and_advances():
             ctx.set(dut.push, push)
             # Each head shows its own fields: a number in one field of each.
             n = len(records) % 16
-            ctx.set(dut.record, {"packet_id": n, "acq_id": n, "rel_id": n})
+            length = LENGTHS[len(records) % len(LENGTHS)]
+            ctx.set(dut.record, {"packet_id": n, "acq_id": n, "rel_id": n, "length": length})
             ctx.set(dut.gate_advance, gate_go)
             ctx.set(dut.run_advance, run_go)
             ctx.set(dut.stage_advance, stage_go)
@@ -79,18 +84,27 @@ def test_the_ring_heads_follow_pushes_and_advances():
                      (dut.run_head.rel_id, run), (dut.stage_head.packet_id, stage))
             for field, at in heads:
                 if at < len(records):
-                    assert ctx.get(field) == records[at], cycle
+                    assert ctx.get(field) == records[at] % 16, cycle
+            # The gate head's length saturated at FEW_BEATS, worked out as it was written.
+            if gate < len(records):
+                few = LENGTHS[records[gate] % len(LENGTHS)]
+                assert ctx.get(dut.gate_head.few_beats) == min(few, FEW_BEATS), cycle
             assert ctx.get(dut.stage_valid) == (stage < len(records)), cycle
             assert ctx.get(dut.stage_granted) == (stage < gate), cycle
             assert ctx.get(dut.engine_empty) == (gate == run == len(records)), cycle
             assert ctx.get(dut.busy) == (stage < len(records) or run < len(records)), cycle
             await ctx.tick()
             if push:
-                records.append(len(records) % 16)
+                records.append(len(records))
             gate, run, stage = gate + gate_go, run + run_go, stage + stage_go
 
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_a_lock_requester_asking_ahead_past_the_saturated_length_is_refused():
+    with pytest.raises(AiedmaError, match=r"^ask_ahead=6: must be 0 to 5"):
+        LockRequester("tile", FEW_BEATS - 1)
 
 
 def test_the_fetch_request_waits_on_no_answer_of_the_engine():

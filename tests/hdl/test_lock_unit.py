@@ -20,6 +20,7 @@ class Ports:
         self.behind_at_grant = behind_at_grant
         self.asks = [None] * count        # (lock, value, first cycle shown) or None
         self.shown = [False] * count      # the grant register: it shows in this cycle
+        self.reset = [False] * count      # its channel was reset at the end of the cycle
 
     def new(self, cycle):
         return (self.rng.choice(self.locks), self.rng.choice(self.values), cycle)
@@ -27,6 +28,9 @@ class Ports:
     def start(self, cycle):
         """The requests of this cycle."""
         for k, ask in enumerate(self.asks):
+            if self.reset[k]:             # its queue is empty for a cycle
+                self.asks[k], self.reset[k] = None, False
+                continue
             if self.shown[k] and self.behind_at_grant:
                 ask = None
             if ask is None and (self.behind_at_grant or not self.shown[k]):
@@ -57,13 +61,14 @@ def run(count, ports, cycles, seed):
       first such port (``try_acquire(..., settled=True)``); the grant shows next cycle;
     * a release is chosen (the first port asking, not the one being applied), applied
       at the end of the next cycle after its acquire, its grant showing in the cycle
-      after; a register write goes last.
+      after, unless its channel is reset at the end of the cycle it is chosen in
+      (``drop``: the request is gone in the next); a register write goes last.
     """
     rng = random.Random(seed)
     dut = LockUnit(count, ports)
     table = LockTable("model", count)
     log = {"grants": 0, "refusals": 0, "errors": 0, "beaten": 0, "passed_over": 0,
-           "release_waits": 0, "written_waits": 0}
+           "release_waits": 0, "written_waits": 0, "dropped": 0}
     # Few locks, anywhere in the unit (the first, the last, between), so contention
     # and both outcomes are frequent.
     locks = sorted({0, count - 1, rng.randrange(count)})
@@ -83,6 +88,9 @@ def run(count, ports, cycles, seed):
             ctx.set(dut.set_en, write[0])
             ctx.set(dut.set_id, write[1])
             ctx.set(dut.set_value, write[2])
+            # Now and then a channel is reset: its release queue empties at the edge.
+            drops = [rng.random() < 0.05 for _ in range(ports)]
+            ctx.set(dut.drop, sum(d << k for k, d in enumerate(drops)))
             for k in range(ports):
                 got = bool(ctx.get(dut.acquire[k].grant))
                 assert got == acquires.shown[k], f"seed {seed} cycle {cycle} port {k}: grant"
@@ -97,6 +105,9 @@ def run(count, ports, cycles, seed):
                     broke = True
             released = [applying is not None and applying[0] == k for k in range(ports)]
             applying = choose_release(releases, applying, log)
+            if applying is not None and drops[applying[0]]:
+                applying = None
+                log["dropped"] += 1
             if broke:
                 error = True
                 log["errors"] += 1
@@ -104,6 +115,7 @@ def run(count, ports, cycles, seed):
                 table.set(write[1], write[2], cycle=cycle)
             acquires.end(granted)
             releases.end(released)
+            acquires.reset, releases.reset = list(drops), list(drops)
             await ctx.tick()
             assert bool(ctx.get(dut.error)) == error, f"seed {seed} cycle {cycle}: error flag"
             for lock in locks:
@@ -158,6 +170,7 @@ def test_the_lock_unit_is_the_model_lock_table(count, ports, cycles, seed):
     log = run(count, ports, cycles, seed)
     assert log["grants"] and log["refusals"] and log["errors"], log
     assert log["written_waits"], log    # a lock written the cycle before holds a grant back
+    assert log["dropped"], log          # a release chosen as its channel is reset is not applied
     if ports > 1:
         # One acquire and one release a cycle; a port whose acquire cannot hold does
         # not keep a later one from its grant.
