@@ -102,7 +102,8 @@ class InFlightRing(wiring.Component):
         whether the next stream word is a header, which must not start at the ring's
         pointers and memories).
     stage_granted : Out(1)
-        The stage head's BD is past the lock gate.
+        The stage head's BD is past the lock gate (a register: it decides, with
+        ``stage_packet``, whether the next stream word is a header).
     stage_compress : Out(1)
         Core tile and memory tile: the stage head holds a BD with ``compress`` set, from
         a register (it feeds the (de)compressor's choice to pass a word through, which
@@ -154,21 +155,21 @@ class InFlightRing(wiring.Component):
         m.d.comb += [
             self.gate_valid.eq(gate_p != wr),
             self.next_valid.eq((gate_p != wr) & (behind != wr)),
-            self.stage_granted.eq(gate_p != stage_p),
             self.engine_empty.eq((gate_p == wr) & (run_p == wr)),
             self.busy.eq((wr != stage_p) | (wr != run_p)),
         ]
-        self._stage_flags(m, wr, stage_p)
+        self._stage_flags(m, wr, gate_p, stage_p)
         return m
 
-    def _stage_flags(self, m: Module, wr: Signal, stage_p: Signal) -> None:
-        """``stage_valid``, ``stage_packet`` and ``stage_compress`` as registers: each
-        record's bits in flip-flops, and the next cycle's stage head (after this cycle's
-        push and advance) read from them."""
+    def _stage_flags(self, m: Module, wr: Signal, gate_p: Signal, stage_p: Signal) -> None:
+        """``stage_valid``, ``stage_granted``, ``stage_packet`` and ``stage_compress`` as
+        registers: each record's bits in flip-flops, and the next cycle's stage head
+        (after this cycle's push and advances) read from them."""
         next_stage = (stage_p + self.stage_advance)[:len(stage_p)]
         next_wr = (wr + self.push)[:len(wr)]
+        next_gate = (gate_p + self.gate_advance)[:len(gate_p)]
         held = next_stage != next_wr
-        m.d.sync += self.stage_valid.eq(held)
+        m.d.sync += [self.stage_valid.eq(held), self.stage_granted.eq(next_stage != next_gate)]
         flags = {"packet": self.stage_packet}
         if hasattr(self, "stage_compress"):
             flags["compress"] = self.stage_compress
