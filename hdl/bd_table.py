@@ -178,10 +178,14 @@ class BDTable(wiring.Component):
         fetch_data, register_data = [], []
         # A register write of a word in its fetch cycle is what the fetch shows: the RAM
         # reads the old word (its ports do not see each other), so the written word is
-        # kept and chosen in front of the output register.
+        # kept and chosen in front of the output register. Whether it is the fetched BD's
+        # is a compare of registers in the cycle after (the fetch's address comes late,
+        # through the walk and the fetch port's arbiter).
+        written_bd, written_words = Signal.like(reg_bd), Signal(words)
         forward, forward_data = Signal(words), Signal(32)
-        m.d.sync += [forward.eq(Mux(self.fetch_id == reg_bd, written, 0)),
+        m.d.sync += [written_bd.eq(reg_bd), written_words.eq(written),
                      forward_data.eq(self.reg_wdata)]
+        m.d.comb += forward.eq(Mux(shown_id == written_bd, written_words, 0))
         for w in range(words):
             fetch_word, register_word = self._word_memory(m, w, reg_bd, written[w])
             registered = Signal(32, name=f"fetched_word{w}")
