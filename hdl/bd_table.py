@@ -11,13 +11,14 @@ register. ``iteration_current`` is advanced for the next fetch of the BD, back t
 once it reaches ``iteration_wrap`` or if it stood past it (docs/bd.md "Iteration"): a
 fetch in the next cycle or later sees the new value.
 
-The field the hardware writes back (``iteration_current``) is also kept in flip-flops
-beside the RAM, written by the same register writes; the fetch walk decides the next
+The field the hardware writes back (``iteration_current``) is also kept in a small
+table beside the RAM (:class:`IterationTable`), written by the same register writes and
+by the write-back, read only at registered addresses; the fetch walk decides the next
 load from the fetched words themselves (``use_next_bd``, ``next_bd``), so a channel
-fetches at most every ``FETCH_INTERVAL`` cycles and no flip-flop table is read at an
-address decided in the same cycle.
+fetches at most every ``FETCH_INTERVAL`` cycles and no table is read at an address
+decided in the same cycle.
 
-Every read of the memories is synchronous, so they are block RAM (ECP5 DP16KD, iCE40
+Every read of the BD words is synchronous, so they are block RAM (ECP5 DP16KD, iCE40
 SB_RAM40_4K), one copy of the BD words: the register port reads and writes through one
 port of each, the fetch reads through the other.
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -39,8 +40,8 @@ from .register_port import drive_register_port, register_port_signature
 
 __all__ = [
     "BDTable",
+    "IterationTable",
     "SharedBDTable",
-    "SideTables",
     "bd_full_layout",
     "decode_field",
     "fetch_signature",
@@ -51,43 +52,57 @@ if BD_FETCH_LATENCY != 2:
     raise AssertionError("the BD table's fetch is a RAM read and an output register")
 
 
-_SIDE_FIELDS = ("iteration_current",)
+class IterationTable:
+    """``iteration_current`` of every BD beside the RAM: written by the register port and
+    by the fetch's write-back, read in the cycle after a fetch and by the register port.
 
-
-class SideTables:
-    """A field of every BD in flip-flops beside the RAM, written by the register port.
+    Two writers may write different BDs in one cycle, so the table is two memories with
+    one write port each, the field the XOR of the two (a live-value table by XOR): the
+    register port stores its value XOR the write-back memory's word at its BD, the
+    write-back its value XOR the register memory's word at its BD. Every read is
+    asynchronous, so the memories are LUT RAM where the part has it (ECP5: each read port
+    a copy, its read one LUT deep from a registered address, where a table of flip-flops
+    puts a 48-way multiplexer fanned out from that address before the register).
 
     Parameters
     ----------
     m : Module
     kind : {"tile", "memtile", "shim"}
-    written : Value
-        One bit per BD word: the register port writes that word of BD ``reg_bd``.
-    reg_bd, reg_wdata : Value
-        The register port's BD and data.
     """
 
-    def __init__(self, m: Module, kind: str, written: Value, reg_bd: Value,
-                 reg_wdata: Value) -> None:
-        self._slices = {name: FIELD_INDEX[kind][name].slices[0] for name in _SIDE_FIELDS}
-        self._arrays = {name: Array(Signal(sl.width, name=f"{name}{n}")
-                                    for n in range(BD_COUNT[kind]))
-                        for name, sl in self._slices.items()}
-        for name, sl in self._slices.items():
-            with m.If(written[sl.word]):
-                m.d.sync += self._arrays[name][reg_bd].eq(reg_wdata[sl.lsb:sl.msb + 1])
+    def __init__(self, m: Module, kind: str) -> None:
+        self.slice = FIELD_INDEX[kind]["iteration_current"].slices[0]
+        self.width = self.slice.width
+        count = BD_COUNT[kind]
+        self._by_register = Memory(shape=self.width, depth=count, init=[])
+        self._by_walk = Memory(shape=self.width, depth=count, init=[])
+        m.submodules.iteration_by_register = self._by_register
+        m.submodules.iteration_by_walk = self._by_walk
 
-    def width(self, name: str) -> int:
-        """Bits of the field's raw value."""
-        return self._slices[name].width
+    def _read(self, m: Module, memory: Memory, bd: Value) -> Value:
+        port = memory.read_port(domain="comb")
+        m.d.comb += port.addr.eq(bd)
+        return port.data
 
-    def read(self, name: str, bd: Value) -> Value:
-        """The raw field of BD ``bd`` (a multiplexer over the flip-flops)."""
-        return self._arrays[name][bd]
+    def read(self, m: Module, bd: Value) -> Value:
+        """The field of BD ``bd`` (two LUT RAM reads and an XOR)."""
+        return self._read(m, self._by_register, bd) ^ self._read(m, self._by_walk, bd)
 
-    def write(self, m: Module, name: str, bd: Value, value: Value) -> None:
-        """Store ``value`` at the end of the cycle; it wins over a register write."""
-        m.d.sync += self._arrays[name][bd].eq(value)
+    def register_port(self, m: Module, bd: Value, value: Value, en: Value) -> Value:
+        """The register port: stores ``value`` at BD ``bd`` at the end of the cycle when
+        ``en``; returns the field at ``bd`` (its read, one copy of the write-back memory
+        serving both)."""
+        port = self._by_register.write_port()
+        by_walk = self._read(m, self._by_walk, bd)
+        m.d.comb += [port.addr.eq(bd), port.en.eq(en), port.data.eq(value ^ by_walk)]
+        return self._read(m, self._by_register, bd) ^ by_walk
+
+    def write_back(self, m: Module, bd: Value, value: Value, en: Value) -> None:
+        """The fetch's write-back stores ``value`` at the end of the cycle when ``en`` (the
+        register port must not write the same BD then)."""
+        port = self._by_walk.write_port()
+        m.d.comb += [port.addr.eq(bd), port.en.eq(en),
+                     port.data.eq(value ^ self._read(m, self._by_register, bd))]
 
 
 class _Iteration(NamedTuple):
@@ -180,10 +195,14 @@ class BDTable(wiring.Component):
         fetch_data, register_data = [], []
         # A register write of a word in its fetch cycle is what the fetch shows: the RAM
         # reads the old word (its ports do not see each other), so the written word is
-        # kept and chosen in front of the output register.
+        # kept and chosen in front of the output register. Whether it is the fetched BD's
+        # is a compare of registers in the cycle after (the fetch's address comes late,
+        # through the walk and the fetch port's arbiter).
+        written_bd, written_words = Signal.like(reg_bd), Signal(words)
         forward, forward_data = Signal(words), Signal(32)
-        m.d.sync += [forward.eq(Mux(self.fetch_id == reg_bd, written, 0)),
+        m.d.sync += [written_bd.eq(reg_bd), written_words.eq(written),
                      forward_data.eq(self.reg_wdata)]
+        m.d.comb += forward.eq(Mux(shown_id == written_bd, written_words, 0))
         incoming = []               # the words the output registers take
         for w in range(words):
             fetch_word, register_word = self._word_memory(m, w, reg_bd, written[w])
@@ -193,9 +212,8 @@ class BDTable(wiring.Component):
             fetch_data.append(registered)
             register_data.append(register_word)
         m.d.sync += self.chain_leaves.eq(self._leaves_half(incoming, shown_id))
-        sides = SideTables(m, kind, written, reg_bd, self.reg_wdata)
         (wrap,) = FIELD_INDEX[kind]["iteration_wrap"].slices
-        iteration = self._iteration(m, sides, fetch_data[wrap.word][wrap.lsb:wrap.msb + 1],
+        iteration = self._iteration(m, written, fetch_data[wrap.word][wrap.lsb:wrap.msb + 1],
                                     reg_bd, fetched, shown_id)
         (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
         register_data[slot.word] = Cat(register_data[slot.word][:slot.lsb], iteration.register,
@@ -269,32 +287,34 @@ class BDTable(wiring.Component):
         ]
         return fetch.data, reg.data
 
-    def _iteration(self, m: Module, sides: SideTables, wrap: Value, reg_bd: Value,
+    def _iteration(self, m: Module, written: Value, wrap: Value, reg_bd: Value,
                    fetched: Value, shown_id: Value) -> _Iteration:
-        """``iteration_current``, in two steps from registers: read in the cycle after the
-        fetch, advanced (0 at or past ``iteration_wrap``: ``wrap``, raw, from the words)
-        and written back in the cycle after that, when the fetched BD's words show. A
-        fetch of the same BD in the cycle between reads the advanced value through a
-        bypass.
+        """``iteration_current`` (:class:`IterationTable`), in two steps from registers:
+        read in the cycle after the fetch, advanced (0 at or past ``iteration_wrap``:
+        ``wrap``, raw, from the words) and written back in the cycle after that, when the
+        fetched BD's words show. A fetch of the same BD in the cycle between reads the
+        advanced value through a bypass.
 
         **decision**: a register write of the BD's word in the cycle its write-back lands:
         the write-back wins (the hardware's own state; a program that rewrites a BD a
         running channel fetches has a race either way).
         """
-        width = sides.width("iteration_current")
-        current = Signal(width)
+        table = IterationTable(m, self.kind)
+        slot = table.slice
+        current = Signal(table.width)
         pending, pending_id = Signal(), Signal.like(shown_id)
-        advanced = Signal(width)
+        advanced = Signal(table.width)
         m.d.comb += advanced.eq(Mux(current >= wrap, 0, current + 1))
         bypass = pending & (pending_id == shown_id)
         m.d.sync += [
-            current.eq(Mux(bypass, advanced, sides.read("iteration_current", shown_id))),
+            current.eq(Mux(bypass, advanced, table.read(m, shown_id))),
             pending.eq(fetched), pending_id.eq(shown_id),
         ]
-        with m.If(pending):
-            sides.write(m, "iteration_current", pending_id, advanced)
-        register = Signal(width)
-        m.d.sync += register.eq(sides.read("iteration_current", reg_bd))
+        table.write_back(m, pending_id, advanced, pending)
+        register = Signal(table.width)
+        m.d.sync += register.eq(table.register_port(
+            m, reg_bd, self.reg_wdata[slot.lsb:slot.msb + 1],
+            written[slot.word] & ~(pending & (pending_id == reg_bd))))
         return _Iteration(fetched=current, register=register)
 
     def reg_bd_index(self, value: Value) -> Value:

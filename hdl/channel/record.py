@@ -112,13 +112,14 @@ class InFlightRing(wiring.Component):
         whether the next stream word is a header, which must not start at the ring's
         pointers and memories).
     stage_granted : Out(1)
-        The stage head's BD is past the lock gate.
+        The stage head's BD is past the lock gate (a register: it decides, with
+        ``stage_packet``, whether the next stream word is a header).
     stage_compress : Out(1)
         Core tile and memory tile: the stage head holds a BD with ``compress`` set, from
         a register (it feeds the (de)compressor's choice to pass a word through, which
         must not start at the ring's pointers and memories).
     engine_empty : Out(1)
-        No BD waits at the gate or runs in the engine.
+        No BD waits at the gate or runs in the engine (a register).
     busy : Out(1)
         A BD still runs or still streams.
     """
@@ -132,7 +133,7 @@ class InFlightRing(wiring.Component):
             "gate_valid": Out(1), "gate_next": Out(head_layout(kind, "gate")),
             "next_valid": Out(1),
             "stage_valid": Out(1), "stage_packet": Out(1), "stage_granted": Out(1),
-            "engine_empty": Out(1),
+            "engine_empty": Out(1, init=1),
             "busy": Out(1),
             **({"stage_compress": Out(1)} if "compress" in record_layout(kind).members
                else {}),
@@ -164,21 +165,27 @@ class InFlightRing(wiring.Component):
         m.d.comb += [
             self.gate_valid.eq(gate_p != wr),
             self.next_valid.eq((gate_p != wr) & (behind != wr)),
-            self.stage_granted.eq(gate_p != stage_p),
-            self.engine_empty.eq((gate_p == wr) & (run_p == wr)),
             self.busy.eq((wr != stage_p) | (wr != run_p)),
         ]
-        self._stage_flags(m, wr, stage_p)
+        # The pointers after this cycle's push and advances: the flags below are registers
+        # worked out from them.
+        next_wr, next_gate, next_run, next_stage = (
+            (pointer + step)[:bits] for pointer, step in
+            ((wr, self.push), (gate_p, self.gate_advance), (run_p, self.run_advance),
+             (stage_p, self.stage_advance)))
+        # (a register: it lets a BD of length 0 run, which reaches the lock requester,
+        # the completion and the release queue in the same cycle)
+        m.d.sync += self.engine_empty.eq((next_gate == next_wr) & (next_run == next_wr))
+        self._stage_flags(m, wr, next_wr, next_gate, next_stage)
         return m
 
-    def _stage_flags(self, m: Module, wr: Signal, stage_p: Signal) -> None:
-        """``stage_valid``, ``stage_packet`` and ``stage_compress`` as registers: each
-        record's bits in flip-flops, and the next cycle's stage head (after this cycle's
-        push and advance) read from them."""
-        next_stage = (stage_p + self.stage_advance)[:len(stage_p)]
-        next_wr = (wr + self.push)[:len(wr)]
+    def _stage_flags(self, m: Module, wr: Signal, next_wr: Value, next_gate: Value,
+                     next_stage: Value) -> None:
+        """``stage_valid``, ``stage_granted``, ``stage_packet`` and ``stage_compress`` as
+        registers: each record's bits in flip-flops, and the next cycle's stage head
+        (after this cycle's push and advances) read from them."""
         held = next_stage != next_wr
-        m.d.sync += self.stage_valid.eq(held)
+        m.d.sync += [self.stage_valid.eq(held), self.stage_granted.eq(next_stage != next_gate)]
         flags = {"packet": self.stage_packet}
         if hasattr(self, "stage_compress"):
             flags["compress"] = self.stage_compress

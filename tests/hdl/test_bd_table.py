@@ -289,3 +289,49 @@ def test_iteration_current_past_its_wrap_restarts_at_0_as_in_the_model(kind):
     after = expected[-1].next_iteration()
     assert seen[:3] == [b.iteration_current for b in expected] == [42, 0, 1]
     assert seen[3] == after.encode()[FIELD_INDEX[kind]["iteration_current"].slices[0].word]
+
+
+@pytest.mark.parametrize("written", [6, 5])
+def test_a_register_write_in_the_cycle_of_a_write_back(written):
+    """The register port and the write-back each write ``iteration_current`` in the same
+    cycle: of two BDs, both land (the table has a write port for each); of the same BD,
+    the write-back wins (``BDTable._iteration``'s decision)."""
+    kind, base = "memtile", DMA_KINDS["memtile"].bd_register_base
+    dut = BDTable(kind)
+    bds = {n: BufferDescriptor(kind, valid_bd=1, buffer_length=2, iteration_wrap=4,
+                               iteration_current=n - 4) for n in (5, 6)}
+    w = FIELD_INDEX[kind]["iteration_current"].slices[0].word
+    rewritten = bds[written].replace(iteration_current=1)
+    seen = {}
+
+    async def bench(ctx):
+        await write_bds(ctx, dut, kind, bds)
+        ctx.set(dut.fetch_id, 6)          # BD 6 written back once before: 2 -> 3
+        ctx.set(dut.fetch_en, 1)
+        await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        for _ in range(BD_FETCH_LATENCY):
+            await ctx.tick()
+        ctx.set(dut.fetch_id, 5)
+        ctx.set(dut.fetch_en, 1)
+        await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        await ctx.tick()                  # the write-back of BD 5 lands in the next cycle
+        ctx.set(dut.reg_addr, base + 0x20 * written + 4 * w)
+        ctx.set(dut.reg_wdata, rewritten.encode()[w])
+        ctx.set(dut.reg_write, 1)
+        await ctx.tick()
+        ctx.set(dut.reg_write, 0)
+        for n in bds:
+            ctx.set(dut.fetch_id, n)
+            ctx.set(dut.fetch_en, 1)
+            await ctx.tick()
+            ctx.set(dut.fetch_en, 0)
+            await ctx.tick()
+            seen[n] = ctx.get(dut.bd.iteration_current)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == {5: 2, 6: 1 if written == 6 else 3}
