@@ -313,11 +313,14 @@ def stream_bds(quick: bool = False) -> dict[str, BufferDescriptor]:
 
 
 SYSTEM_GRAPHS: dict[str, dict] = {
-    "pipeline": {"num_buffers": (1, 2), "iterations": 100, "size": 64},
+    "pipeline": {"num_buffers": (1, 2), "iterations": 1000, "size": 64},
     "copy": {"num_buffers": (1, 2), "iterations": 4, "shape": (256, 64)},
 }
 """The system figures: the ping-pong pipeline (kernels with 16- and 64-word buffers)
-and the memory-tile copy of one 256x64 buffer, each with one and two buffers."""
+and the memory-tile copy of one 256x64 buffer, each with one and two buffers. The
+pipeline runs 1000 iterations: long enough for the periodic jump
+(``model/system/periodic.py``) to cover most of the run, as it does for a real layer's
+loop, rather than its first and last periods and its search."""
 
 QUICK_SYSTEM_GRAPHS: dict[str, dict] = {
     "pipeline": {"num_buffers": (1, 2), "iterations": 5, "size": 64},
