@@ -127,7 +127,7 @@ def test_pipelines_jump_whole_periods(num_buffers, size, iterations, periodic):
     assert periodic["cycles"] > 0
 
 
-@pytest.mark.parametrize("seed", range(1, 21))
+@pytest.mark.parametrize("seed", range(1, 11))
 def test_random_pipelines_same(seed, periodic):
     g, iterations, inputs, ready = random_pipeline(seed)
     for output_ready in (ready, {}):
@@ -135,13 +135,13 @@ def test_random_pipelines_same(seed, periodic):
 
 
 def test_random_pipelines_jump(periodic):
-    for seed in range(1, 21):
+    for seed in range(1, 11):
         g, iterations, inputs, _ = random_pipeline(seed)
         g.run(iterations, inputs)
-    assert periodic["jumps"] > 10
+    assert periodic["jumps"] > 5
 
 
-@pytest.mark.parametrize("seed", range(1, 13))
+@pytest.mark.parametrize("seed", range(1, 7))
 def test_long_random_copy_graphs_same(seed, periodic):
     drawn = random_graph(seed)
     rng = random.Random(seed)
