@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 
 from ..errors import AiedmaError, field_error
 from .directions import CHANNEL_NAMES
@@ -247,8 +248,11 @@ def role_access(name: str) -> Access:
                       f"must be one of {', '.join(r.name for r in ROLES)}")
 
 
+@cache
 def register_blocks(kind: str) -> tuple[RegisterBlock, ...]:
     """The register map of a DMA kind, one block per role (and direction).
+
+    Built once a kind (the blocks are frozen): every register access looks it up.
 
     Raises
     ------
