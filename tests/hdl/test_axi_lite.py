@@ -207,8 +207,8 @@ def test_the_decode_is_the_model_map(kind):
     rng = random.Random(kind)
     candidates = {a for r in registers(kind) for a in (r.address, r.address + 4,
                                                        r.address - 4, r.address + 2)}
-    candidates |= {rng.randrange(1 << bits) for _ in range(2000)}
-    candidates |= {rng.randrange(1 << register_span(kind)) & ~3 for _ in range(2000)}
+    candidates |= {rng.randrange(1 << bits) for _ in range(300)}
+    candidates |= {rng.randrange(1 << register_span(kind)) & ~3 for _ in range(300)}
     checked = []
     sim = Simulator(m)
 
@@ -224,7 +224,8 @@ def test_the_decode_is_the_model_map(kind):
 
     sim.add_testbench(bench)
     sim.run()
-    assert len(checked) > 4 * len(registers(kind))
+    assert {r.address for r in registers(kind)} <= set(checked)     # the bench ran them all
+    assert len(checked) > len(registers(kind)) + 300
 
 
 def test_one_role_more_is_one_entry_and_the_decode_follows(monkeypatch):

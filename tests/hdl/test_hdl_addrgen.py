@@ -150,7 +150,7 @@ def test_leading_length_zero_from_idle(k):
 # make test keeps the example counts small (each example is an Amaranth simulation);
 # make sim's regression runs thousands of random BDs per kind through the same checks.
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=20)
+@settings(max_examples=12)
 @given(data=st.data())
 def test_back_to_back_chains_have_no_bubble(kind, data):
     """Ready held high, BDs (length >= 1) offered back to back: beats == model, no bubble."""
@@ -159,7 +159,7 @@ def test_back_to_back_chains_have_no_bubble(kind, data):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(data=st.data())
 def test_backpressure_keeps_beats_and_handshake(kind, data):
     """Random backpressure and an idle producer (seeded): checked every cycle, and the
