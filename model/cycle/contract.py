@@ -268,6 +268,8 @@ so comparisons mask with :func:`wrap_addresses`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..arch.kinds import DMA_KINDS
@@ -295,6 +297,7 @@ __all__ = [
     "RELEASE_QUEUE_DEPTH",
     "S2MM_WRITE_LATENCY",
     "address_generation_fields",
+    "load_word_offsets",
     "wrap_addresses",
 ]
 
@@ -346,13 +349,15 @@ read from the fetched BD's own words, which show in ``t + BD_FETCH_LATENCY``; th
 walk decides the next fetch from them in that cycle. So the only path from one fetch
 to the next is the block RAM's registered word through the walk's choice of address:
 no table in flip-flops is read at an address decided in the same cycle. A chain or a
-repeat of BDs of two beats or more still streams without a bubble."""
+repeat of BDs of ``FETCH_INTERVAL`` beats or more still streams without a bubble
+(:func:`load_word_offsets`)."""
 
 FETCH_DEPTH = BD_FETCH_LATENCY
 """BDs a channel's fetch stage holds, fetched and not yet arrived included. It asks
 for a fetch only while it holds fewer at the start of a cycle (no wait for the address
 generator's answer); a BD on its way and one held keep a fetch every
-``FETCH_INTERVAL`` cycles going, so BDs of two beats or more stream back to back."""
+``FETCH_INTERVAL`` cycles going, so BDs of ``FETCH_INTERVAL`` beats or more stream back
+to back."""
 
 OUT_OF_ORDER_FETCH_LATENCY = 1
 """An out-of-order S2MM (its control register's ``enable_out_of_order``): cycles from the
@@ -445,6 +450,50 @@ def address_generation_fields(kind: str) -> tuple[Field, ...]:
     if missing:
         raise AssertionError(f"{kind} field table lacks {sorted(missing)}")
     return fields
+
+
+def load_word_offsets(lengths: Sequence[int]) -> list[int]:
+    """The cycles of a channel's words after its first, for the loads (BDs, or passes of
+    a repeated BD) of one task, of ``lengths`` beats, that nothing else holds back (locks
+    free, the stream ready, and few enough loads fetched ahead to fit the fetch stage and
+    the address generator's slots).
+
+    Load ``k`` is fetched ``FETCH_INTERVAL`` cycles after load ``k - 1`` and offered
+    as many cycles after its fetch as the first, so it starts at offset
+    ``max(end of load k - 1, FETCH_INTERVAL * k)``: loads shorter than the interval
+    leave bubbles, unless longer loads before them gave the fetch a head start.
+
+    Parameters
+    ----------
+    lengths : sequence of int
+        Beats of each load, in order, each at least 1 (a length-0 BD waits for the BDs
+        before it to complete, a rule of its own).
+
+    Returns
+    -------
+    list of int
+        One offset per word, the first 0.
+
+    Raises
+    ------
+    ValueError
+        For a length below 1.
+
+    Examples
+    --------
+    >>> load_word_offsets([FETCH_INTERVAL, 1, 1])[-1] == FETCH_INTERVAL * 2
+    True
+    >>> load_word_offsets([3 * FETCH_INTERVAL, 1])[-1] == 3 * FETCH_INTERVAL
+    True
+    """
+    offsets, end = [], 0
+    for k, length in enumerate(lengths):
+        if length < 1:
+            raise ValueError(f"lengths[{k}]={length}: a load has at least one beat")
+        start = max(end, FETCH_INTERVAL * k)
+        offsets += [start + beat for beat in range(length)]
+        end = start + length
+    return offsets
 
 
 def wrap_addresses(kind: str, stream: np.ndarray) -> np.ndarray:

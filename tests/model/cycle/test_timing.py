@@ -16,7 +16,9 @@ from aiedma.model.cycle.contract import (
     ADDRGEN_BD_SLOTS,
     ADDRGEN_LATENCY,
     ADDRGEN_PREPARE_SLOTS,
+    FETCH_INTERVAL,
     MM2S_LATENCY,
+    load_word_offsets,
 )
 from aiedma.model.cycle.timing import addrgen_trace, bd_beats, mm2s_trace
 from aiedma.tb.common.beats import expected_beats
@@ -170,3 +172,24 @@ def test_bd_beats_against_a_per_word_reference(kind, fields):
            for a, z, t in zip(address, zero, last, strict=True)]
     assert got == want
     assert expected_beats([bd, bd]) == want + want
+
+
+LENGTHS = sorted({1, FETCH_INTERVAL - 1, FETCH_INTERVAL, FETCH_INTERVAL + 2})
+
+
+@pytest.mark.parametrize("length", LENGTHS)
+def test_a_load_takes_its_beats_or_the_fetch_interval_whichever_is_longer(length):
+    offsets = load_word_offsets([length, length])
+    assert offsets[:length] == list(range(length))
+    assert offsets[length] == max(length, FETCH_INTERVAL)      # the second load's first word
+
+
+def test_a_long_load_gives_the_next_loads_a_head_start():
+    # fetched FETCH_INTERVAL apart while the long load streams: no bubble after it
+    offsets = load_word_offsets([4 * FETCH_INTERVAL, 1, 1])
+    assert offsets == list(range(4 * FETCH_INTERVAL + 2))
+
+
+def test_a_load_without_beats_is_refused():
+    with pytest.raises(ValueError, match=r"lengths\[1\]=0: a load has at least one beat"):
+        load_word_offsets([2, 0])

@@ -22,6 +22,7 @@ from aiedma.model.cycle.contract import (
     LOCK_GRANT_LATENCY,
     MM2S_LATENCY,
     RELEASE_QUEUE_DEPTH,
+    load_word_offsets,
 )
 from aiedma.model.errors import TilingError
 from aiedma.model.system import channel as channel_module
@@ -158,19 +159,22 @@ def test_a_chain_runs_in_order_and_repeats():
     dma.write_bd(7, bd(base_address=50, buffer_length=1))
     beats, report = read_all(dma, [Task(2, repeat_count=2)])
     assert [b.data for b in beats] == [11, 12, 51, 11, 12, 51]
-    # The first word after the channel latency, then one per cycle with no bubble at BD
-    # or pass boundaries but one after the one-beat BD 7: the next pass's fetch comes
-    # FETCH_INTERVAL cycles after BD 7's own. The sink takes the last word a cycle later.
-    assert report.cycles == CHANNEL_LATENCY["mm2s"] + 6 + (FETCH_INTERVAL - 1) + 1
+    # The first word after the channel latency, then one per cycle but where a load is
+    # shorter than FETCH_INTERVAL (the one-beat BD 7: the next pass's fetch comes
+    # FETCH_INTERVAL cycles after BD 7's own). The sink takes the last word a cycle later.
+    last = load_word_offsets([2, 1, 2, 1])[-1]
+    assert report.cycles == CHANNEL_LATENCY["mm2s"] + last + 2
     assert report.words[dma.mm2s[0].name] == 6
 
 
 def test_queued_tasks_follow_without_a_bubble():
     dma = tile_dma()
-    dma.write_bd(0, bd(base_address=0, buffer_length=3))
-    dma.write_bd(1, bd(base_address=100, buffer_length=2))
+    first, second = FETCH_INTERVAL + 1, FETCH_INTERVAL   # loads the fetch keeps up with
+    dma.write_bd(0, bd(base_address=0, buffer_length=first))
+    dma.write_bd(1, bd(base_address=100, buffer_length=second))
     beats, report = read_all(dma, [Task(0), Task(1), Task(0)])
-    assert [b.data for b in beats] == [1, 2, 3, 101, 102, 1, 2, 3]
+    task0, task1 = list(range(1, first + 1)), list(range(101, 101 + second))
+    assert [b.data for b in beats] == task0 + task1 + task0
     # Filling the pipeline, then a word every cycle, then the sink's last cycle.
     assert report.stalls[dma.mm2s[0].name] == {"load": CHANNEL_LATENCY["mm2s"], "idle": 1}
 
@@ -191,8 +195,8 @@ def test_completion_tokens_only_when_asked():
     read_all(dma, [Task(0, enable_token_issue=True), Task(0), Task(0, 2, True)])
     ch = dma.mm2s[0]
     # A task ends when its last read is issued: its last word's cycle minus the read latency.
-    first = CHANNEL_LATENCY["mm2s"]
-    ends = [first + n - 1 - MM2S_LATENCY + COMPLETION_LATENCY["mm2s"] for n in (2, 4, 8)]
+    first, words = CHANNEL_LATENCY["mm2s"], load_word_offsets([2] * 4)
+    ends = [first + words[n - 1] - MM2S_LATENCY + COMPLETION_LATENCY["mm2s"] for n in (2, 4, 8)]
     assert [d.cycle for d in ch.done] == ends
     assert ch.tokens == [ends[0], ends[2]]
 
@@ -248,33 +252,33 @@ def test_channels_fetching_in_one_cycle_take_the_fetch_port_in_channel_order(ord
 
 
 def test_the_fetch_port_goes_round_robin_so_no_channel_starves():
-    """Two channels of one-word BDs each want a fetch every cycle: they take turns, a word
-    every other cycle each (a fixed priority would run channel 0's task to its end first)."""
+    """Two channels of one-word BDs each want the port as often as they may: they take
+    turns, a word every other cycle each, or every ``FETCH_INTERVAL`` cycles where that is
+    longer (a fixed priority would run channel 0's task to its end first)."""
     dma = tile_dma(kind="memtile")
     dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=1))
     dma.write_bd(24, bd("memtile", base_address=OWN + 100, buffer_length=1))
     dma.mm2s[0].push(Task(0, repeat_count=8))
     dma.mm2s[1].push(Task(24, repeat_count=8))
     moved, _ = run_channels(dma, (1, 0))
-    latency = CHANNEL_LATENCY["mm2s"]
-    assert moved[0] == [latency + 2 * n for n in range(8)]
-    assert moved[1] == [latency + 1 + 2 * n for n in range(8)]
+    latency, turn = CHANNEL_LATENCY["mm2s"], max(2, FETCH_INTERVAL)
+    assert moved[0] == [latency + turn * n for n in range(8)]
+    assert moved[1] == [latency + 1 + turn * n for n in range(8)]
 
 
 @pytest.mark.parametrize("length", [1, 2, 3])
 def test_a_channel_alone_fetches_every_fetch_interval(length):
     """A repeated BD: its next pass is fetched FETCH_INTERVAL cycles after the last, so
-    BDs of two beats or more leave back to back and one-beat BDs a word every
-    FETCH_INTERVAL cycles."""
+    BDs of FETCH_INTERVAL beats or more leave back to back and a shorter one fills the
+    interval with a bubble."""
     dma = tile_dma(kind="memtile")
     dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=length))
     dma.mm2s[0].push(Task(0, repeat_count=8))
     moved, _ = run_channels(dma, (0,))
-    step = max(1, FETCH_INTERVAL // length)
-    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + step * n for n in range(8 * length)]
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + c for c in load_word_offsets([length] * 8)]
 
 
-@pytest.mark.parametrize("length", [1, 2])
+@pytest.mark.parametrize("length", [1, 2, 3])
 def test_a_chain_runs_a_bd_every_fetch_interval(length):
     dma = tile_dma(kind="memtile")
     for n in range(6):
@@ -282,8 +286,7 @@ def test_a_chain_runs_a_bd_every_fetch_interval(length):
                            use_next_bd=int(n < 5), next_bd=n + 1))
     dma.mm2s[0].push(Task(0))
     moved, _ = run_channels(dma, (0,))
-    step = max(1, FETCH_INTERVAL // length)
-    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + step * n for n in range(6 * length)]
+    assert moved[0] == [CHANNEL_LATENCY["mm2s"] + c for c in load_word_offsets([length] * 6)]
 
 
 @pytest.mark.parametrize("interval", [FETCH_INTERVAL - 1, FETCH_INTERVAL, FETCH_INTERVAL + 1])
@@ -302,13 +305,13 @@ def test_the_fetch_interval_is_what_one_beat_bds_show(monkeypatch, interval):
 @pytest.mark.parametrize("depth", [FETCH_DEPTH - 1, FETCH_DEPTH])
 def test_the_fetch_stage_needs_its_depth_to_keep_bds_back_to_back(monkeypatch, depth):
     """The stage asks from what it holds at the start of a cycle; one BD fewer and a run
-    of two-beat BDs has bubbles."""
+    of BDs of ``FETCH_INTERVAL`` beats has bubbles."""
     monkeypatch.setattr(channel_module, "FETCH_DEPTH", depth)
     dma = tile_dma(kind="memtile")
-    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=2))
+    dma.write_bd(0, bd("memtile", base_address=OWN, buffer_length=FETCH_INTERVAL))
     dma.mm2s[0].push(Task(0, repeat_count=8))
     moved, _ = run_channels(dma, (0,))
-    back_to_back = moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(16)]
+    back_to_back = moved[0] == [CHANNEL_LATENCY["mm2s"] + n for n in range(8 * FETCH_INTERVAL)]
     assert back_to_back == (depth == FETCH_DEPTH)
 
 

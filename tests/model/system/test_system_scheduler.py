@@ -76,9 +76,10 @@ def test_ping_pong_overlaps_the_two_sides():
     single = run_system(pipeline(words, iterations, 1)[0])
     double = run_system(pipeline(words, iterations, 2)[0])
     total = words * iterations
-    # One copy: fill, then drain, one after the other. Two: they overlap.
+    # One copy: fill, then drain, one after the other. Two: they overlap (well under the
+    # one copy's two passes, whatever the channels' latencies).
     assert single.cycles >= 2 * total
-    assert double.cycles < total + 3 * words
+    assert double.cycles < total + total // 2
     assert double.stall_totals["lock"] < single.stall_totals["lock"]
 
 

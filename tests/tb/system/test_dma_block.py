@@ -15,7 +15,7 @@ from aiedma.model.arch.registers import (
 )
 from aiedma.model.bd.descriptor import BufferDescriptor
 from aiedma.model.bd.task import Task
-from aiedma.model.cycle.contract import FETCH_INTERVAL, RELEASE_QUEUE_DEPTH
+from aiedma.model.cycle.contract import RELEASE_QUEUE_DEPTH, load_word_offsets
 from aiedma.model.system.locks import LockTable
 from aiedma.tb.system.dma_block import AmaranthBlock
 from aiedma.tb.system.dma_check import run_dma
@@ -143,9 +143,9 @@ def test_a_channel_owing_the_most_releases_holds_its_next_bd():
 @pytest.mark.parametrize("beats", [1, 2, 3])
 def test_a_chain_streams_a_bd_every_fetch_interval(beats):
     """The walk decides a chain's next load from the fetched BD's own words, so a channel
-    fetches a BD every ``FETCH_INTERVAL`` cycles: a chain of BDs of two beats or more,
-    run twice, leaves with no bubble, and one of one-beat BDs a word every
-    ``FETCH_INTERVAL`` cycles (neither more often nor less)."""
+    fetches a BD every ``FETCH_INTERVAL`` cycles: a chain of BDs of that many beats or
+    more, run twice, leaves with no bubble, and a shorter BD fills the interval with a
+    bubble (neither more nor less: ``load_word_offsets``)."""
     count = 6
     table = {i: BufferDescriptor("memtile", base_address=OWN + 8 * i, buffer_length=beats,
                                  use_next_bd=int(i + 1 < count), next_bd=i + 1, valid_bd=1)
@@ -164,8 +164,7 @@ def test_a_chain_streams_a_bd_every_fetch_interval(beats):
 
     simulate("memtile", bench)
     assert len(words) == 2 * count * beats, words
-    step = max(1, FETCH_INTERVAL // beats)
-    assert words == list(range(words[0], words[0] + step * len(words), step)), words
+    assert words == [words[0] + c for c in load_word_offsets([beats] * 2 * count)], words
 
 
 # The memory tile on Amaranth; on Verilator the core tile, whose block builds in a fifth

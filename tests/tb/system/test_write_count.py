@@ -46,6 +46,20 @@ def counts(result, kind):
     return {cycle: word for cycle, a, word in result.reads if a == address}
 
 
+def second_pass_last_bd(kind, writes, lengths):
+    """The cycle the last BD of the second pass writes its first word, in the model's run
+    with the count read every cycle (its count first reads 1 there; the longest BD alone
+    reaches ``max(lengths)``)."""
+    reads = [(c, write_count_address(kind, 0), None) for c in range(100)]
+    taken = words_taken(kind, writes, timed_writes=reads)["s2mm0"]
+    alone = run_dma(kind, writes, memory=np.zeros(32, dtype=np.int64),
+                    inputs={"s2mm0": list(range(1, taken + 1))}, timed_writes=reads,
+                    simulator=None)
+    by_cycle = counts(alone, kind)
+    longest = [c for c in sorted(by_cycle) if by_cycle[c] == max(lengths) - 1]
+    return longest[1] - (max(lengths) - 2)
+
+
 @pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
 def test_the_count_restarts_with_each_bd_and_a_reset_clears_it_as_in_the_rtl(kind):
     """Chained BDs of 3, 1 and 5 words, twice; a channel reset in the middle of a BD of
@@ -54,13 +68,13 @@ def test_the_count_restarts_with_each_bd_and_a_reset_clears_it_as_in_the_rtl(kin
     writes = writes_of(kind, chain(kind, lengths), Task(0, 2))
     control = control_address(kind, "s2mm", 0)
     reset = 1 << CONTROL_FIELDS[kind, "s2mm"]["reset"][0] if kind != "shim" else 0
-    at = 22   # in the second pass's last BD
-    host = {at: (control, reset), at + 1: (control, 0),
-            at + 2: (start_queue_address(kind, "s2mm", 0), Task(0, 1).encode())}
+    at = second_pass_last_bd(kind, writes, lengths)     # the reset, in that BD
+    push = (start_queue_address(kind, "s2mm", 0), Task(0, 1).encode())
+    host = {at: (control, reset), at + 1: (control, 0), at + 2: push}
     if kind == "shim":   # no reset bit on the shim: the push alone, once it is idle
-        host = {40: host[at + 2]}
+        host = {at + 18: push}
     address = write_count_address(kind, 0)
-    timed = [(c, *host[c]) if c in host else (c, address, None) for c in range(70)]
+    timed = [(c, *host[c]) if c in host else (c, address, None) for c in range(at + 48)]
     taken = words_taken(kind, writes, timed_writes=timed)["s2mm0"]
     result = run_dma(kind, writes, memory=np.zeros(32, dtype=np.int64),
                      inputs={"s2mm0": list(range(1, taken + 1))}, timed_writes=timed,
