@@ -6,10 +6,14 @@ is at register address ``BD_REGISTER_BASE[kind] + 0x20 n + 4 w`` (docs/bd.md
 fetch of BD ``n`` in cycle ``t`` shows its fields, decoded to actual values (the field
 table's encodings: minus one, two's complement, burst length), in cycle
 ``t + BD_FETCH_LATENCY`` (the contract's fetch stage): the block RAM reads in cycle
-``t``, its output is registered at the end of ``t + 1``, and logic reads only that
-register. ``iteration_current`` is advanced for the next fetch of the BD, back to 0
-once it reaches ``iteration_wrap`` or if it stood past it (docs/bd.md "Iteration"): a
-fetch in the next cycle or later sees the new value.
+``t``. With a latency of 2 its output is registered at the end of ``t + 1``, through the
+register port's forward (below), and logic reads only that register. With a latency of
+3 or more the RAM's output goes straight into a register (the block RAM's own output
+register where the part and the synthesis tool take it), the forward follows in
+``t + 2``, and the words are registered again until they show. ``iteration_current`` is
+advanced for the next fetch of the BD, back to 0 once it reaches ``iteration_wrap`` or if
+it stood past it (docs/bd.md "Iteration"): a fetch in the next cycle or later sees the
+new value.
 
 The field the hardware writes back (``iteration_current``) is also kept in a small
 table beside the RAM (:class:`IterationTable`), written by the same register writes and
@@ -48,8 +52,20 @@ __all__ = [
     "names_one_of",
 ]
 
-if BD_FETCH_LATENCY != 2:
-    raise AssertionError("the BD table's fetch is a RAM read and an output register")
+if BD_FETCH_LATENCY < 2:
+    raise AssertionError("the BD table's fetch is a RAM read and at least one output register")
+
+_RAW_STAGES = min(1, BD_FETCH_LATENCY - 2)
+"""Registers between the block RAM's output and the register port's forward."""
+
+
+def _delayed(m: Module, value: Value, cycles: int, name: str) -> Value:
+    """``value`` through ``cycles`` registers (``value`` itself for 0)."""
+    for stage in range(cycles):
+        register = Signal(value.shape(), name=f"{name}_d{stage + 1}")
+        m.d.sync += register.eq(value)
+        value = register
+    return value
 
 
 class IterationTable:
@@ -188,32 +204,15 @@ class BDTable(wiring.Component):
         m.d.comb += written.eq(Mux(self.reg_write & in_region, 1 << reg_word, 0))
         # The fetch pipeline: the fetch cycle, the RAM's output cycle, the words registered.
         fetched, shown_id = Signal(), Signal(range(count))
-        m.d.sync += [fetched.eq(self.fetch_en), shown_id.eq(self.fetch_id),
-                     self.bd_id.eq(shown_id)]
+        m.d.sync += [fetched.eq(self.fetch_en), shown_id.eq(self.fetch_id)]
         read_word, read_hit = Signal(3), Signal()
         m.d.sync += [read_word.eq(reg_word), read_hit.eq(self.reg_read & in_region)]
-        fetch_data, register_data = [], []
-        # A register write of a word in its fetch cycle is what the fetch shows: the RAM
-        # reads the old word (its ports do not see each other), so the written word is
-        # kept and chosen in front of the output register. Whether it is the fetched BD's
-        # is a compare of registers in the cycle after (the fetch's address comes late,
-        # through the walk and the fetch port's arbiter).
-        written_bd, written_words = Signal.like(reg_bd), Signal(words)
-        forward, forward_data = Signal(words), Signal(32)
-        m.d.sync += [written_bd.eq(reg_bd), written_words.eq(written),
-                     forward_data.eq(self.reg_wdata)]
-        m.d.comb += forward.eq(Mux(shown_id == written_bd, written_words, 0))
-        incoming = []               # the words the output registers take
-        for w in range(words):
-            fetch_word, register_word = self._word_memory(m, w, reg_bd, written[w])
-            incoming.append(Mux(forward[w], forward_data, fetch_word))
-            registered = Signal(32, name=f"fetched_word{w}")
-            m.d.sync += registered.eq(incoming[w])
-            fetch_data.append(registered)
-            register_data.append(register_word)
-        m.d.sync += self.chain_leaves.eq(self._leaves_half(incoming, shown_id))
+        memories = [self._word_memory(m, w, reg_bd, written[w]) for w in range(words)]
+        register_data = [register_word for _, register_word in memories]
+        fetch_data, at_write_back = self._fetch_words(
+            m, [fetch_word for fetch_word, _ in memories], written, reg_bd, shown_id)
         (wrap,) = FIELD_INDEX[kind]["iteration_wrap"].slices
-        iteration = self._iteration(m, written, fetch_data[wrap.word][wrap.lsb:wrap.msb + 1],
+        iteration = self._iteration(m, written, at_write_back[wrap.word][wrap.lsb:wrap.msb + 1],
                                     reg_bd, fetched, shown_id)
         (slot,) = FIELD_INDEX[kind]["iteration_current"].slices
         register_data[slot.word] = Cat(register_data[slot.word][:slot.lsb], iteration.register,
@@ -221,11 +220,45 @@ class BDTable(wiring.Component):
         m.d.comb += self.reg_rdata.eq(
             Mux(read_hit, Cat(*register_data).word_select(read_word, 32), 0))
         data = list(fetch_data)
-        data[slot.word] = Cat(data[slot.word][:slot.lsb], iteration.fetched,
-                              data[slot.word][slot.msb + 1:])
+        # (the field is read in t + 2; the words show in t + BD_FETCH_LATENCY)
+        current = _delayed(m, iteration.fetched, BD_FETCH_LATENCY - 2, "iteration_shown")
+        data[slot.word] = Cat(data[slot.word][:slot.lsb], current, data[slot.word][slot.msb + 1:])
         for f in FIELDS[kind]:
             m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, data))
         return m
+
+    def _fetch_words(self, m: Module, ram_words: list[Value], written: Value, reg_bd: Value,
+                     shown_id: Signal) -> tuple[list[Value], list[Value]]:
+        """The fetched BD's words from the RAMs' outputs (``ram_words``, in ``t + 1``) to
+        the registers that show them in ``t + BD_FETCH_LATENCY``; drives ``bd_id`` and
+        ``chain_leaves`` beside them. Returns those registers and the words as they stand
+        in ``t + 2``, where the iteration's write-back reads the wrap.
+
+        A register write of a word in its fetch cycle is what the fetch shows: the RAM
+        reads the old word (its ports do not see each other), so the written word is kept
+        and chosen in front of the register after the RAM's own (``_RAW_STAGES``). Whether
+        it is the fetched BD's is a compare of registers in the cycle after the fetch (the
+        fetch's address comes late, through the walk and the fetch port's arbiter).
+        """
+        written_bd, written_words = Signal.like(reg_bd), Signal(len(ram_words))
+        forward, forward_data = Signal(len(ram_words)), Signal(32)
+        m.d.sync += [written_bd.eq(reg_bd), written_words.eq(written),
+                     forward_data.eq(self.reg_wdata)]
+        m.d.comb += forward.eq(Mux(shown_id == written_bd, written_words, 0))
+        forward = _delayed(m, forward, _RAW_STAGES, "forward")
+        forward_data = _delayed(m, forward_data, _RAW_STAGES, "forward_data")
+        forward_id = _delayed(m, shown_id, _RAW_STAGES, "forward_id")
+        incoming = []               # the words the register after the forward takes
+        for w, ram_word in enumerate(ram_words):
+            raw = _delayed(m, ram_word, _RAW_STAGES, f"ram_word{w}")
+            incoming.append(Mux(forward[w], forward_data, raw))
+        shown = BD_FETCH_LATENCY - 1 - _RAW_STAGES      # registers from the forward on
+        fetch_data = [_delayed(m, word, shown, f"fetched_word{w}")
+                      for w, word in enumerate(incoming)]
+        leaves = _delayed(m, self._leaves_half(incoming, forward_id), shown, "chain_leaves")
+        m.d.comb += [self.bd_id.eq(_delayed(m, forward_id, shown, "bd_id")),
+                     self.chain_leaves.eq(leaves)]
+        return fetch_data, fetch_data if _RAW_STAGES == 0 else incoming
 
     def _leaves_half(self, words: list[Value], bd_id: Value) -> Value:
         """BD ``bd_id`` (``words``) chains to a BD outside its half of the table (or past

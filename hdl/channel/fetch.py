@@ -53,10 +53,11 @@ from .record import record_layout
 
 __all__ = ["FetchStage", "unreachable"]
 
-if (BD_FETCH_LATENCY != 2 or FETCH_INTERVAL != BD_FETCH_LATENCY
+if (BD_FETCH_LATENCY < 2 or FETCH_INTERVAL != BD_FETCH_LATENCY
         or BD_OFFER_LATENCY != BD_FETCH_LATENCY + 1 or OUT_OF_ORDER_FETCH_LATENCY != 1):
-    raise AssertionError("the fetch stage tracks a fetch (t + 1) and its BD (t + 2), where "
-                         "the walk goes on, and offers it from its entries (t + 3)")
+    raise AssertionError("the fetch stage tracks one fetch at a time from t + 1 to its BD "
+                         "(t + BD_FETCH_LATENCY), where the walk goes on, and offers it from "
+                         "its entries a cycle later")
 
 _PADDING = ("d0_zero_before", "d0_zero_after", "d1_zero_before", "d1_zero_after",
             "d2_zero_before", "d2_zero_after")
@@ -87,7 +88,7 @@ class _OutOfOrder:
         self.running = Signal()      # an out-of-order task runs
         self.pending = Signal()      # a header's BD ID waits to be fetched
         self.pending_id = Signal(range(BD_COUNT[kind]))
-        self.fetched = Signal()      # the fetch last made was out of order (shows at t + 2)
+        self.fetched = Signal()      # the fetch last made was out of order (read as it arrives)
         self.last = Signal()         # ... and its task's last packet
         self.start = Signal()        # an out-of-order task starts this cycle
         self.walking, self.flying = Signal(), Signal()   # the in-order walk's, read here
@@ -169,8 +170,10 @@ class FetchStage(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        # Fetches of the last two cycles: on their way (t + 1), then the BD (t + 2).
+        # A fetch on its way (t + 1 ...), then its BD arriving (t + BD_FETCH_LATENCY); one
+        # at a time (FETCH_INTERVAL), so ``flying`` is a bit.
         flying, arriving = Signal(), Signal()
+        on_way = [Signal(name=f"on_way{n + 1}") for n in range(BD_FETCH_LATENCY - 1)]
         held = Signal(range(FETCH_DEPTH + 1))     # BDs in the stage's own entries
         arrived = Signal(_held_layout(self.kind))
         # (from the port, not from arrived.bd: a signal's bits made from its own other
@@ -187,7 +190,8 @@ class FetchStage(wiring.Component):
                                     room=held + flying + arriving < FETCH_DEPTH)
         if self.out_of_order_bds is not None:
             self._out_of_order(m, ooo, fetch, idle=(held == 0) & ~flying & ~arriving)
-        m.d.sync += [flying.eq(fetch), arriving.eq(flying)]
+        m.d.sync += [a.eq(b) for a, b in zip([*on_way, arriving], [fetch, *on_way], strict=True)]
+        m.d.comb += flying.eq(Cat(*on_way).any())
         self._hold(m, held, arriving, arrived)
         m.d.comb += self.waiting.eq(pending | flying | arriving | ooo.running)
         return m
@@ -242,7 +246,7 @@ class FetchStage(wiring.Component):
         passes_left = Signal()       # passes < repeat, kept in a register: no compare late
         pending = Signal()
         pending_id = Signal(range(count))
-        # The arriving BD (fetched two cycles ago) decides its task's next load.
+        # The arriving BD (fetched BD_FETCH_LATENCY cycles ago) decides its task's next load.
         more = Signal()
         next_id = Signal(range(count))
         m.d.comb += [more.eq(chain.use_next_bd | passes_left),

@@ -192,7 +192,8 @@ def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the
         await ctx.tick()
         ctx.set(dut.reg_write, 0)
         ctx.set(dut.fetch_en, 0)
-        await ctx.tick()
+        for _ in range(BD_FETCH_LATENCY - 1):
+            await ctx.tick()
         assert ctx.get(dut.bd.buffer_length) == 9, "the written word, not the old one"
         assert ctx.get(dut.bd.iteration_current) == 0, "reads without fetch_en advanced it"
         ctx.set(dut.fetch_en, 1)
@@ -327,7 +328,8 @@ def test_a_register_write_in_the_cycle_of_a_write_back(written):
             ctx.set(dut.fetch_en, 1)
             await ctx.tick()
             ctx.set(dut.fetch_en, 0)
-            await ctx.tick()
+            for _ in range(BD_FETCH_LATENCY - 1):
+                await ctx.tick()
             seen[n] = ctx.get(dut.bd.iteration_current)
 
     sim = Simulator(dut)
