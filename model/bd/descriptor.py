@@ -491,6 +491,39 @@ class BufferDescriptor:
         values = tuple(image.values[f.name] for f in FIELDS[image.kind])
         return cls.from_checked(image.kind, values)
 
+    def stored_with(self, **raw: int) -> BufferDescriptor:
+        """This BD with ``raw`` field values put straight into its register words (each
+        field's raw bits, lowest slice first), read back as :meth:`decode_stored` reads
+        a table: how a test or a random program writes what the constructor refuses, a
+        memory tile's ``next_bd`` of 48-63 or a lock ID of 192-255.
+
+        Raises
+        ------
+        BDError
+            For a field the kind has not or a value its bits do not hold (the field, the
+            value, the rule); otherwise as :meth:`decode_stored`.
+
+        Examples
+        --------
+        >>> bd = BufferDescriptor("memtile", valid_bd=1, use_next_bd=1)
+        >>> bd.stored_with(next_bd=50).next_bd
+        50
+        """
+        words = list(self.encode())
+        for name, value in raw.items():
+            field = FIELD_INDEX[self._kind].get(name)
+            if field is None:
+                raise field_error(BDError, "field", name, f"a {self._kind} BD has no such field")
+            top = (1 << field.bits) - 1
+            if not 0 <= value <= top:
+                raise field_error(BDError, name, value,
+                                  f"raw bits of a {field.bits}-bit field: 0 to {top}")
+            for part in field.slices:
+                kept = words[part.word] & ~part.mask
+                words[part.word] = kept | (value & (1 << part.width) - 1) << part.lsb
+                value >>= part.width
+        return type(self).decode_stored(self._kind, words)
+
     # --- behaviour ---------------------------------------------------------------------
 
     def next_iteration(self) -> BufferDescriptor:

@@ -39,7 +39,6 @@ from ...model.arch.registers import (
     write_count_address,
 )
 from ...model.bd.descriptor import BufferDescriptor
-from ...model.bd.fields import FIELD_INDEX
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
 from .dma_check import words_taken
@@ -149,10 +148,7 @@ def _chains(rng: random.Random, kind: str) -> tuple[dict, dict, dict]:
 def _chained_to(kind: str, bd: BufferDescriptor, next_bd: int) -> BufferDescriptor:
     """``bd`` chained to ``next_bd``, whatever its half (decoded as the hardware's table
     stores it: a memory tile's 6-bit field also holds 48-63, which no BD has)."""
-    words = list(bd.replace(use_next_bd=1).encode())
-    (field,) = FIELD_INDEX[kind]["next_bd"].slices
-    words[field.word] |= next_bd << field.lsb
-    return BufferDescriptor.decode_stored(kind, words)
+    return bd.replace(use_next_bd=1).stored_with(next_bd=next_bd)
 
 
 def _lock_fault_bd(rng: random.Random, kind: str, base: int) -> BufferDescriptor:
@@ -162,11 +158,8 @@ def _lock_fault_bd(rng: random.Random, kind: str, base: int) -> BufferDescriptor
     bd = BufferDescriptor(kind, base_address=base, buffer_length=2, valid_bd=1,
                           lock_acq_enable=int(field == "lock_acq_id"),
                           lock_rel_value=int(field == "lock_rel_id"))
-    words = list(bd.encode())
-    shift = 0 if field == "lock_acq_id" else 16
     lock = rng.choice([rng.randint(192, 255), rng.randint(0, 63), rng.randint(128, 191)])
-    words[7] |= lock << shift
-    return BufferDescriptor.decode_stored(kind, words)
+    return bd.stored_with(**{field: lock})
 
 
 def random_fault_program(seed: int, kind: str = "tile") -> FaultProgram:

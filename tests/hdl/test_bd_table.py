@@ -101,10 +101,7 @@ def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
 
 def chained(kind, next_bd, use=1):
     """A BD chained to ``next_bd`` as the table stores it (any 6-bit value)."""
-    words = list(BufferDescriptor(kind, valid_bd=1, use_next_bd=use).encode())
-    (field,) = FIELD_INDEX[kind]["next_bd"].slices
-    words[field.word] |= next_bd << field.lsb
-    return BufferDescriptor.decode_stored(kind, words)
+    return BufferDescriptor(kind, valid_bd=1, use_next_bd=use).stored_with(next_bd=next_bd)
 
 
 @pytest.mark.parametrize(("kind", "bd_id", "next_bd", "use", "leaves"), [

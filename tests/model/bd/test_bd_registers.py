@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 import subprocess
 import sys
 import warnings
@@ -611,3 +612,21 @@ def test_check_chain_kind_mismatch() -> None:
     check_chain("tile", 15, BufferDescriptor("tile", use_next_bd=1, next_bd=0))
     with pytest.raises(BDError, match=r"^bd\.kind='shim': must be 'tile'"):
         check_chain("tile", 0, BufferDescriptor("shim"))
+
+
+def test_stored_with_writes_raw_bits_the_constructor_refuses():
+    bd = BufferDescriptor("memtile", valid_bd=1, buffer_length=2, use_next_bd=1, next_bd=3,
+                          lock_acq_enable=1)
+    stored = bd.stored_with(next_bd=50, lock_acq_id=200)
+    assert (stored.next_bd, stored.lock_acq_id, stored.buffer_length) == (50, 200, 2)
+    assert stored == BufferDescriptor.decode_stored("memtile", stored.encode())
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"next_bd": 64}, "next_bd=64: raw bits of a 6-bit field: 0 to 63"),
+    ({"next_bd": -1}, "next_bd=-1: raw bits of a 6-bit field: 0 to 63"),
+    ({"packet_idx": 1}, "field='packet_idx': a memtile BD has no such field"),
+])
+def test_stored_with_refuses_what_the_bits_cannot_hold(raw, message):
+    with pytest.raises(BDError, match=re.escape(message)):
+        BufferDescriptor("memtile", valid_bd=1).stored_with(**raw)

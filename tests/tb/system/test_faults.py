@@ -18,7 +18,6 @@ from aiedma.model.arch.registers import (
     status_address,
 )
 from aiedma.model.bd.descriptor import BufferDescriptor
-from aiedma.model.bd.fields import FIELD_INDEX
 from aiedma.model.bd.task import Task
 from aiedma.model.cycle.contract import BD_FETCH_LATENCY
 from aiedma.model.system.scheduler import DeadlockError
@@ -154,13 +153,8 @@ def run_stopped_then_reset(kind, direction, writes, name, memory=None, inputs=()
 def memtile_bd_words(n, bd, **raw):
     """BD ``n``'s register writes with ``raw`` fields (one slice each) put into its words
     as the hardware stores them (past the BD constructor's limit)."""
-    words = list(bd.encode())
-    for field, value in raw.items():
-        (where,) = FIELD_INDEX["memtile"][field].slices
-        mask = (1 << where.width) - 1
-        words[where.word] = words[where.word] & ~(mask << where.lsb) | value << where.lsb
     base = DMA_KINDS["memtile"].bd_register(n)
-    return [(base + 4 * w, word) for w, word in enumerate(words)]
+    return [(base + 4 * w, word) for w, word in enumerate(bd.stored_with(**raw).encode())]
 
 
 @pytest.mark.parametrize(("direction", "raw"), [
