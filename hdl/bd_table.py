@@ -52,12 +52,6 @@ __all__ = [
     "names_one_of",
 ]
 
-if BD_FETCH_LATENCY < 2:
-    raise AssertionError("the BD table's fetch is a RAM read and at least one output register")
-
-_RAW_STAGES = min(1, BD_FETCH_LATENCY - 2)
-"""Registers between the block RAM's output and the register port's forward."""
-
 
 def _delayed(m: Module, value: Value, cycles: int, name: str) -> Value:
     """``value`` through ``cycles`` registers (``value`` itself for 0)."""
@@ -162,6 +156,14 @@ class BDTable(wiring.Component):
     Parameters
     ----------
     kind : {"tile", "memtile", "shim"}
+    latency : int, optional
+        Cycles from a fetch to its BD on ``bd``: the contract's ``BD_FETCH_LATENCY``
+        (another value for the tests of the next contract), at least 2.
+
+    Raises
+    ------
+    ValueError
+        For a latency below 2 (a RAM read and its output register).
 
     Attributes
     ----------
@@ -175,8 +177,8 @@ class BDTable(wiring.Component):
         ``fetch_en`` makes it a fetch (the iteration advances), so a user may present the
         address before it knows it fetches.
     bd : Out(bd_full_layout(kind))
-        The BD at ``fetch_id`` of ``BD_FETCH_LATENCY`` cycles before (meaningful after a
-        fetch then), decoded from registered words.
+        The BD at ``fetch_id`` of ``latency`` cycles before (meaningful after a fetch
+        then), decoded from registered words.
     bd_id : Out
         The BD shown on ``bd``.
     chain_leaves : Out(1)
@@ -185,8 +187,14 @@ class BDTable(wiring.Component):
         a BD of the one half.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, latency: int = BD_FETCH_LATENCY) -> None:
         self.kind = check_kind(kind)
+        if latency < 2:
+            raise ValueError(f"latency={latency}: a BD table's fetch is a RAM read and at "
+                             "least one output register, 2 cycles or more")
+        self.latency = latency
+        # registers between the block RAM's output and the register port's forward
+        self._raw_stages = min(1, latency - 2)
         count = BD_COUNT[kind]
         super().__init__({
             **register_port_signature().members,
@@ -220,8 +228,8 @@ class BDTable(wiring.Component):
         m.d.comb += self.reg_rdata.eq(
             Mux(read_hit, Cat(*register_data).word_select(read_word, 32), 0))
         data = list(fetch_data)
-        # (the field is read in t + 2; the words show in t + BD_FETCH_LATENCY)
-        current = _delayed(m, iteration.fetched, BD_FETCH_LATENCY - 2, "iteration_shown")
+        # (the field is read in t + 2; the words show in t + latency)
+        current = _delayed(m, iteration.fetched, self.latency - 2, "iteration_shown")
         data[slot.word] = Cat(data[slot.word][:slot.lsb], current, data[slot.word][slot.msb + 1:])
         for f in FIELDS[kind]:
             m.d.comb += getattr(self.bd, f.name).eq(decode_field(f, data))
@@ -230,13 +238,13 @@ class BDTable(wiring.Component):
     def _fetch_words(self, m: Module, ram_words: list[Value], written: Value, reg_bd: Value,
                      shown_id: Signal) -> tuple[list[Value], list[Value]]:
         """The fetched BD's words from the RAMs' outputs (``ram_words``, in ``t + 1``) to
-        the registers that show them in ``t + BD_FETCH_LATENCY``; drives ``bd_id`` and
+        the registers that show them in ``t + latency``; drives ``bd_id`` and
         ``chain_leaves`` beside them. Returns those registers and the words as they stand
         in ``t + 2``, where the iteration's write-back reads the wrap.
 
         A register write of a word in its fetch cycle is what the fetch shows: the RAM
         reads the old word (its ports do not see each other), so the written word is kept
-        and chosen in front of the register after the RAM's own (``_RAW_STAGES``). Whether
+        and chosen in front of the register after the RAM's own (``_raw_stages``). Whether
         it is the fetched BD's is a compare of registers in the cycle after the fetch (the
         fetch's address comes late, through the walk and the fetch port's arbiter).
         """
@@ -245,20 +253,20 @@ class BDTable(wiring.Component):
         m.d.sync += [written_bd.eq(reg_bd), written_words.eq(written),
                      forward_data.eq(self.reg_wdata)]
         m.d.comb += forward.eq(Mux(shown_id == written_bd, written_words, 0))
-        forward = _delayed(m, forward, _RAW_STAGES, "forward")
-        forward_data = _delayed(m, forward_data, _RAW_STAGES, "forward_data")
-        forward_id = _delayed(m, shown_id, _RAW_STAGES, "forward_id")
+        forward = _delayed(m, forward, self._raw_stages, "forward")
+        forward_data = _delayed(m, forward_data, self._raw_stages, "forward_data")
+        forward_id = _delayed(m, shown_id, self._raw_stages, "forward_id")
         incoming = []               # the words the register after the forward takes
         for w, ram_word in enumerate(ram_words):
-            raw = _delayed(m, ram_word, _RAW_STAGES, f"ram_word{w}")
+            raw = _delayed(m, ram_word, self._raw_stages, f"ram_word{w}")
             incoming.append(Mux(forward[w], forward_data, raw))
-        shown = BD_FETCH_LATENCY - 1 - _RAW_STAGES      # registers from the forward on
+        shown = self.latency - 1 - self._raw_stages     # registers from the forward on
         fetch_data = [_delayed(m, word, shown, f"fetched_word{w}")
                       for w, word in enumerate(incoming)]
         leaves = _delayed(m, self._leaves_half(incoming, forward_id), shown, "chain_leaves")
         m.d.comb += [self.bd_id.eq(_delayed(m, forward_id, shown, "bd_id")),
                      self.chain_leaves.eq(leaves)]
-        return fetch_data, fetch_data if _RAW_STAGES == 0 else incoming
+        return fetch_data, fetch_data if self._raw_stages == 0 else incoming
 
     def _leaves_half(self, words: list[Value], bd_id: Value) -> Value:
         """BD ``bd_id`` (``words``) chains to a BD outside its half of the table (or past

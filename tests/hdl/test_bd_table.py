@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The RTL BD table: BD words written at their register addresses come back bit-exact, a fetch
 decodes every field to the model's actual value, and iteration_current is written back."""
 
@@ -18,6 +19,10 @@ OTHER = {"lock_acq_enable", "lock_acq_id", "lock_acq_value", "lock_rel_id", "loc
          "next_bd", "out_of_order_bd_id", "compression_enable", "burst_length", "axq_os",
          "axcache", "axqos", "secure_access"}
 
+
+LATENCIES = [BD_FETCH_LATENCY, BD_FETCH_LATENCY + 1]
+"""The contract's fetch latency, and one more: the table is built for either (the next
+contract's block RAM output register)."""
 
 def full_random_bd(kind, rng, bd_id):
     """A legal BD with every field in play, not only address generation."""
@@ -50,12 +55,13 @@ async def write_bds(ctx, dut, kind, bds):
 
 
 @pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
-def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
+@pytest.mark.parametrize("latency", LATENCIES)
+def test_the_bd_table_is_the_register_image_and_decodes_every_field(latency, kind):
     rng = random.Random(kind)
     count = BD_COUNT[kind]
     ids = rng.sample(range(count), min(count, 10))
     table = {n: full_random_bd(kind, rng, n) for n in ids}
-    dut = BDTable(kind)
+    dut = BDTable(kind, latency)
     base = DMA_KINDS[kind].bd_register_base
 
     async def bench(ctx):
@@ -68,16 +74,16 @@ def test_the_bd_table_is_the_register_image_and_decodes_every_field(kind):
                 await ctx.tick()
                 ctx.set(dut.reg_read, 0)
                 assert ctx.get(dut.reg_rdata) == word, (n, w)
-        # A fetch decodes every field BD_FETCH_LATENCY cycles later; fetching one BD
+        # A fetch decodes every field latency cycles later; fetching one BD
         # every cycle sees its write-back.
         for n, bd in table.items():
             expected = [bd, bd.next_iteration(), bd.next_iteration().next_iteration()]
             ctx.set(dut.fetch_id, n)
-            for k in range(len(expected) + BD_FETCH_LATENCY - 1):
+            for k in range(len(expected) + latency - 1):
                 ctx.set(dut.fetch_en, k < len(expected))
                 await ctx.tick()
-                if k >= BD_FETCH_LATENCY - 1:
-                    want = expected[k - BD_FETCH_LATENCY + 1].fields()
+                if k >= latency - 1:
+                    want = expected[k - latency + 1].fields()
                     got = {f.name: ctx.get(getattr(dut.bd, f.name)) for f in FIELDS[kind]}
                     assert got == want, (n, {k: (v, want[k]) for k, v in got.items()
                                              if v != want[k]})
@@ -110,12 +116,13 @@ def chained(kind, next_bd, use=1):
     ("memtile", 10, 50, 1, 1), ("memtile", 40, 63, 1, 1),
     ("tile", 3, 15, 1, 0), ("shim", 15, 0, 1, 0),
 ])
-def test_chain_leaves_says_when_a_chain_leaves_its_half_of_the_table(kind, bd_id, next_bd,
+@pytest.mark.parametrize("latency", LATENCIES)
+def test_chain_leaves_says_when_a_chain_leaves_its_half_of_the_table(latency, kind, bd_id, next_bd,
                                                                      use, leaves):
     """With the fetched BD, ``chain_leaves`` shows whether its chain names a BD outside
     its half of the memory tile's table (or past BD 47), from a register; a core tile's
     or shim's chain never leaves."""
-    dut = BDTable(kind)
+    dut = BDTable(kind, latency)
 
     async def bench(ctx):
         await write_bds(ctx, dut, kind, {bd_id: chained(kind, next_bd, use)})
@@ -123,7 +130,7 @@ def test_chain_leaves_says_when_a_chain_leaves_its_half_of_the_table(kind, bd_id
         ctx.set(dut.fetch_en, 1)
         await ctx.tick()
         ctx.set(dut.fetch_en, 0)
-        for _ in range(BD_FETCH_LATENCY - 1):
+        for _ in range(latency - 1):
             assert ctx.get(dut.chain_leaves) == 0      # (no BD shown yet)
             await ctx.tick()
         assert (ctx.get(dut.bd.next_bd), ctx.get(dut.chain_leaves)) == (next_bd, leaves)
@@ -169,11 +176,12 @@ def test_a_write_outside_the_bd_region_changes_nothing(kind):
     assert BufferDescriptor(kind).buffer_length == 0
 
 
-def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the_iteration():
+@pytest.mark.parametrize("latency", LATENCIES)
+def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the_iteration(latency):
     """The fetch's read port is transparent: it must show a word written in the same
     cycle, and an address presented without ``fetch_en`` must not count as a fetch."""
     kind, base = "tile", DMA_KINDS["tile"].bd_register_base
-    dut = BDTable(kind)
+    dut = BDTable(kind, latency)
     old = BufferDescriptor(kind, valid_bd=1, buffer_length=5, iteration_wrap=4)
     new = old.replace(buffer_length=9)
 
@@ -189,12 +197,12 @@ def test_a_fetch_shows_a_word_written_in_its_cycle_and_only_a_fetch_advances_the
         await ctx.tick()
         ctx.set(dut.reg_write, 0)
         ctx.set(dut.fetch_en, 0)
-        for _ in range(BD_FETCH_LATENCY - 1):
+        for _ in range(latency - 1):
             await ctx.tick()
         assert ctx.get(dut.bd.buffer_length) == 9, "the written word, not the old one"
         assert ctx.get(dut.bd.iteration_current) == 0, "reads without fetch_en advanced it"
         ctx.set(dut.fetch_en, 1)
-        for _ in range(BD_FETCH_LATENCY):
+        for _ in range(latency):
             await ctx.tick()
         assert ctx.get(dut.bd.iteration_current) == 1
 
@@ -254,10 +262,11 @@ def test_the_shared_table_serves_one_fetch_a_cycle_in_round_robin(ports, seed):
 
 @pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
 @pytest.mark.filterwarnings("ignore::aiedma.model.errors.UndocumentedBehaviourWarning")
-def test_iteration_current_past_its_wrap_restarts_at_0_as_in_the_model(kind):
+@pytest.mark.parametrize("latency", LATENCIES)
+def test_iteration_current_past_its_wrap_restarts_at_0_as_in_the_model(latency, kind):
     """mlir-aie writes ``iteration_current`` 42 with a wrap of 29: the first fetch shows 42
     (its offset is 42 steps), the next ones 0 and 1, as ``next_iteration`` gives."""
-    dut = BDTable(kind)
+    dut = BDTable(kind, latency)
     base = DMA_KINDS[kind].bd_register_base
     bd = BufferDescriptor(kind, valid_bd=1, buffer_length=2, iteration_wrap=29,
                           iteration_current=42, iteration_stepsize=3)
@@ -267,10 +276,10 @@ def test_iteration_current_past_its_wrap_restarts_at_0_as_in_the_model(kind):
     async def bench(ctx):
         await write_bds(ctx, dut, kind, {5: bd})
         ctx.set(dut.fetch_id, 5)
-        for k in range(len(expected) + BD_FETCH_LATENCY - 1):
+        for k in range(len(expected) + latency - 1):
             ctx.set(dut.fetch_en, k < len(expected))
             await ctx.tick()
-            if k >= BD_FETCH_LATENCY - 1:
+            if k >= latency - 1:
                 seen.append(ctx.get(dut.bd.iteration_current))
         ctx.set(dut.fetch_en, 0)
         await ctx.tick()
@@ -290,12 +299,13 @@ def test_iteration_current_past_its_wrap_restarts_at_0_as_in_the_model(kind):
 
 
 @pytest.mark.parametrize("written", [6, 5])
-def test_a_register_write_in_the_cycle_of_a_write_back(written):
+@pytest.mark.parametrize("latency", LATENCIES)
+def test_a_register_write_in_the_cycle_of_a_write_back(latency, written):
     """The register port and the write-back each write ``iteration_current`` in the same
     cycle: of two BDs, both land (the table has a write port for each); of the same BD,
     the write-back wins (``BDTable._iteration``'s decision)."""
     kind, base = "memtile", DMA_KINDS["memtile"].bd_register_base
-    dut = BDTable(kind)
+    dut = BDTable(kind, latency)
     bds = {n: BufferDescriptor(kind, valid_bd=1, buffer_length=2, iteration_wrap=4,
                                iteration_current=n - 4) for n in (5, 6)}
     w = FIELD_INDEX[kind]["iteration_current"].slices[0].word
@@ -308,7 +318,7 @@ def test_a_register_write_in_the_cycle_of_a_write_back(written):
         ctx.set(dut.fetch_en, 1)
         await ctx.tick()
         ctx.set(dut.fetch_en, 0)
-        for _ in range(BD_FETCH_LATENCY):
+        for _ in range(latency):
             await ctx.tick()
         ctx.set(dut.fetch_id, 5)
         ctx.set(dut.fetch_en, 1)
@@ -325,7 +335,7 @@ def test_a_register_write_in_the_cycle_of_a_write_back(written):
             ctx.set(dut.fetch_en, 1)
             await ctx.tick()
             ctx.set(dut.fetch_en, 0)
-            for _ in range(BD_FETCH_LATENCY - 1):
+            for _ in range(latency - 1):
                 await ctx.tick()
             seen[n] = ctx.get(dut.bd.iteration_current)
 
@@ -334,3 +344,8 @@ def test_a_register_write_in_the_cycle_of_a_write_back(written):
     sim.add_testbench(bench)
     sim.run()
     assert seen == {5: 2, 6: 1 if written == 6 else 3}
+
+
+def test_a_latency_below_two_is_refused():
+    with pytest.raises(ValueError, match="latency=1: a BD table's fetch is a RAM read"):
+        BDTable("tile", latency=1)
