@@ -46,9 +46,9 @@ def counts(result, kind):
     return {cycle: word for cycle, a, word in result.reads if a == address}
 
 
-def dropped_repeats(values):
-    """``values`` with each run of equal values kept once."""
-    return [v for k, v in enumerate(values) if k == 0 or values[k - 1] != v]
+def runs(pairs):
+    """``(cycle, value)`` pairs with each run of equal values kept once, at its first."""
+    return [(c, v) for k, (c, v) in enumerate(pairs) if k == 0 or pairs[k - 1][1] != v]
 
 
 def second_pass_last_bd(kind, writes, lengths):
@@ -88,10 +88,10 @@ def test_the_count_restarts_with_each_bd_and_a_reset_clears_it_as_in_the_rtl(kin
     seen = [by_cycle[c] for c in sorted(by_cycle)]
     # A pass's counts with repeats dropped (1, 2, 3, 1, 2, 3, 4, 5: the one-word BD's 1
     # and the next BD's first 1 are one run), so bubbles between BDs do not matter.
-    runs = [(c, by_cycle[c]) for c in sorted(by_cycle) if by_cycle.get(c - 1) != by_cycle[c]]
-    values = [v for _, v in runs]
-    one_pass = dropped_repeats([k for n in lengths for k in range(1, n + 1)])
-    starts = [runs[k][0] for k in range(len(runs)) if values[k:k + len(one_pass)] == one_pass]
+    counted = runs(sorted(by_cycle.items()))
+    values = [v for _, v in counted]
+    one_pass = [v for _, v in runs(list(enumerate(k for n in lengths for k in range(1, n + 1))))]
+    starts = [counted[k][0] for k in range(len(counted)) if values[k:k + len(one_pass)] == one_pass]
     assert seen[0] == 0 and max(seen) == max(lengths)
     if kind == "shim":
         assert len(starts) == 3                               # two passes, then the push
