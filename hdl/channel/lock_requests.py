@@ -16,7 +16,7 @@ and completes in the cycle it holds its lock.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -27,6 +27,11 @@ from ..lock_unit import lock_port_signature
 from .record import FEW_BEATS, head_layout, head_of, record_layout
 
 __all__ = ["LockRequester"]
+
+
+def _at_most(value: Value, width: int, limit: int) -> Value:
+    """``value`` modulo ``2**width`` is at most ``limit``."""
+    return value[:width] <= limit
 
 
 class LockRequester(wiring.Component):
@@ -117,8 +122,21 @@ class LockRequester(wiring.Component):
                                           left - self.beat_moved)))
         m.d.sync += left.eq(left_after)
         near, near_beat = Signal(init=1), Signal()   # as ``left``'s reset value (0) has
-        m.d.sync += [near.eq(left_after <= self.ask_ahead),
-                     near_beat.eq((left_after - 1)[:len(left)] <= self.ask_ahead)]
+        # ``left_after <= ask_ahead`` and ``left_after - 1 <= ask_ahead`` (modulo the
+        # width: 0 - 1 is never near), each compared in all three cases of
+        # ``left_after`` and chosen by them, so the grant's path (through ``passed``)
+        # ends at a multiplexer, not at a subtract and a compare.
+        def at_most(value: Value) -> Value:
+            return _at_most(value, len(left), self.ask_ahead)
+        length, moved = self.gate_head.length, self.beat_moved
+        m.d.sync += [
+            near.eq(Mux(self.beat_cut, 1,
+                        Mux(passed, at_most(length - 1),
+                            Mux(moved, at_most(left - 1), at_most(left))))),
+            near_beat.eq(Mux(self.beat_cut, 0,
+                             Mux(passed, at_most(length - 2),
+                                 Mux(moved, at_most(left - 2), at_most(left - 1))))),
+        ]
         few = self.gate_head.few_beats
         near_after = Mux(self.beat_cut, 1,
                          Mux(passed, (few != 0) & (few <= self.ask_ahead + 1),
