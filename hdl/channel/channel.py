@@ -248,7 +248,7 @@ class Channel(wiring.Component):
             fetch.consumed.eq(accepted | locks.zero_done), fetch.pause.eq(self.pause),
             fetch.stop.eq(stopped),
             packets.head.eq(ring.stage_head), packets.head_packet.eq(ring.stage_packet),
-            packets.head_granted.eq(ring.stage_granted),
+            packets.head_granted.eq(ring.stage_granted), packets.head_single.eq(ring.stage_single),
         ]
         wiring.connect(m, locks.acquire, wiring.flipped(self.acquire))
         wiring.connect(m, releases.release, wiring.flipped(self.release))

@@ -17,7 +17,7 @@ head's record, whether it holds a packet BD (``head_packet``, the ring's registe
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -40,6 +40,7 @@ def packet_stage_signature(kind: str) -> wiring.Signature:
         "i": In(stream.Signature(data_beat_layout())),
         "o": Out(stream.Signature(data_beat_layout())),
         "head": In(head_layout(kind, "stage")), "head_packet": In(1), "head_granted": In(1),
+        "head_single": In(1),
         "advance": Out(1), "error": Out(1), "fot": In(1), "hold": In(1),
         "words": Out(FIELD_INDEX[kind]["buffer_length"].value_width),
         "ooo_want": In(1), "ooo_header": Out(1), "ooo_bd": Out(_OOO_BITS),
@@ -129,7 +130,7 @@ class S2MMPacketStage(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        head, i, o = self.head, self.i, self.o
+        i, o = self.i, self.o
         header_done = header_flag(m, self.advance)
         header_due = self.head_packet & ~header_done
         count = Signal(self.length_bits)
@@ -140,7 +141,7 @@ class S2MMPacketStage(wiring.Component):
         # (no beat can take the word) leave ``ooo_want`` out: it is made from the fetch
         # stage's out-of-order state, and on the engine's valid it reached the address
         # generator, the lock requester and the decompressor's block counts.
-        m.d.comb += [self.header.eq(header_due), self.remaining.eq(head.length - count)]
+        m.d.comb += self.header.eq(header_due)
         m.d.comb += self.ooo_bd.eq(i.payload.data[_OOO_LSB:_OOO_LSB + _OOO_BITS])
         # Finish on TLAST: a word with TLAST is its BD's last (the engine's ``last``, which
         # counts only with ``o.valid``): driven outside the header choice, so that the
@@ -149,6 +150,8 @@ class S2MMPacketStage(wiring.Component):
         ends = self.fot & i.payload.last
         m.d.comb += [o.payload.data.eq(i.payload.data), o.payload.last.eq(ends),
                      o.valid.eq(i.valid & ~self.hold & ~header_due)]
+        data_word = Signal()         # a data word passes
+        last_word = self._count_down(m, count, data_word)
         with m.If(header_due | self.ooo_want):
             m.d.comb += i.ready.eq(1)
             with m.If(i.valid):
@@ -156,11 +159,28 @@ class S2MMPacketStage(wiring.Component):
                 m.d.comb += [self.error.eq(~i.payload.data.xor()),   # odd parity, or an error
                              self.ooo_header.eq(self.ooo_want)]
         with m.Else():
-            m.d.comb += [i.ready.eq(o.ready & ~self.hold), self.words.eq(count + 1)]
-            with m.If(i.valid & o.ready & ~self.hold):
-                with m.If((count + 1 == head.length) | ends):
+            m.d.comb += [i.ready.eq(o.ready & ~self.hold), self.words.eq(count + 1),
+                         data_word.eq(i.valid & o.ready & ~self.hold)]
+            with m.If(data_word):
+                with m.If(last_word | ends):
                     m.d.comb += self.advance.eq(1)
                     m.d.sync += count.eq(0)
                 with m.Else():
                     m.d.sync += count.eq(count + 1)
         return m
+
+    def _count_down(self, m: Module, count: Signal, data_word: Signal) -> Value:
+        """Whether the next data word is the stage head's last by its length, and its
+        words still to pass (``remaining``), from registers: the ring's ``head_single``
+        and the head's length for its first word, else worked out as the word before
+        passed (``count + 2 == length``; the words left less one), so neither waits on
+        a subtract or a compare of the count with the length read from the ring."""
+        first, last_next = Signal(init=1), Signal()
+        left = Signal(self.length_bits)
+        m.d.comb += self.remaining.eq(Mux(first, self.head.length, left))
+        with m.If(self.advance):
+            m.d.sync += first.eq(1)
+        with m.Elif(data_word):
+            m.d.sync += [first.eq(0), last_next.eq(count + 2 == self.head.length),
+                         left.eq(self.remaining - 1)]
+        return Mux(first, self.head_single, last_next)

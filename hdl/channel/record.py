@@ -114,6 +114,9 @@ class InFlightRing(wiring.Component):
     stage_granted : Out(1)
         The stage head's BD is past the lock gate (a register: it decides, with
         ``stage_packet``, whether the next stream word is a header).
+    stage_single : Out(1)
+        The stage head holds a BD of length 1, from a register (the S2MM packet stage's
+        "this word is the BD's last" for a BD's first word).
     stage_compress : Out(1)
         Core tile and memory tile: the stage head holds a BD with ``compress`` set, from
         a register (it feeds the (de)compressor's choice to pass a word through, which
@@ -133,6 +136,7 @@ class InFlightRing(wiring.Component):
             "gate_valid": Out(1), "gate_next": Out(head_layout(kind, "gate")),
             "next_valid": Out(1),
             "stage_valid": Out(1), "stage_packet": Out(1), "stage_granted": Out(1),
+            "stage_single": Out(1),
             "engine_empty": Out(1, init=1),
             "busy": Out(1),
             **({"stage_compress": Out(1)} if "compress" in record_layout(kind).members
@@ -181,18 +185,19 @@ class InFlightRing(wiring.Component):
 
     def _stage_flags(self, m: Module, wr: Signal, next_wr: Value, next_gate: Value,
                      next_stage: Value) -> None:
-        """``stage_valid``, ``stage_granted``, ``stage_packet`` and ``stage_compress`` as
-        registers: each record's bits in flip-flops, and the next cycle's stage head
-        (after this cycle's push and advances) read from them."""
+        """``stage_valid``, ``stage_granted``, ``stage_packet``, ``stage_single`` and
+        ``stage_compress`` as registers: each record's bits in flip-flops, and the next
+        cycle's stage head (after this cycle's push and advances) read from them."""
         held = next_stage != next_wr
         m.d.sync += [self.stage_valid.eq(held), self.stage_granted.eq(next_stage != next_gate)]
-        flags = {"packet": self.stage_packet}
+        flags = {"packet": (self.stage_packet, self.record.packet),
+                 "single": (self.stage_single, self.record.length == 1)}
         if hasattr(self, "stage_compress"):
-            flags["compress"] = self.stage_compress
-        for name, flag in flags.items():
+            flags["compress"] = (self.stage_compress, self.record.compress)
+        for name, (flag, value) in flags.items():
             bits = Signal(RECORDS, name=f"{name}_bits")
             next_bits = Signal(RECORDS, name=f"{name}_next")
             m.d.comb += next_bits.eq(bits)
             with m.If(self.push):
-                m.d.comb += next_bits.bit_select(wr, 1).eq(getattr(self.record, name))
+                m.d.comb += next_bits.bit_select(wr, 1).eq(value)
             m.d.sync += [bits.eq(next_bits), flag.eq(held & next_bits.bit_select(next_stage, 1))]
