@@ -242,7 +242,9 @@ class Decompressor(wiring.Component):
         m = Module()
         i, o = self.i, self.o
         held, mask, tlast = Signal(), Signal(BLOCK_BYTES), Signal()
-        size, need = Signal(range(BLOCK_WORDS + 1)), Signal(range(BLOCK_WORDS + 1))
+        # ``need``: the block's packed bytes not yet come (a packed word brings 4), so a
+        # mask taken needs no division of its byte count.
+        size, need = Signal(range(BLOCK_WORDS + 1)), Signal(range(BLOCK_BYTES + 1))
         got, pos = Signal(range(BLOCK_WORDS + 1)), Signal(range(BLOCK_WORDS))
         # Word ``pos``'s part of the mask is ``mask[:4]`` (it shifts as words are made);
         # where each of its bytes sits in ``packed`` (``index``) and the packed bytes up
@@ -279,52 +281,72 @@ class Decompressor(wiring.Component):
                          mask.eq(mask >> 4), *_places(index, end, end, mask[4:8])]
             with m.If(pos == size - 1):
                 m.d.sync += held.eq(0)
-        remaining = self._remaining_now(m)
-        take = i.valid & i.ready
-        with m.If(take & held & (need != 0)):
+        cases, passed = self._kept_words(m)
+        # What ``i.ready`` is in each case, spelled out: the block's writes wait only on
+        # registers and ``i.valid``, not on ``o.ready`` through the choice of ``i.ready``.
+        with m.If(i.valid & held & (need != 0)):
             # Written in place (a word-enable), not shifted in: a shift across the block
             # would be a multiplexer per bit for every position.
             with m.Switch(got):
                 for k in range(BLOCK_WORDS):
                     with m.Case(k):
                         m.d.sync += packed.word_select(k, DATA_BITS).eq(i.payload.data)
-            m.d.sync += [got.eq(got + 1), need.eq(need - 1), tlast.eq(tlast | i.payload.last)]
-        with m.If(take & ~held & self.compress & ~self.raw):
-            kept = self._take_mask(m, (held, mask, tlast, size, need, got, pos), remaining)
+            m.d.sync += [got.eq(got + 1), need.eq(Mux(need > 4, need - 4, 0)),
+                         tlast.eq(tlast | i.payload.last)]
+        with m.If(i.valid & ~held & self.compress & ~self.raw & ~out_valid & self.settled):
+            kept = self._take_mask(m, (held, mask, tlast, size, need, got, pos),
+                                   cases, passed)
             m.d.sync += _places(index, end, Const(0, 6), kept[:4])
         return m
 
-    def _remaining_now(self, m: Module) -> Value:
-        """``remaining`` as a mask taken now sees it, from registers: its value in the
-        cycle before (at most 9, all a block needs) less the word the packet stage took
-        then. With the stage head the same BD (``settled``) nothing else moved it."""
+    def _kept_words(self, m: Module) -> tuple[list, Signal]:
+        """Which of a block's words a mask taken now covers, as a thermometer
+        (``covered[p]``: the block has a word ``p``; the block is ``min(8, remaining)``
+        words, at least 1), and their number. ``remaining`` as a mask taken now sees it
+        is the port's value in the cycle before (``before``, saturated at 9: all a
+        block needs) less the word the packet stage took then (``passed``); both are
+        registers, and each case is a compare of ``before`` with a constant. Returns
+        both cases (``(covered, words)``, no word passed first) and ``passed``, which
+        chooses between them. With the stage head the same BD (``settled``) nothing
+        else moved ``remaining``."""
         before, passed = Signal(range(BLOCK_WORDS + 2)), Signal()
         m.d.sync += [before.eq(Mux(self.remaining > BLOCK_WORDS, BLOCK_WORDS + 1,
                                    self.remaining)),
                      passed.eq(self.o.valid & self.o.ready & ~self.raw)]
-        remaining = Signal.like(before)
-        m.d.comb += remaining.eq(before - passed)
-        return remaining
+        cases = []
+        for less in (0, 1):
+            remaining = Signal.like(before, name=f"remaining_less{less}")
+            m.d.comb += remaining.eq(before - less)
+            covered = Signal(BLOCK_WORDS, name=f"covered_less{less}")
+            words = Signal(range(BLOCK_WORDS + 1), name=f"words_less{less}")
+            m.d.comb += [covered.eq(Cat(*((remaining > p) | (p == 0)
+                                          for p in range(BLOCK_WORDS)))),
+                         words.eq(Mux(remaining >= BLOCK_WORDS, BLOCK_WORDS,
+                                      Mux(remaining == 0, 1, remaining)))]
+            cases.append((covered, words))
+        return cases, passed
 
-    def _take_mask(self, m: Module, state: tuple, remaining: Value) -> Value:
-        """A mask taken: the block's size from ``remaining``, its bits past the block's
-        bytes dropped (returned), the packed words it needs."""
+    def _take_mask(self, m: Module, state: tuple, cases: list, passed: Signal) -> Value:
+        """A mask taken: the block's words (one of ``cases``, chosen by ``passed``:
+        :meth:`_kept_words`), the mask's bits past the block's bytes dropped (returned),
+        the packed bytes it needs."""
         held, mask, tlast, size, need, got, pos = state
-        block = Signal.like(size)
-        m.d.comb += block.eq(Mux(remaining >= BLOCK_WORDS, BLOCK_WORDS,
-                                 Mux(remaining == 0, 1, remaining)))
         data = self.i.payload.data
+        covered = Mux(passed, cases[1][0], cases[0][0])
         kept = Signal(BLOCK_BYTES)
-        m.d.comb += kept.eq(Cat(*(data[4 * p:4 * p + 4] & Mux(block > p, 0xF, 0)
+        m.d.comb += kept.eq(Cat(*(data[4 * p:4 * p + 4] & covered[p].replicate(4)
                                   for p in range(BLOCK_WORDS))))
-        # The block's bytes: each word's count from the stream word alone, those the
-        # block's size keeps summed as a tree (``remaining`` passes a compare and a
-        # choice, then three adders, not a 32-bit count after the mask is cut).
-        counts = [Mux(block > p, sum(data[4 * p + k] for k in range(4)), 0)
-                  for p in range(BLOCK_WORDS)]
-        while len(counts) > 1:
-            counts = [counts[k] + counts[k + 1] for k in range(0, len(counts), 2)]
-        bits = counts[0]
-        m.d.sync += [held.eq(1), mask.eq(kept), size.eq(block), need.eq((bits + 3) >> 2),
+        # The block's bytes: each word's count from the stream word alone, those a case
+        # covers summed as a tree (three adders of a few bits), one tree a case, and
+        # ``passed`` chooses the sum: it waits on no compare or choice of the size.
+        nibbles = [sum(data[4 * p + k] for k in range(4)) for p in range(BLOCK_WORDS)]
+        sums = []
+        for case_covered, _ in cases:
+            counts = [Mux(case_covered[p], nibbles[p], 0) for p in range(BLOCK_WORDS)]
+            while len(counts) > 1:
+                counts = [counts[k] + counts[k + 1] for k in range(0, len(counts), 2)]
+            sums.append(counts[0])
+        m.d.sync += [held.eq(1), mask.eq(kept), size.eq(Mux(passed, cases[1][1], cases[0][1])),
+                     need.eq(Mux(passed, sums[1], sums[0])),
                      got.eq(0), pos.eq(0), tlast.eq(self.i.payload.last)]
         return kept
