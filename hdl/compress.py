@@ -110,9 +110,14 @@ class Compressor(wiring.Component):
         self.drain_full, self.drain_carry = Signal(range(BLOCK_WORDS + 1)), Signal(24)
         self.drain_mask = Signal(BLOCK_BYTES)
         self.left = Signal(range(BLOCK_WORDS + 2))       # drain words still to leave
-        self.pos = Signal(range(BLOCK_WORDS + 1))        # the next: 0 the mask
+        # What the drain shows next, as registers beside ``left`` (so the stream's word
+        # is the buffer's read at a register and two multiplexers): the mask
+        # (``at_mask``), else packed word ``word_at`` or, at ``drain_full``, the carry
+        # word (``at_carry``); ``draining`` is ``left != 0``, ``final`` ``left == 1``.
+        self.word_at, self.at_mask, self.at_carry = Signal(3), Signal(), Signal()
+        self.draining, self.final = Signal(), Signal()
         self.drain_last = Signal()
-        empty = ~self.in_valid & (self.count == 0) & (self.left == 0)
+        empty = ~self.in_valid & (self.count == 0) & ~self.draining
         # A block still open whatever the mode now (the model's ``Compressor.open``).
         block_open = Mux(self.in_valid,
                          ~self.incoming.end & (self.closed | (self.count != BLOCK_WORDS - 1)),
@@ -120,26 +125,29 @@ class Compressor(wiring.Component):
         joins = ~i.payload.header & (block_open | self.compress)
         m.d.comb += self.busy.eq(~empty)
         m.d.comb += i.ready.eq(Mux(joins, ~self.in_valid | ~self.closed, empty & o.ready))
-        with m.If(self.left != 0):
-            k = (self.pos - 1)[:3]
-            m.d.comb += buffer_read.addr.eq(Cat(k, ~self.fill_sel))
-            word = Mux(k == self.drain_full, self.drain_carry, buffer_read.data)
+        with m.If(self.draining):
+            m.d.comb += buffer_read.addr.eq(Cat(self.word_at, ~self.fill_sel))
+            word = Mux(self.at_carry, self.drain_carry, buffer_read.data)
             m.d.comb += [o.valid.eq(1),
-                         o.payload.data.eq(Mux(self.pos == 0, self.drain_mask, word)),
-                         o.payload.last.eq(self.drain_last & (self.left == 1))]
+                         o.payload.data.eq(Mux(self.at_mask, self.drain_mask, word)),
+                         o.payload.last.eq(self.drain_last & self.final)]
         with m.Elif(empty & ~joins):
             m.d.comb += [o.valid.eq(i.valid), o.payload.data.eq(i.payload.data),
                          o.payload.last.eq(i.payload.last)]
         sent = o.valid & o.ready
-        with m.If(sent & (self.left != 0)):
-            m.d.sync += [self.pos.eq(self.pos + 1), self.left.eq(self.left - 1)]
+        with m.If(sent & self.draining):
+            m.d.sync += [self.left.eq(self.left - 1), self.draining.eq(self.left != 1),
+                         self.final.eq(self.left == 2), self.at_mask.eq(0)]
+            with m.If(~self.at_mask):
+                after = (self.word_at + 1)[:3]
+                m.d.sync += [self.word_at.eq(after), self.at_carry.eq(after == self.drain_full)]
         move = self.in_valid & ~self.closed
         with m.If(i.valid & i.ready & joins):
             m.d.sync += [self.incoming.eq(i.payload), self.in_valid.eq(1),
                          self.nonzero.eq(Cat(*_nonzero_bytes(i.payload.data)))]
         with m.Elif(move):
             m.d.sync += self.in_valid.eq(0)
-        self._fill(m, move, (self.left == 0) | (sent & (self.left == 1)))
+        self._fill(m, move, ~self.draining | (sent & self.final))
         return m
 
     def _merged(self, word: Value, nonzero: list[Value]) -> Value:
@@ -192,7 +200,9 @@ class Compressor(wiring.Component):
         with m.If(closed & drain_free):
             m.d.sync += [self.drain_full.eq(full), self.drain_carry.eq(carry),
                          self.drain_mask.eq(mask),
-                         self.left.eq(1 + full + (carry_n != 0)), self.pos.eq(0),
+                         self.left.eq(1 + full + (carry_n != 0)), self.draining.eq(1),
+                         self.final.eq((full == 0) & (carry_n == 0)), self.at_mask.eq(1),
+                         self.word_at.eq(0), self.at_carry.eq(full == 0),
                          self.drain_last.eq(tlast), self.fill_sel.eq(~self.fill_sel),
                          self.full.eq(0), self.carry.eq(0), self.carry_n.eq(0),
                          self.fill_mask.eq(0), self.count.eq(0), self.closed.eq(0),
@@ -243,8 +253,13 @@ class Decompressor(wiring.Component):
         i, o = self.i, self.o
         held, mask, tlast = Signal(), Signal(BLOCK_BYTES), Signal()
         # ``need``: the block's packed bytes not yet come (a packed word brings 4), so a
-        # mask taken needs no division of its byte count.
+        # mask taken needs no division of its byte count. A mask's count is made in two
+        # halves, ``need`` and ``half``, added in the cycle after (``fresh``), when only
+        # whether it is 0 matters (``some``): the stream word's byte count ends at a
+        # register two adders deep instead of three and a subtract.
         size, need = Signal(range(BLOCK_WORDS + 1)), Signal(range(BLOCK_BYTES + 1))
+        half, fresh, some = Signal(range(BLOCK_BYTES // 2 + 1)), Signal(), Signal()
+        needs = Mux(fresh, some, need != 0)      # a packed word is due
         got, pos = Signal(range(BLOCK_WORDS + 1)), Signal(range(BLOCK_WORDS))
         # Word ``pos``'s part of the mask is ``mask[:4]`` (it shifts as words are made);
         # where each of its bytes sits in ``packed`` (``index``) and the packed bytes up
@@ -262,7 +277,7 @@ class Decompressor(wiring.Component):
         bypass = ~held & (self.raw | ~self.compress)
         m.d.comb += self.busy.eq(held | out_valid)
         m.d.comb += [
-            i.ready.eq(Mux(held, need != 0,
+            i.ready.eq(Mux(held, needs,
                            ~out_valid & Mux(self.compress & ~self.raw, self.settled,
                                             o.ready))),
             o.valid.eq(out_valid | (i.valid & bypass)),
@@ -284,18 +299,20 @@ class Decompressor(wiring.Component):
         cases, passed = self._kept_words(m)
         # What ``i.ready`` is in each case, spelled out: the block's writes wait only on
         # registers and ``i.valid``, not on ``o.ready`` through the choice of ``i.ready``.
-        with m.If(i.valid & held & (need != 0)):
+        counted = Mux(fresh, need + half, need)
+        m.d.sync += [fresh.eq(0), need.eq(counted)]
+        with m.If(i.valid & held & needs):
             # Written in place (a word-enable), not shifted in: a shift across the block
             # would be a multiplexer per bit for every position.
             with m.Switch(got):
                 for k in range(BLOCK_WORDS):
                     with m.Case(k):
                         m.d.sync += packed.word_select(k, DATA_BITS).eq(i.payload.data)
-            m.d.sync += [got.eq(got + 1), need.eq(Mux(need > 4, need - 4, 0)),
+            m.d.sync += [got.eq(got + 1), need.eq(Mux(counted > 4, counted - 4, 0)),
                          tlast.eq(tlast | i.payload.last)]
         with m.If(i.valid & ~held & self.compress & ~self.raw & ~out_valid & self.settled):
-            kept = self._take_mask(m, (held, mask, tlast, size, need, got, pos),
-                                   cases, passed)
+            kept = self._take_mask(m, (held, mask, tlast, size, got, pos),
+                                   (need, half, fresh, some), cases, passed)
             m.d.sync += _places(index, end, Const(0, 6), kept[:4])
         return m
 
@@ -326,27 +343,31 @@ class Decompressor(wiring.Component):
             cases.append((covered, words))
         return cases, passed
 
-    def _take_mask(self, m: Module, state: tuple, cases: list, passed: Signal) -> Value:
+    def _take_mask(self, m: Module, state: tuple, count: tuple, cases: list,
+                   passed: Signal) -> Value:
         """A mask taken: the block's words (one of ``cases``, chosen by ``passed``:
         :meth:`_kept_words`), the mask's bits past the block's bytes dropped (returned),
-        the packed bytes it needs."""
-        held, mask, tlast, size, need, got, pos = state
+        the packed bytes it needs (``count``: its halves, and whether it is 0)."""
+        held, mask, tlast, size, got, pos = state
+        need, half, fresh, some = count
         data = self.i.payload.data
         covered = Mux(passed, cases[1][0], cases[0][0])
         kept = Signal(BLOCK_BYTES)
         m.d.comb += kept.eq(Cat(*(data[4 * p:4 * p + 4] & covered[p].replicate(4)
                                   for p in range(BLOCK_WORDS))))
         # The block's bytes: each word's count from the stream word alone, those a case
-        # covers summed as a tree (three adders of a few bits), one tree a case, and
-        # ``passed`` chooses the sum: it waits on no compare or choice of the size.
+        # covers summed as a tree a half (two adders of a few bits), one tree a case, and
+        # ``passed`` chooses the sums: they wait on no compare or choice of the size.
         nibbles = [sum(data[4 * p + k] for k in range(4)) for p in range(BLOCK_WORDS)]
-        sums = []
+        halves = []
         for case_covered, _ in cases:
             counts = [Mux(case_covered[p], nibbles[p], 0) for p in range(BLOCK_WORDS)]
-            while len(counts) > 1:
+            while len(counts) > 2:
                 counts = [counts[k] + counts[k + 1] for k in range(0, len(counts), 2)]
-            sums.append(counts[0])
+            halves.append(counts)
         m.d.sync += [held.eq(1), mask.eq(kept), size.eq(Mux(passed, cases[1][1], cases[0][1])),
-                     need.eq(Mux(passed, sums[1], sums[0])),
+                     need.eq(Mux(passed, halves[1][0], halves[0][0])),
+                     half.eq(Mux(passed, halves[1][1], halves[0][1])),
+                     fresh.eq(1), some.eq(kept.any()),
                      got.eq(0), pos.eq(0), tlast.eq(self.i.payload.last)]
         return kept
