@@ -110,14 +110,9 @@ class Compressor(wiring.Component):
         self.drain_full, self.drain_carry = Signal(range(BLOCK_WORDS + 1)), Signal(24)
         self.drain_mask = Signal(BLOCK_BYTES)
         self.left = Signal(range(BLOCK_WORDS + 2))       # drain words still to leave
-        # What the drain shows next, as registers beside ``left`` (so the stream's word
-        # is the buffer's read at a register and two multiplexers): the mask
-        # (``at_mask``), else packed word ``word_at`` or, at ``drain_full``, the carry
-        # word (``at_carry``); ``draining`` is ``left != 0``, ``final`` ``left == 1``.
-        self.word_at, self.at_mask, self.at_carry = Signal(3), Signal(), Signal()
-        self.draining, self.final = Signal(), Signal()
+        self.pos = Signal(range(BLOCK_WORDS + 1))        # the next: 0 the mask
         self.drain_last = Signal()
-        empty = ~self.in_valid & (self.count == 0) & ~self.draining
+        empty = ~self.in_valid & (self.count == 0) & (self.left == 0)
         # A block still open whatever the mode now (the model's ``Compressor.open``).
         block_open = Mux(self.in_valid,
                          ~self.incoming.end & (self.closed | (self.count != BLOCK_WORDS - 1)),
@@ -125,29 +120,26 @@ class Compressor(wiring.Component):
         joins = ~i.payload.header & (block_open | self.compress)
         m.d.comb += self.busy.eq(~empty)
         m.d.comb += i.ready.eq(Mux(joins, ~self.in_valid | ~self.closed, empty & o.ready))
-        with m.If(self.draining):
-            m.d.comb += buffer_read.addr.eq(Cat(self.word_at, ~self.fill_sel))
-            word = Mux(self.at_carry, self.drain_carry, buffer_read.data)
+        with m.If(self.left != 0):
+            k = (self.pos - 1)[:3]
+            m.d.comb += buffer_read.addr.eq(Cat(k, ~self.fill_sel))
+            word = Mux(k == self.drain_full, self.drain_carry, buffer_read.data)
             m.d.comb += [o.valid.eq(1),
-                         o.payload.data.eq(Mux(self.at_mask, self.drain_mask, word)),
-                         o.payload.last.eq(self.drain_last & self.final)]
+                         o.payload.data.eq(Mux(self.pos == 0, self.drain_mask, word)),
+                         o.payload.last.eq(self.drain_last & (self.left == 1))]
         with m.Elif(empty & ~joins):
             m.d.comb += [o.valid.eq(i.valid), o.payload.data.eq(i.payload.data),
                          o.payload.last.eq(i.payload.last)]
         sent = o.valid & o.ready
-        with m.If(sent & self.draining):
-            m.d.sync += [self.left.eq(self.left - 1), self.draining.eq(self.left != 1),
-                         self.final.eq(self.left == 2), self.at_mask.eq(0)]
-            with m.If(~self.at_mask):
-                after = (self.word_at + 1)[:3]
-                m.d.sync += [self.word_at.eq(after), self.at_carry.eq(after == self.drain_full)]
+        with m.If(sent & (self.left != 0)):
+            m.d.sync += [self.pos.eq(self.pos + 1), self.left.eq(self.left - 1)]
         move = self.in_valid & ~self.closed
         with m.If(i.valid & i.ready & joins):
             m.d.sync += [self.incoming.eq(i.payload), self.in_valid.eq(1),
                          self.nonzero.eq(Cat(*_nonzero_bytes(i.payload.data)))]
         with m.Elif(move):
             m.d.sync += self.in_valid.eq(0)
-        self._fill(m, move, ~self.draining | (sent & self.final))
+        self._fill(m, move, (self.left == 0) | (sent & (self.left == 1)))
         return m
 
     def _merged(self, word: Value, nonzero: list[Value]) -> Value:
@@ -200,9 +192,7 @@ class Compressor(wiring.Component):
         with m.If(closed & drain_free):
             m.d.sync += [self.drain_full.eq(full), self.drain_carry.eq(carry),
                          self.drain_mask.eq(mask),
-                         self.left.eq(1 + full + (carry_n != 0)), self.draining.eq(1),
-                         self.final.eq((full == 0) & (carry_n == 0)), self.at_mask.eq(1),
-                         self.word_at.eq(0), self.at_carry.eq(full == 0),
+                         self.left.eq(1 + full + (carry_n != 0)), self.pos.eq(0),
                          self.drain_last.eq(tlast), self.fill_sel.eq(~self.fill_sel),
                          self.full.eq(0), self.carry.eq(0), self.carry_n.eq(0),
                          self.fill_mask.eq(0), self.count.eq(0), self.closed.eq(0),
