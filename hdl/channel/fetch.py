@@ -72,17 +72,20 @@ def unreachable(window: Value, absent: Value) -> Value:
 
 
 def _held_layout(kind: str) -> data.StructLayout:
-    """A BD arriving from the table, with what the walk decided of it and what the
-    channel decides with (worked out as it arrives, so the engine's ``valid`` is a few
-    gates from registers, not a compare of its fields)."""
+    """A BD the stage holds, with what the walk decided of it and what the channel
+    decides with (worked out as it arrives, so the engine's ``valid`` is a few gates
+    from registers, not a compare of its fields)."""
     return data.StructLayout({"bd": bd_full_layout(kind), "ends_task": 1, "token": 1,
                               "bad": 1, "lock": 1, "empty": 1, "bd_id": range(BD_COUNT[kind]),
                               "ooo": 1})
 
 
 def _marks_layout(kind: str) -> data.StructLayout:
-    """What the channel decides with of the offered BD: its record and its flags."""
-    return data.StructLayout({"record": record_layout(kind), "bad": 1, "lock": 1, "empty": 1})
+    """The offered BD's bits that decide at once (whether the engine takes it, the ring's
+    stage flags): its flags and the record's ``packet``, ``single`` and ``compress``."""
+    compress = {"compress": 1} if "compress" in record_layout(kind).members else {}
+    return data.StructLayout({"bad": 1, "lock": 1, "empty": 1, "packet": 1, "single": 1,
+                              **compress})
 
 
 def _after(pointer: Signal) -> Value:
@@ -324,18 +327,19 @@ class FetchStage(wiring.Component):
         head pointer and the count. The ring is a memory with an asynchronous read, so it
         is LUT RAM where the part has it (ECP5: a few hundred bits in a tenth of the LUTs
         and none of the flip-flops a register ring takes, and its read is one LUT deep).
-        The offered BD's address fields go from that read into the address generator's
-        first slot (a register); its record and flags, which decide whether the engine
-        takes it and feed the ring of BDs in flight, are a register of their own
+        The offered BD's words and most of its record come from that read; the few bits
+        that decide at once (:func:`_marks_layout`) are a register of their own
         (:meth:`_head_marks`), so no path runs from the ring's pointer through the LUT
-        RAM into those decisions.
+        RAM into the engine's take or the in-flight ring's stage flags.
         """
-        m.submodules.entries = entries = Memory(shape=bd_full_layout(self.kind),
-                                                depth=FETCH_DEPTH, init=[])
+        layout = _held_layout(self.kind)
+        m.submodules.entries = entries = Memory(shape=layout, depth=FETCH_DEPTH, init=[])
         write, read = entries.write_port(), entries.read_port(domain="comb")
         head_at, tail = Signal(range(FETCH_DEPTH)), Signal(range(FETCH_DEPTH))
-        m.d.comb += [read.addr.eq(head_at), self.valid.eq(held != 0),
-                     write.addr.eq(tail), write.data.eq(arrived.bd), write.en.eq(arriving)]
+        head = Signal(layout)
+        m.d.comb += [read.addr.eq(head_at), head.eq(read.data),
+                     self.valid.eq(held != 0),
+                     write.addr.eq(tail), write.data.eq(arrived), write.en.eq(arriving)]
         leaves = Signal()            # the offered BD moves on (the head moves on)
         m.d.comb += leaves.eq(self.consumed & (held != 0))
         with m.If(leaves):
@@ -344,19 +348,40 @@ class FetchStage(wiring.Component):
             m.d.sync += tail.eq(_after(tail))
         m.d.sync += held.eq(held - leaves + arriving)
         marks = self._head_marks(m, held, arriving, arrived, leaves, tail)
-        m.d.comb += [self.bd.eq(read.data), self.bad.eq(self.valid & marks.bad),
-                     self.lock.eq(marks.lock), self.empty.eq(marks.empty),
-                     self.record.eq(marks.record)]
+        bd, record = self.bd, self.record
+        m.d.comb += [
+            bd.eq(head.bd), self.bad.eq(self.valid & marks.bad), self.lock.eq(marks.lock),
+            self.empty.eq(marks.empty),
+            record.acq_enable.eq(bd.lock_acq_enable), record.acq_id.eq(bd.lock_acq_id),
+            record.acq_value.eq(bd.lock_acq_value), record.rel_id.eq(bd.lock_rel_id),
+            record.rel_enable.eq(bd.lock_rel_value != 0),
+            record.rel_value.eq(bd.lock_rel_value),
+            record.packet.eq(marks.packet), record.single.eq(marks.single),
+            record.packet_id.eq(bd.packet_id), record.packet_type.eq(bd.packet_type),
+            record.out_of_order_bd_id.eq(bd.out_of_order_bd_id),
+            record.tlast_suppress.eq(bd.tlast_suppress),
+            record.length.eq(bd.buffer_length), record.ends_task.eq(head.ends_task),
+            record.token.eq(head.token), record.bd_id.eq(head.bd_id),
+        ]
+        if "compress" in record.shape().members:
+            m.d.comb += record.compress.eq(marks.compress)
 
     def _head_marks(self, m: Module, held: Signal, arriving: Signal, arrived: data.View,
                     leaves: Signal, tail: Signal) -> data.View:
-        """The offered BD's record and flags as a register: the arriving BD's when the
-        stage is (or becomes) empty of others, else the entry after the head, read from a
-        small LUT RAM of marks at a pointer of its own (``after_at``, one ahead of the
-        head) when the head moves on."""
+        """The offered BD's marks (:func:`_marks_layout`) as a register: the arriving
+        BD's when the stage is (or becomes) empty of others, else the entry after the
+        head, read from a small memory of marks at a pointer of its own (``after_at``,
+        one ahead of the head) when the head moves on."""
         layout = _marks_layout(self.kind)
+        bd = arrived.bd
         arriving_marks = Signal(layout)
-        m.d.comb += self._marks_of(arrived, arriving_marks)
+        m.d.comb += [arriving_marks.bad.eq(arrived.bad), arriving_marks.lock.eq(arrived.lock),
+                     arriving_marks.empty.eq(arrived.empty),
+                     # out of order, the packet's header was taken before its BD was fetched
+                     arriving_marks.packet.eq(bd.enable_packet & ~arrived.ooo),
+                     arriving_marks.single.eq(bd.buffer_length == 1)]
+        if "compress" in layout.members:
+            m.d.comb += arriving_marks.compress.eq(bd.enable_compression)
         m.submodules.marks = memory = Memory(shape=layout, depth=FETCH_DEPTH, init=[])
         write, read = memory.write_port(), memory.read_port(domain="comb")
         after_at = Signal(range(FETCH_DEPTH), init=1 % FETCH_DEPTH)
@@ -372,28 +397,6 @@ class FetchStage(wiring.Component):
         with m.Elif(leaves):
             m.d.sync += marks.eq(read.data)
         return marks
-
-    def _marks_of(self, arrived: data.View, marks: data.View) -> list:
-        """Assignments of an arriving BD's ``marks`` (:func:`_marks_layout`): its record
-        and flags."""
-        bd = arrived.bd
-        record = {
-            "acq_enable": bd.lock_acq_enable, "acq_id": bd.lock_acq_id,
-            "acq_value": bd.lock_acq_value, "rel_id": bd.lock_rel_id,
-            "rel_enable": bd.lock_rel_value != 0, "rel_value": bd.lock_rel_value,
-            # out of order, the packet's header was taken before its BD was fetched
-            "packet": bd.enable_packet & ~arrived.ooo,
-            "packet_id": bd.packet_id, "packet_type": bd.packet_type,
-            "out_of_order_bd_id": bd.out_of_order_bd_id, "tlast_suppress": bd.tlast_suppress,
-            "length": bd.buffer_length, "ends_task": arrived.ends_task,
-            "token": arrived.token, "bd_id": arrived.bd_id,
-        }
-        members = record_layout(self.kind).members
-        if "compress" in members:
-            record["compress"] = bd.enable_compression
-        return [*(getattr(marks.record, name).eq(record[name]) for name in members),
-                marks.bad.eq(arrived.bad), marks.lock.eq(arrived.lock),
-                marks.empty.eq(arrived.empty)]
 
     def _refused(self, bd: data.View) -> Value:
         """The BD is not valid, or padded where padding is refused."""

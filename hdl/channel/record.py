@@ -48,7 +48,8 @@ def record_layout(kind: str) -> data.StructLayout:
         "rel_value": LOCK_VALUE_BITS, "packet": 1, "packet_id": 5, "packet_type": 3,
         "out_of_order_bd_id": f["out_of_order_bd_id"].value_width,
         "tlast_suppress": 1, "length": f["buffer_length"].value_width,
-        "ends_task": 1, "token": 1, "bd_id": range(BD_COUNT[kind]),
+        # ``length == 1``, decided as the BD arrives (the ring's ``stage_single``)
+        "single": 1, "ends_task": 1, "token": 1, "bd_id": range(BD_COUNT[kind]),
     })
 
 
@@ -191,7 +192,7 @@ class InFlightRing(wiring.Component):
         held = next_stage != next_wr
         m.d.sync += [self.stage_valid.eq(held), self.stage_granted.eq(next_stage != next_gate)]
         flags = {"packet": (self.stage_packet, self.record.packet),
-                 "single": (self.stage_single, self.record.length == 1)}
+                 "single": (self.stage_single, self.record.single)}
         if hasattr(self, "stage_compress"):
             flags["compress"] = (self.stage_compress, self.record.compress)
         for name, (flag, value) in flags.items():
