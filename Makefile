@@ -20,10 +20,10 @@
 #                channel of the whole memory-tile DMA at once), the FPGA table
 #                when present),
 #                printed and saved as build/bench.json and build/bench.md
-#   make fpga    synthesis + place-and-route of the address generators, the
-#                MM2S/S2MM datapaths and a whole memory-tile channel of each
-#                direction on ECP5-85F and iCE40-HX8K (there without its
-#                (de)compressor, *_nocompress) (yowasp, from PyPI);
+#   make fpga    synthesis + place-and-route of the address generators and the
+#                MM2S/S2MM datapaths on ECP5-85F and iCE40-HX8K, and a whole
+#                channel of each direction: the memory tile's on ECP5, the core
+#                tile's without (de)compressor on iCE40 (yowasp, from PyPI);
 #                table printed, saved as build/fpga/fpga.json and fpga.md
 #   make fpga-dma  the whole memory-tile DMA (12 channels, BD table, lock
 #                unit) on ECP5-85F with --mapper abc --placer static

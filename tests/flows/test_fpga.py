@@ -368,15 +368,15 @@ def test_whole_channels_route_with_router2_unless_told():
     assert set(fpga.ROUTER2_TOPS) <= set(TOPS)
 
 
-def test_the_default_builds_the_memtile_channels_without_compressors_on_ice40(tmp_path,
-                                                                              monkeypatch):
+def test_the_default_builds_the_core_tile_channels_without_compressors_on_ice40(tmp_path,
+                                                                                monkeypatch):
     pairs = [(t, p) for t in fpga.DEFAULT_TOPS for p in PARTS if (t, p) not in fpga.DEFAULT_SKIPS]
-    assert len(pairs) == 22   # make fpga's builds: the lite channels replace iCE40's full ones
+    assert len(pairs) == 22   # make fpga's builds: one whole channel a direction a part
     for direction in ("mm2s", "s2mm"):
-        top = f"aiedma_{direction}_dma_channel_memtile"
-        assert {p for t, p in pairs if t == top} == {"ecp5"}
-        assert {p for t, p in pairs if t == f"{top}_nocompress"} == {"ice40"}
-        assert fpga.default_router(f"{top}_nocompress") == "router2"
+        assert {p for t, p in pairs if t == f"aiedma_{direction}_dma_channel_memtile"} == {"ecp5"}
+        lite = f"aiedma_{direction}_dma_channel_tile_nocompress"
+        assert {p for t, p in pairs if t == lite} == {"ice40"}
+        assert lite in TOPS
     # _export leaves the skipped pairs out (a small top under two names stands for them).
     monkeypatch.setattr(fpga, "TOPS", {"a": TOPS[SMALL_TOP], "b": TOPS[SMALL_TOP]})
     jobs = fpga._export(["a", "b"], list(PARTS.values()), tmp_path,
