@@ -29,11 +29,6 @@ from .record import FEW_BEATS, head_layout, head_of, record_layout
 __all__ = ["LockRequester"]
 
 
-def _at_most(value: Value, width: int, limit: int) -> Value:
-    """``value`` modulo ``2**width`` is at most ``limit``."""
-    return value[:width] <= limit
-
-
 class LockRequester(wiring.Component):
     """Asks the acquire port for the next BD at the gate; counts the releases owed.
 
@@ -126,8 +121,8 @@ class LockRequester(wiring.Component):
         # width: 0 - 1 is never near), each compared in all three cases of
         # ``left_after`` and chosen by them, so the grant's path (through ``passed``)
         # ends at a multiplexer, not at a subtract and a compare.
-        def at_most(value: Value) -> Value:
-            return _at_most(value, len(left), self.ask_ahead)
+        def at_most(value: Value) -> Value:      # modulo the width of ``left``
+            return value[:len(left)] <= self.ask_ahead
         length, moved = self.gate_head.length, self.beat_moved
         m.d.sync += [
             near.eq(Mux(self.beat_cut, 1,
