@@ -19,7 +19,7 @@ import random
 
 import numpy as np
 
-from ...model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import COMPRESSING_KINDS, control_address, start_queue_address
 from ...model.bd.compression import compress_words
 from ...model.bd.descriptor import BufferDescriptor
@@ -27,7 +27,7 @@ from ...model.bd.packet import packet_header
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
 from ...model.system.stream import Beat
-from .random_programs import WritesProgram
+from .random_programs import WritesProgram, bd_table_writes
 
 __all__ = ["CompressionProgram", "random_compression_program"]
 
@@ -76,10 +76,7 @@ def random_compression_program(seed: int, kind: str = "tile", *,
         packed = compression and decompress and bd.enable_compression
         sent = compress_words(data).tolist() if packed else data
         words += [Beat(int(w), k == len(sent) - 1) for k, w in enumerate(sent)]
-    base = DMA_KINDS[kind].bd_register_base
-    table = {**reads, **writes}
-    program = [(base + BD_REGISTER_STRIDE * n + 4 * w, word)
-               for n, bd in table.items() for w, word in enumerate(bd.encode())]
+    program = bd_table_writes(kind, {**reads, **writes})
     program += [(control_address(kind, "mm2s", 0), _ON * compress),
                 (control_address(kind, "s2mm", 0), _ON * decompress),
                 (start_queue_address(kind, "s2mm", 0), Task(8, 1, True).encode()),

@@ -15,14 +15,14 @@ import random
 
 import numpy as np
 
-from ...model.arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
+from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import control_address, lock_value_address, start_queue_address
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.packet import packet_header
 from ...model.bd.task import Task
 from ...model.errors import AiedmaError, field_error
 from ...model.system.stream import Beat
-from .random_programs import WritesProgram
+from .random_programs import WritesProgram, bd_table_writes
 
 __all__ = ["OutOfOrderProgram", "random_out_of_order_program"]
 
@@ -94,9 +94,7 @@ def random_out_of_order_program(seed: int, kind: str = "tile") -> OutOfOrderProg
     table[sender] = BufferDescriptor(kind, base_address=own + 200, buffer_length=3,
                                      enable_packet=1, packet_id=rng.randrange(32),
                                      out_of_order_bd_id=rng.randrange(64), valid_bd=1)
-    base = DMA_KINDS[kind].bd_register_base
-    writes = [(base + BD_REGISTER_STRIDE * n + 4 * w, word)
-              for n, bd in table.items() for w, word in enumerate(bd.encode())]
+    writes = bd_table_writes(kind, table)
     writes.append((lock_value_address(kind, 4), _CREDITS))
     writes.append((control_address(kind, "s2mm", 0),
                    int(fot) << 16 | rng.randrange(256) << 8 | 1 << 3))

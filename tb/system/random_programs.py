@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...model.arch.kinds import BD_REGISTER_STRIDE, DEFAULT_ROW, DMA_KINDS
+from ...model.arch.kinds import DEFAULT_ROW, DMA_KINDS
 from ...model.arch.registers import control_address, fot_count_address, start_queue_address
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.fields import HAS_PADDING
@@ -39,8 +39,8 @@ from ...model.system.stream import Beat, Stream, StreamSink
 from .loop import rtl_runner
 
 __all__ = ["PROGRAM_PLACES", "TARGET", "FotProgram", "ProgramPlace", "RandomGraph",
-           "RandomProgram", "WritesProgram", "check_graph", "check_program", "random_fot_program",
-           "random_graph", "random_program"]
+           "RandomProgram", "WritesProgram", "bd_table_writes", "check_graph", "check_program",
+           "random_fot_program", "random_graph", "random_program", "random_read"]
 
 
 @dataclass
@@ -269,7 +269,10 @@ class RandomProgram:
         return report, [sink.data for sink in sinks], target[0].dump(target[1], 64)
 
 
-def _random_read(rng: random.Random, base: int, kind: str = "memtile") -> BufferDescriptor:
+def random_read(rng: random.Random, base: int, kind: str = "memtile") -> BufferDescriptor:
+    """A random MM2S BD from ``base``: a 2-D or 3-D walk of up to 27 words, zero padding
+    on the memory tile, an iteration offset, a packet header and TLAST suppressed, each
+    in some draws (the same draws on every kind)."""
     d0_wrap, d1_wrap = rng.randint(1, 4), rng.randint(1, 3)
     fields = {"base_address": base, "d0_wrap": d0_wrap, "d0_stepsize": rng.randint(1, 3),
               "d1_wrap": d1_wrap, "d1_stepsize": rng.randint(4, 9),
@@ -301,7 +304,7 @@ def random_program(seed: int, kind: str = "memtile") -> RandomProgram:
     chain = rng.randint(1, 3)
     reads, writes = [], []
     for k in range(chain):
-        read = _random_read(rng, place.source + 8 * k, kind)
+        read = random_read(rng, place.source + 8 * k, kind)
         more = {"use_next_bd": 1, "next_bd": k + 1} if k + 1 < chain else {}
         reads.append(read.replace(**more) if more else read)
         wmore = ({"use_next_bd": 1, "next_bd": place.write_bd + k + 1} if k + 1 < chain
@@ -343,6 +346,13 @@ def check_program(program: RandomProgram, simulator: str) -> SystemReport:
         raise AssertionError(f"seed={program.seed}: report differs with {simulator}:\n"
                              f"{report.text()}\n{rtl_report.text()}")
     return rtl_report
+
+
+def bd_table_writes(kind: str, table: dict[int, BufferDescriptor]) -> list[tuple[int, int]]:
+    """The register writes ``(address, word)`` that put each BD of ``table`` (by ID)
+    into a ``kind`` DMA's BD table."""
+    return [(DMA_KINDS[kind].bd_register(n) + 4 * w, word)
+            for n, bd in table.items() for w, word in enumerate(bd.encode())]
 
 
 @dataclass
@@ -404,9 +414,7 @@ def random_fot_program(seed: int, kind: str = "tile") -> FotProgram:
             else:
                 n = rng.randint(1, length)
                 words += [Beat(rng.randrange(1 << 16), i == n - 1) for i in range(n)]
-    base = DMA_KINDS[kind].bd_register_base
-    writes = [(base + BD_REGISTER_STRIDE * n + 4 * w, word)
-              for n, bd in table.items() for w, word in enumerate(bd.encode())]
+    writes = bd_table_writes(kind, table)
     writes += [(control_address(kind, "s2mm", 0), mode << 16 | rng.randrange(256) << 8),
                (start_queue_address(kind, "s2mm", 0),
                 Task(0, repeat, rng.random() < 0.5).encode()),
