@@ -16,15 +16,21 @@ Both wrappers add one logic level at most between a flip-flop and the block, so 
 block's own paths stay the critical ones, and the block's I/O paths become
 register-to-register paths, as they are inside a real system. The wrapper's
 flip-flops count in the FF column (one per port bit); the reports say so.
+
+A block with its own clock input (``aclk``, as the AXI tops have: they define their
+clock domain from it) gets the harness's clock on it, not a bit of the chain.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.hdl import Cat, ClockSignal, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["PinHarness", "port_bits"]
+__all__ = ["CLOCK_PORT", "PinHarness", "port_bits"]
+
+CLOCK_PORT = "aclk"
+"""A block's clock input, if it has one: driven by the harness's clock."""
 
 
 def port_bits(component: wiring.Component) -> tuple[int, int]:
@@ -34,10 +40,12 @@ def port_bits(component: wiring.Component) -> tuple[int, int]:
 
 
 def _ports(component: wiring.Component) -> tuple[list[Value], list[Value]]:
+    """The block's input and output values, its clock input (:data:`CLOCK_PORT`) aside."""
     ins: list[Value] = []
     outs: list[Value] = []
-    for _path, member, value in component.signature.flatten(component):
-        (ins if member.flow is In else outs).append(Value.cast(value))
+    for path, member, value in component.signature.flatten(component):
+        if path != (CLOCK_PORT,):
+            (ins if member.flow is In else outs).append(Value.cast(value))
     return ins, outs
 
 
@@ -68,6 +76,8 @@ class PinHarness(wiring.Component):
         m = Module()
         m.submodules.block = self.block
         ins, outs = _ports(self.block)
+        if CLOCK_PORT in self.block.signature.members:
+            m.d.comb += getattr(self.block, CLOCK_PORT).eq(ClockSignal("sync"))
 
         chain = Signal(max(1, sum(len(v) for v in ins)))
         m.d.sync += chain.eq(Cat(self.sin, chain[:-1]))

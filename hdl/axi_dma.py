@@ -14,17 +14,17 @@ What stays as the DMA's own ports, for now: each channel's memory port
 neighbour lock ports. The memories inside the block (core and memory tile) and the
 shim's AXI4 master towards external memory are later work (docs/axi.md). Clock and
 reset are AXI's ``aclk`` and ``aresetn`` (synchronous, active low), the names Vivado's IP
-integrator takes for an interface's clock and reset: the block's ``sync`` domain is
+integrator takes for an interface's clock and reset: the block's ``aclk`` domain is
 defined here and driven by them, so the Verilog has no other clock or reset port.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import ClockDomain, DomainRenamer, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.arch.kinds import DMA_KINDS
+from ..model.arch.kinds import DEFAULT_ROW, DMA_KINDS
 from ..model.arch.register_map import register_span
 from ..model.arch.registers import CONTROL_FIELDS
 from ..model.bd.fields import FIELD_INDEX
@@ -57,6 +57,9 @@ class AXIDMA(wiring.Component):
     kind : {"tile", "memtile", "shim"}
     address_bits : int, optional
         Width of the AXI4-Lite addresses; default: what the kind's registers need.
+    column, row : int, optional
+        Where the tile sits in the array, which its packet headers carry (default:
+        column 0 and the first row of the kind, ``DEFAULT_ROW``).
     compression : bool
         False: the DMA built without its (de)compressors (:class:`~.dma.DMA`'s option).
 
@@ -71,10 +74,11 @@ class AXIDMA(wiring.Component):
     neighbour_acquire, neighbour_release : memory tile only, as :class:`~.dma.DMA`'s.
     """
 
-    def __init__(self, kind: str, address_bits: int | None = None, *,
-                 compression: bool = True) -> None:
+    def __init__(self, kind: str, address_bits: int | None = None, *, column: int = 0,
+                 row: int | None = None, compression: bool = True) -> None:
         self.kind = check_kind(kind)
         self.compression = compression
+        self.column, self.row = column, DEFAULT_ROW[kind] if row is None else row
         self.address_bits = address_bits or register_span(kind)
         dma = DMA_KINDS[kind]
         width = ADDRESS_BITS[kind]
@@ -100,10 +104,15 @@ class AXIDMA(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        m.domains.sync = sync = ClockDomain("sync")
-        m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
-        m.submodules.registers = slave = AXILiteSlave(self.kind, self.address_bits)
-        m.submodules.dma = dma = DMA(self.kind, compression=self.compression)
+        # The parts' ``sync`` is this block's own domain, local and named apart, so it
+        # neither becomes nor meets the ``sync`` of whatever instantiates the block (a
+        # design's own, a harness's).
+        m.domains.aclk = domain = ClockDomain("aclk", local=True)
+        m.d.comb += [domain.clk.eq(self.aclk), domain.rst.eq(~self.aresetn)]
+        slave = AXILiteSlave(self.kind, self.address_bits)
+        dma = DMA(self.kind, self.column, self.row, compression=self.compression)
+        m.submodules.registers = DomainRenamer("aclk")(slave)
+        m.submodules.dma = DomainRenamer("aclk")(dma)
         for name, member in slave.signature.members.items():
             ours = getattr(self, name) if name.startswith("s_axil_") else getattr(dma, name)
             if member.flow is In:
