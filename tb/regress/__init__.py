@@ -11,7 +11,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..common.simulators import VERILOG
-from . import axi_lite, blocks, dma_programs, dma_sweep, random_graphs, trace_replay, verilog_bulk
+from . import (
+    axi_dma,
+    axi_lite,
+    blocks,
+    dma_programs,
+    dma_sweep,
+    random_graphs,
+    trace_replay,
+    verilog_bulk,
+)
 
 __all__ = ["REGRESSIONS", "Regression"]
 
@@ -59,5 +68,8 @@ REGRESSIONS: dict[str, Regression] = {r.name: r for r in (
     Regression("axi-lite", axi_lite.main, axi_lite.RUNS_ON,
                "the AXI4-Lite register slave of each whole DMA under cocotbext-axi: 10^4 "
                "random reads and writes per kind under random pauses, against the model"),
+    Regression("axi-dma", axi_dma.main, axi_dma.RUNS_ON,
+               "random programs on every channel of each whole AXI DMA top: AXI4-Lite "
+               "master, AXI4-Stream sources and sinks with random pauses, against the model"),
 )}
 """Every regression, by name, in the order ``python -m aiedma.tb`` lists them."""

@@ -19,7 +19,12 @@ import numpy as np
 from ...model.arch.kinds import DEFAULT_ROW, DMA_KINDS
 from ...model.arch.registers import STATUS_FIELDS, status_address
 from ...model.errors import AiedmaError, field_error
-from ...model.system.registers import RegisterWriter, apply_writes, program_writes
+from ...model.system.registers import (
+    RegisterWriter,
+    apply_writes,
+    program_writes,
+    read_register,
+)
 from ...model.system.scheduler import DeadlockError, Stall, SystemReport, run_system
 from ...model.system.stream import Stream, StreamSink, StreamSource
 from ..common.simulators import check_simulator
@@ -29,7 +34,7 @@ from .loop import RUNS_ON
 from .random_programs import program_dma
 
 __all__ = ["DmaRun", "check_program_channels", "check_program_status", "register_writes",
-           "run_dma", "words_taken"]
+           "registers_after", "run_dma", "words_taken"]
 
 
 def register_writes(channel: Any) -> list[tuple[int, int]]:
@@ -273,6 +278,18 @@ def words_taken(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     except DeadlockError:
         pass
     return {f"s2mm{c.index}": c.words for c in channels if not c.is_mm2s}
+
+
+def registers_after(kind: str, writes: Sequence[Sequence[int]], memory: Any,
+                    inputs: dict, addresses: Sequence[int]) -> list[int]:
+    """The word the model's DMA reads at each of ``addresses`` after its run of a program
+    (:func:`run_dma`'s arguments, no backpressure): BD words with their iteration
+    write-back, controls, status words in the run's last cycle, lock values, write
+    counts. A program whose outcome does not depend on timing ends with the same words
+    under any backpressure."""
+    dma, _, _, agents, _, _, _ = _dma_system(kind, writes, np.asarray(memory), dict(inputs), {})
+    run_system(agents, exact=True)
+    return [read_register(dma, address) for address in addresses]
 
 
 def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,

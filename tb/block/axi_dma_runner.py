@@ -1,0 +1,182 @@
+"""Random programs on a whole ``aiedma_axi_dma_<kind>`` top under cocotbext-axi, against the model.
+
+:func:`run_axi_dma` draws programs (:func:`~aiedma.tb.system.stream_programs.
+random_stream_program`: every channel busy, an outcome that does not depend on the
+streams' timing), runs them on the top with the bench of :mod:`.axi_dma_bench` (built
+as :mod:`.axi_lite_runner` builds it, in the same folder), and compares what the top did
+in each with the program's model run (:func:`~aiedma.tb.system.dma_check.run_dma` with
+no RTL): every word and TLAST of each MM2S stream, the memory after the run, each
+channel's completion tokens and their controller IDs, every register the outcome
+decides, and no cycle with ``error`` high. With ``pause=0`` (no pause on any stream)
+the cycle each word moves on each stream, counted from the first cycle with ``pause``
+low, must be the model's too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...model.arch.kinds import DMA_KINDS, check_kind
+from ...model.arch.register_map import register_at, registers
+from ...model.arch.registers import STATUS_FIELDS
+from ..common.simulators import check_simulator
+from ..system.dma_check import registers_after, run_dma
+from ..system.stream_programs import random_stream_program
+from .axi_dma_bench import CONFIG_ENV, RESULT_ENV, pack_words, unpack_words
+from .cocotb_runner import log_tail, run_bench
+
+__all__ = ["RUNS_ON", "compare_run", "expected_run", "outcome_registers", "run_axi_dma"]
+
+RUNS_ON = ("verilator",)
+"""cocotb runs the exported Verilog on Verilator. Not on Icarus: there a whole AXI top
+under cocotb stops advancing simulated time at the first stream word (docs/axi.md, "What
+is left"), so a run would hang rather than fail."""
+
+BENCH_MODULE = "aiedma.tb.block.axi_dma_bench"
+
+_OUTCOME_ROLES = ("bd", "control", "status", "lock_value", "write_count")
+"""The registers a program's outcome decides (a start queue reads 0; a read of a count
+FIFO pop register would pop it)."""
+
+
+_RUNNING = sum(((1 << width) - 1) << lsb for name, (lsb, width) in STATUS_FIELDS.items()
+               if name in ("status", "channel_running") or name.startswith("stalled_"))
+"""The status bits of a cycle (running, why it stalls), 0 once a program is over."""
+
+
+def outcome_registers(kind: str, writes: list) -> list[int]:
+    """The addresses of the registers of ``kind`` a program's outcome decides: the words
+    of the BDs it writes (a reset of the top keeps the others, as the hardware's), every
+    channel's control and status, every lock, every write count."""
+    bds = {r.index for r in registers(kind) for address, _ in writes
+           if r.role == "bd" and r.address == address}
+    return [r.address for r in registers(kind) if r.role in _OUTCOME_ROLES
+            and (r.role != "bd" or r.index in bds)]
+
+
+def _settled(kind: str, address: int, word: int) -> int:
+    """A register's word once the program is over: the model's status word of the
+    run's last cycle without the bits of that cycle (the run is over: nothing runs or
+    stalls); any other register as it is."""
+    register = register_at(kind, address)
+    return word & ~_RUNNING if register.role == "status" else word
+
+
+def expected_run(program: object) -> dict:
+    """The model's run of ``program``: what the top must do under any stream timing."""
+    addresses = outcome_registers(program.kind, program.writes)
+    model = run_dma(program.kind, program.writes, program.memory, program.inputs,
+                    simulator=None)
+    return {"outputs": {name: [[data, int(last)] for data, last in words]
+                        for name, words in model.outputs.items()},
+            "memory": model.memory, "tokens": model.token_controllers,
+            "cycles": model.word_cycles, "length": model.cycles,
+            "reads": addresses,
+            "registers": [_settled(program.kind, a, w) for a, w in zip(
+                addresses, registers_after(program.kind, program.writes, program.memory,
+                                           program.inputs, addresses), strict=True)]}
+
+
+def compare_run(want: dict, got: dict, *, timed: bool) -> list[str]:
+    """What differs between the model's run ``want`` (:func:`expected_run`) and the top's
+    ``got`` (the bench's, memory unpacked); each line names what and where first."""
+    found = list(got.get("failures", []))
+    for name, words in want["outputs"].items():
+        if got["outputs"].get(name) != words:
+            found.append(f"{name} words: model {words}, top {got['outputs'].get(name)}")
+    differ = (want["memory"] != got["memory"]).nonzero()[0]
+    if differ.size:
+        k = int(differ[0])
+        found.append(f"memory: {differ.size} words differ, first word {k}: model "
+                     f"{int(want['memory'][k]):#x}, top {int(got['memory'][k]):#x}")
+    for name, controllers in want["tokens"].items():
+        if got["tokens"].get(name) != controllers:
+            found.append(f"{name} tokens (controller IDs): model {controllers}, top "
+                         f"{got['tokens'].get(name)}")
+    for (address, response, word), model in zip(got["registers"], want["registers"],
+                                                strict=True):
+        if (response, word) != (0, model):
+            found.append(f"register {address:#x}: model {model:#010x}, top {word:#010x} "
+                         f"(response {response})")
+    if got["error_cycles"]:
+        found.append(f"error high in {got['error_cycles']} cycles")
+    if timed:
+        for name, cycles in want["cycles"].items():
+            if got["cycles"].get(name) != cycles:
+                found.append(f"{name} word cycles: model {cycles}, top "
+                             f"{got['cycles'].get(name)}")
+    return found
+
+
+def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
+                pause: float = 0.3, build_root: str | Path = "build") -> dict:
+    """Run ``programs`` random programs on ``aiedma_axi_dma_<kind>`` and compare each.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    simulator : {"verilator"}
+    programs : int
+        Programs, seeds ``seed`` to ``seed + programs - 1``.
+    seed : int
+    pause : float
+        The chance of a pause in a cycle on each stream's source and sink; 0 runs
+        without pauses, and every word's cycle is compared too.
+    build_root : path
+        Everything goes below ``<build_root>/cocotb/<simulator>/``.
+
+    Returns
+    -------
+    dict
+        ``programs``, ``mm2s_words``, ``s2mm_words``, ``register_writes``,
+        ``register_reads``, ``cycles`` (the top's, over every program), ``seconds``
+        (the bench's), ``mismatches`` (``(seed, what)``, empty when every program
+        matched) and ``failed``.
+
+    Raises
+    ------
+    CocotbError
+        If the build fails or the bench ends without a result.
+    """
+    check_kind(kind)
+    check_simulator(simulator, RUNS_ON, "run_axi_dma")
+    if programs < 1:
+        raise ValueError(f"programs={programs}: must be at least 1")
+    if not 0 <= pause < 1:
+        raise ValueError(f"pause={pause}: must be a probability in [0, 1)")
+    drawn = [random_stream_program(s, kind) for s in range(seed, seed + programs)]
+    wants = [expected_run(p) for p in drawn]
+    first = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
+    config = {"kind": kind, "seed": seed, "pause": pause, "programs": [
+        {"writes": [list(w) for w in p.writes], "first": first,
+         "memory": pack_words(p.memory), "reads": want["reads"],
+         "inputs": {name: [[b.data, int(b.last)] for b in beats]
+                    for name, beats in p.inputs.items()},
+         "bound": 20 * want["length"] + 500}
+        for p, want in zip(drawn, wants, strict=True)]}
+    top = f"aiedma_axi_dma_{kind}"
+    folder = (Path(build_root) / "cocotb" / simulator / top).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    result, failed, files = run_bench(simulator, top, folder, module=BENCH_MODULE,
+                                      input_env=CONFIG_ENV, inputs=config,
+                                      result_env=RESULT_ENV, prefix="axidma")
+    mismatches = []
+    for program, want, got in zip(drawn, wants, result["runs"], strict=True):
+        got["memory"] = unpack_words(got["memory"])
+        mismatches += [(program.seed, line) for line in compare_run(want, got,
+                                                                    timed=pause == 0)]
+    summary = {
+        "programs": programs,
+        "mm2s_words": sum(len(w) for want in wants for w in want["outputs"].values()),
+        "s2mm_words": sum(len(b) for p in drawn for b in p.inputs.values()),
+        "register_writes": sum(len(p.writes) for p in drawn),
+        "register_reads": sum(len(want["reads"]) for want in wants),
+        "cycles": sum(run["length"] for run in result["runs"]),
+        "seconds": result["seconds"], "mismatches": mismatches,
+        "failed": bool(failed or mismatches)}
+    if failed:
+        summary["log"] = log_tail(files["log"])
+    for path in files.values():
+        path.unlink(missing_ok=True)
+    return summary
+
