@@ -71,14 +71,16 @@ _ICE40_CHANNELS = ("aiedma_mm2s_dma_channel_tile_nocompress",
                    "aiedma_s2mm_dma_channel_tile_nocompress")
 DEFAULT_TOPS: tuple[str, ...] = (
     *(f"aiedma_{block}_{kind}" for block in ("addrgen", "mm2s", "s2mm") for kind in KINDS),
-    *_WHOLE_CHANNELS, *_ICE40_CHANNELS)
-"""The address generator, the MM2S and the S2MM datapath of each DMA kind, and one whole
+    *_WHOLE_CHANNELS, *_ICE40_CHANNELS, "aiedma_axi_dma_tile")
+"""The address generator, the MM2S and the S2MM datapath of each DMA kind, one whole
 channel of each direction (BD table, task queue, lock gate, packet header stage,
 (de)compressor and datapath: ``hdl/channel/``): on ECP5 the memory tile's, as built by
-default; on iCE40 the core tile's without its (de)compressor (:data:`DEFAULT_SKIPS`).
-The whole DMAs (``aiedma_dma_<kind>``, ``hdl/dma.py``) are among :data:`TOPS` for
-``--tops`` but not here: ABC9 maps the memory tile's (256 k AND gates) for more than 45
-minutes on two cores (``--mapper abc`` synthesises it in 12)."""
+default; on iCE40 the core tile's without its (de)compressor (:data:`DEFAULT_SKIPS`);
+and the core tile's whole DMA behind its AXI4-Lite slave (``hdl/axi_dma.py``), the drop-in
+top an FPGA design takes, on both parts (on the iCE40-HX8K a row that says it does not
+fit). The other whole DMAs (``aiedma_dma_<kind>``, ``hdl/dma.py``) are among :data:`TOPS`
+for ``--tops`` but not here: ABC9 maps the memory tile's (256 k AND gates) for more than
+45 minutes on two cores (``--mapper abc`` synthesises it in 12)."""
 
 DEFAULT_SKIPS: frozenset[tuple[str, str]] = frozenset({
     *((top, "ice40") for top in _WHOLE_CHANNELS),
@@ -88,7 +90,7 @@ on every part): the memory tile's whole channels do not fit the iCE40-HX8K with 
 (de)compressors (about 8,000 of its 7,680 logic cells) and fill 95-98 % of it without
 them, where nextpnr-ice40's placer stalled for more than 15 minutes, so iCE40 builds
 the core tile's channels without (de)compressors, the build an iCE40 design would take;
-ECP5 builds the memory tile's as they are, and ``make fpga`` keeps its 22 builds."""
+ECP5 builds the memory tile's as they are."""
 
 # Generous: a channel top takes minutes, the whole memory-tile DMA's place and route
 # (make fpga-dma) more than an hour; a hang must still end.

@@ -371,7 +371,8 @@ def test_whole_channels_route_with_router2_unless_told():
 def test_the_default_builds_the_core_tile_channels_without_compressors_on_ice40(tmp_path,
                                                                                 monkeypatch):
     pairs = [(t, p) for t in fpga.DEFAULT_TOPS for p in PARTS if (t, p) not in fpga.DEFAULT_SKIPS]
-    assert len(pairs) == 22   # make fpga's builds: one whole channel a direction a part
+    assert len(pairs) == 24   # one whole channel a direction a part, the AXI DMA on each
+    assert {p for t, p in pairs if t == "aiedma_axi_dma_tile"} == set(PARTS)
     for direction in ("mm2s", "s2mm"):
         assert {p for t, p in pairs if t == f"aiedma_{direction}_dma_channel_memtile"} == {"ecp5"}
         lite = f"aiedma_{direction}_dma_channel_tile_nocompress"
