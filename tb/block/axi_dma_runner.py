@@ -28,9 +28,9 @@ from .cocotb_runner import log_tail, run_bench
 __all__ = ["RUNS_ON", "compare_run", "expected_run", "outcome_registers", "run_axi_dma"]
 
 RUNS_ON = ("verilator",)
-"""cocotb runs the exported Verilog on Verilator. Not on Icarus: there a whole AXI top
-under cocotb stops advancing simulated time at the first stream word (docs/axi.md, "What
-is left"), so a run would hang rather than fail."""
+"""cocotb runs the exported Verilog on Verilator. Not on Icarus: there each cycle with a
+running S2MM channel takes about 20 s under cocotb (docs/axi.md, "What is left"), so a
+run would take hours."""
 
 BENCH_MODULE = "aiedma.tb.block.axi_dma_bench"
 

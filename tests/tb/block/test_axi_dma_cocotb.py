@@ -3,10 +3,9 @@ programs through the AXI4-Lite master and AXI4-Stream sources and sinks, against
 
 The build is the shim's on Verilator, which tests/tb/block/test_axi_lite_cocotb.py makes
 too (the same top in the same folder). Every kind by the hundred programs is ``python -m
-aiedma.tb axi-dma`` in ``make sim``. Not on Icarus: under cocotb a whole AXI top stops
-advancing simulated time at the first stream word (core tile and shim alike; the same
-DMAs run on Icarus in the trace replay, from a Verilog testbench), which is open in
-docs/axi.md.
+aiedma.tb axi-dma`` in ``make sim``. Not on Icarus: under cocotb each cycle a whole AXI
+top's S2MM channel runs takes Icarus about 20 s (the same DMAs run on Icarus at ordinary
+speed in the trace replay, from a Verilog testbench), which is open in docs/axi.md.
 """
 
 from __future__ import annotations
