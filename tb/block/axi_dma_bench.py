@@ -28,7 +28,6 @@ a reset of the top, as a host would run it:
 from __future__ import annotations
 
 import base64
-import itertools
 import json
 import os
 import random
@@ -50,6 +49,7 @@ from cocotbext.axi import (
 
 from ...model.arch.kinds import DMA_KINDS
 from ...model.cycle.contract import DATA_BITS
+from .axi_common import pauses, reset_top
 
 CONFIG_ENV = "AIEDMA_AXIDMA_CONFIG"
 RESULT_ENV = "AIEDMA_AXIDMA_RESULT"
@@ -57,11 +57,6 @@ RESULT_ENV = "AIEDMA_AXIDMA_RESULT"
 OKAY = 0
 _CYCLE_NS = 10
 _IDLE_CYCLES = 8          # busy low this long, every source empty: the program is over
-
-
-def _pauses(seed: int, probability: float):
-    rng = random.Random(seed)
-    return (rng.random() < probability for _ in itertools.count())
 
 
 def pack_words(words: np.ndarray) -> str:
@@ -102,17 +97,13 @@ class TB:
 
     async def reset(self) -> None:
         self.dut.pause.value = 1
-        self.dut.aresetn.value = 0
-        for _ in range(4):
-            await RisingEdge(self.dut.aclk)
-        self.dut.aresetn.value = 1
-        await RisingEdge(self.dut.aclk)
+        await reset_top(self.dut)
 
-    def set_pauses(self, probability: float) -> None:
+    def setpauses(self, probability: float) -> None:
         """A random pause generator on every stream (0: none)."""
         for end in (*self.sources, *self.sinks):
             if probability:
-                end.set_pause_generator(_pauses(self.rng.getrandbits(32), probability))
+                end.set_pause_generator(pauses(self.rng.getrandbits(32), probability))
             else:
                 end.clear_pause_generator()
 
@@ -271,7 +262,7 @@ async def axi_dma_programs(dut: object) -> None:
     refused register write, a hang, a memory access outside the program's memory)."""
     config = json.loads(Path(os.environ[CONFIG_ENV]).read_text())
     tb = TB(dut, config)
-    tb.set_pauses(config["pause"])
+    tb.setpauses(config["pause"])
     started = time.perf_counter()
     runs = []
     for program in config["programs"]:

@@ -30,7 +30,6 @@ no pause.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import random
@@ -46,6 +45,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.register_map import register_at, register_span, registers
 from ...model.system.register_bank import RegisterBank
+from .axi_common import pauses, reset_top
 
 CONFIG_ENV = "AIEDMA_AXIL_CONFIG"
 RESULT_ENV = "AIEDMA_AXIL_RESULT"
@@ -92,20 +92,16 @@ class TB:
         dut.pause.value = 1
 
     async def reset(self) -> None:
-        self.dut.aresetn.value = 0
-        for _ in range(4):
-            await RisingEdge(self.dut.aclk)
-        self.dut.aresetn.value = 1
-        await RisingEdge(self.dut.aclk)
+        await reset_top(self.dut)
 
-    def set_pauses(self, probability: float) -> None:
+    def setpauses(self, probability: float) -> None:
         """A random pause generator on each channel (0: none)."""
         write, read = self.master.write_if, self.master.read_if
         for channel in (write.aw_channel, write.w_channel, write.b_channel,
                         read.ar_channel, read.r_channel):
             if probability:
                 seed = self.rng.getrandbits(32)
-                channel.set_pause_generator(_pauses(seed, probability))
+                channel.set_pause_generator(pauses(seed, probability))
             else:
                 channel.clear_pause_generator()
 
@@ -136,11 +132,6 @@ class TB:
             self.check(_label("read", self.kind, address, 4),
                        (int(event.data.resp), int.from_bytes(event.data.data, "little")),
                        (OKAY if taken else SLVERR, word >> 8 * (address % 4)))
-
-
-def _pauses(seed: int, probability: float):
-    rng = random.Random(seed)
-    return (rng.random() < probability for _ in itertools.count())
 
 
 def _label(op: str, kind: str, address: int, length: int) -> str:
@@ -247,7 +238,7 @@ async def _run(dut: object, body: Callable[[TB], Awaitable[dict | None]]) -> TB:
 async def axi_lite_fuzz(dut: object) -> None:
     """Random back-to-back batches under random pauses, then a sweep of every register."""
     async def body(tb: TB) -> None:
-        tb.set_pauses(tb.config["pause"])
+        tb.setpauses(tb.config["pause"])
         done, mapped = 0, _by_role(tb.kind)
         while done < tb.config["transactions"]:
             writes = [_random_write(tb, mapped) for _ in range(tb.rng.randint(0, 12))]
@@ -267,7 +258,7 @@ async def axi_lite_fuzz(dut: object) -> None:
 async def unmapped_addresses_answer_slverr(dut: object) -> None:
     """Writes and reads of unmapped addresses: SLVERR each, and every register still 0."""
     async def body(tb: TB) -> None:
-        tb.set_pauses(0.3)
+        tb.setpauses(0.3)
         addresses = [_unmapped(tb) for _ in range(64)]
         await tb.batch([(a, tb.rng.randbytes(4)) for a in addresses], addresses)
         await tb.batch([], [r.address for r in registers(tb.kind)])
@@ -281,7 +272,7 @@ async def unmapped_addresses_answer_slverr(dut: object) -> None:
 async def partial_strobes_answer_slverr(dut: object) -> None:
     """Every partial strobe on a register of every role: SLVERR, and the register as it was."""
     async def body(tb: TB) -> None:
-        tb.set_pauses(0.3)
+        tb.setpauses(0.3)
         mapped = registers(tb.kind)
         targets = [tb.rng.choice([r for r in mapped if r.role == role]).address
                    for role in ("bd", "lock_value", "start_queue", "status")]

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 
-from ...model.arch.kinds import KINDS
 from ..block.axi_dma_runner import RUNS_ON, run_axi_dma
+from .axi_lite import add_common_options
 
 __all__ = ["RUNS_ON", "main"]
 
@@ -27,11 +27,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=200,
                         help="random programs per kind, with pauses and without (default 200)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--pause", type=float, default=0.3,
-                        help="probability of a pause per cycle on each stream's source and sink")
-    parser.add_argument("--sim", nargs="+", choices=RUNS_ON, default=["verilator"])
-    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    add_common_options(parser, RUNS_ON,
+                       "probability of a pause per cycle on each stream's source and sink")
     args = parser.parse_args(argv)
     failed = 0
     for simulator in args.sim:

@@ -16,7 +16,16 @@ import argparse
 from ...model.arch.kinds import KINDS
 from ..block.axi_lite_runner import BENCH_TESTS, RUNS_ON, run_axi_lite
 
-__all__ = ["RUNS_ON", "main"]
+__all__ = ["RUNS_ON", "add_common_options", "main"]
+
+
+def add_common_options(parser: argparse.ArgumentParser, runs_on: tuple[str, ...],
+                       pause_help: str) -> None:
+    """The options the AXI regressions share: ``--seed``, ``--pause``, ``--sim``, ``--kinds``."""
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pause", type=float, default=0.3, help=pause_help)
+    parser.add_argument("--sim", nargs="+", choices=runs_on, default=["verilator"])
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,11 +34,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--transactions", type=int, default=10_000,
                         help="random transactions per kind (default 10000)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--pause", type=float, default=0.3,
-                        help="probability of a pause per cycle on each AXI channel")
-    parser.add_argument("--sim", nargs="+", choices=RUNS_ON, default=["verilator"])
-    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    add_common_options(parser, RUNS_ON, "probability of a pause per cycle on each AXI channel")
     args = parser.parse_args(argv)
     failed = 0
     for simulator in args.sim:
