@@ -1,6 +1,6 @@
 """cocotb test of a whole ``aiedma_axi_dma_<kind>`` top as a host and an FPGA design use it.
 
-Run by :mod:`.axi_dma_runner` (never imported by the rest of ``tb/``): the programs
+Run by :mod:`aiedma.tb.regress.axi_dma_runner` (never imported by the rest of ``tb/``): the programs
 come as JSON in the file named by :data:`CONFIG_ENV`, what the top did goes to the file
 named by :data:`RESULT_ENV`, and the runner compares it with the model.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..block.axi_dma_runner import RUNS_ON, run_axi_dma
+from .axi_dma_runner import RUNS_ON, run_axi_dma
 from .axi_lite import add_common_options
 
 __all__ = ["RUNS_ON", "main"]

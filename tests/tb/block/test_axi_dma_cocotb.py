@@ -17,8 +17,8 @@ import pytest
 from repo import REPO
 
 from aiedma.model.arch.kinds import DMA_KINDS
-from aiedma.tb.block.axi_dma_runner import compare_run, expected_run, run_axi_dma
 from aiedma.tb.common.simulators import UnsupportedSimulator
+from aiedma.tb.regress.axi_dma_runner import compare_run, expected_run, run_axi_dma
 from aiedma.tb.system.dma_check import run_dma
 from aiedma.tb.system.stream_programs import random_stream_program
 

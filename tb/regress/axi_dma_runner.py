@@ -2,14 +2,15 @@
 
 :func:`run_axi_dma` draws programs (:func:`~aiedma.tb.system.stream_programs.
 random_stream_program`: every channel busy, an outcome that does not depend on the
-streams' timing), runs them on the top with the bench of :mod:`.axi_dma_bench` (built
-as :mod:`.axi_lite_runner` builds it, in the same folder), and compares what the top did
-in each with the program's model run (:func:`~aiedma.tb.system.dma_check.run_dma` with
-no RTL): every word and TLAST of each MM2S stream, the memory after the run, each
-channel's completion tokens and their controller IDs, every register the outcome
-decides, and no cycle with ``error`` high. With ``pause=0`` (no pause on any stream)
-the cycle each word moves on each stream, counted from the first cycle with ``pause``
-low, must be the model's too.
+streams' timing), runs them on the top with the bench of
+:mod:`aiedma.tb.block.axi_dma_bench` (built as :mod:`aiedma.tb.block.axi_lite_runner`
+builds it, in the same folder), and compares what the top did in each with the
+program's model run (:func:`~aiedma.tb.system.dma_check.run_dma` with no RTL): every
+word and TLAST of each MM2S stream, the memory after the run, each channel's
+completion tokens and their controller IDs, every register the outcome decides, and
+no cycle with ``error`` high. With ``pause=0`` (no pause on any stream) the cycle each
+word moves on each stream, counted from the first cycle with ``pause`` low, must be
+the model's too.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from pathlib import Path
 from ...model.arch.kinds import DMA_KINDS, check_kind
 from ...model.arch.register_map import register_at, registers
 from ...model.arch.registers import STATUS_FIELDS
+from ..block.axi_dma_bench import CONFIG_ENV, RESULT_ENV, pack_words, unpack_words
+from ..block.cocotb_runner import log_tail, run_bench
 from ..common.simulators import check_simulator
 from ..system.dma_check import registers_after, run_dma
 from ..system.stream_programs import random_stream_program
-from .axi_dma_bench import CONFIG_ENV, RESULT_ENV, pack_words, unpack_words
-from .cocotb_runner import log_tail, run_bench
 
 __all__ = ["RUNS_ON", "compare_run", "expected_run", "outcome_registers", "run_axi_dma"]
 
