@@ -99,7 +99,7 @@ class TB:
         self.dut.pause.value = 1
         await reset_top(self.dut)
 
-    def setpauses(self, probability: float) -> None:
+    def set_pauses(self, probability: float) -> None:
         """A random pause generator on every stream (0: none)."""
         for end in (*self.sources, *self.sinks):
             if probability:
@@ -249,10 +249,12 @@ class _Ports:
             sent = all(s.empty() and not s.active for s in sources)
             idle = idle + 1 if sent and not self.dut.busy.value else 0
             if idle >= _IDLE_CYCLES:
-                return {"outputs": words, "cycles": cycles, "tokens": tokens,
-                        "error_cycles": errors, "length": cycle + 1, "hang": False}
+                length, hang = cycle + 1, False
+                break
+        else:
+            length, hang = bound, True
         return {"outputs": words, "cycles": cycles, "tokens": tokens, "error_cycles": errors,
-                "length": bound, "hang": True}
+                "length": length, "hang": hang}
 
 
 @cocotb.test()
@@ -262,7 +264,7 @@ async def axi_dma_programs(dut: object) -> None:
     refused register write, a hang, a memory access outside the program's memory)."""
     config = json.loads(Path(os.environ[CONFIG_ENV]).read_text())
     tb = TB(dut, config)
-    tb.setpauses(config["pause"])
+    tb.set_pauses(config["pause"])
     started = time.perf_counter()
     runs = []
     for program in config["programs"]:

@@ -94,7 +94,7 @@ class TB:
     async def reset(self) -> None:
         await reset_top(self.dut)
 
-    def setpauses(self, probability: float) -> None:
+    def set_pauses(self, probability: float) -> None:
         """A random pause generator on each channel (0: none)."""
         write, read = self.master.write_if, self.master.read_if
         for channel in (write.aw_channel, write.w_channel, write.b_channel,
@@ -238,7 +238,7 @@ async def _run(dut: object, body: Callable[[TB], Awaitable[dict | None]]) -> TB:
 async def axi_lite_fuzz(dut: object) -> None:
     """Random back-to-back batches under random pauses, then a sweep of every register."""
     async def body(tb: TB) -> None:
-        tb.setpauses(tb.config["pause"])
+        tb.set_pauses(tb.config["pause"])
         done, mapped = 0, _by_role(tb.kind)
         while done < tb.config["transactions"]:
             writes = [_random_write(tb, mapped) for _ in range(tb.rng.randint(0, 12))]
@@ -258,7 +258,7 @@ async def axi_lite_fuzz(dut: object) -> None:
 async def unmapped_addresses_answer_slverr(dut: object) -> None:
     """Writes and reads of unmapped addresses: SLVERR each, and every register still 0."""
     async def body(tb: TB) -> None:
-        tb.setpauses(0.3)
+        tb.set_pauses(0.3)
         addresses = [_unmapped(tb) for _ in range(64)]
         await tb.batch([(a, tb.rng.randbytes(4)) for a in addresses], addresses)
         await tb.batch([], [r.address for r in registers(tb.kind)])
@@ -272,7 +272,7 @@ async def unmapped_addresses_answer_slverr(dut: object) -> None:
 async def partial_strobes_answer_slverr(dut: object) -> None:
     """Every partial strobe on a register of every role: SLVERR, and the register as it was."""
     async def body(tb: TB) -> None:
-        tb.setpauses(0.3)
+        tb.set_pauses(0.3)
         mapped = registers(tb.kind)
         targets = [tb.rng.choice([r for r in mapped if r.role == role]).address
                    for role in ("bd", "lock_value", "start_queue", "status")]

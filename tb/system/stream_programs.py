@@ -26,6 +26,7 @@ from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import CONTROL_FIELDS, control_address, start_queue_address
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.task import Task
+from ...model.errors import AiedmaError, field_error
 from ...model.system.stream import Beat
 from .dma_check import words_taken
 from .random_programs import PROGRAM_PLACES, WritesProgram, bd_table_writes, random_read
@@ -89,10 +90,13 @@ def random_stream_program(seed: int, kind: str = "tile") -> WritesProgram:
     inputs give each S2MM channel exactly the words its tasks take, the last with TLAST
     (mode 0 takes a TLAST as data, and an AXI4-Stream source ends its last frame with
     one)."""
+    if kind not in PROGRAM_PLACES:
+        raise field_error(AiedmaError, "kind", kind, "stream programs run on "
+                          f"{' or '.join(PROGRAM_PLACES)}")
     rng = random.Random(seed)
-    place, channels = PROGRAM_PLACES[kind], DMA_KINDS[kind].channels
+    channels = DMA_KINDS[kind].channels
     first = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
-    own_lock = place.lock - 1      # the BD's ID of the tile's own lock 0
+    own_lock = DMA_KINDS[kind].lock_window("own").start   # a BD's ID of the tile's lock 0
     writes: list[tuple[int, int]] = []
     lines = []
     for n in range(channels):

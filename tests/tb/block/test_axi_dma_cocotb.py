@@ -17,6 +17,7 @@ import pytest
 from repo import REPO
 
 from aiedma.model.arch.kinds import DMA_KINDS
+from aiedma.model.errors import AiedmaError
 from aiedma.tb.common.simulators import UnsupportedSimulator
 from aiedma.tb.regress.axi_dma_runner import compare_run, expected_run, run_axi_dma
 from aiedma.tb.system.dma_check import run_dma
@@ -91,6 +92,12 @@ def test_a_stream_programs_outcome_does_not_depend_on_backpressure(kind):
         assert np.array_equal(held.memory, free.memory)
         assert held.token_controllers == free.token_controllers
         assert len(free.outputs) == DMA_KINDS[kind].channels   # every MM2S has work
+
+
+def test_a_stream_program_of_a_kind_without_a_dma_is_refused():
+    with pytest.raises(AiedmaError, match=r"^kind='core': stream programs run on memtile or "
+                                          r"tile or shim$"):
+        random_stream_program(1, "core")
 
 
 @pytest.mark.parametrize(("options", "match"), [({"programs": 0}, "programs=0"),
