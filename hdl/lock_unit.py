@@ -19,7 +19,9 @@ docs/cycle.md "Channel", Locks):
   between (so the test still holds), the lowest-numbered port is granted (**one
   acquire a cycle**), its lock takes its new value at the end of that cycle and its
   grant shows in the next. So the grant's path starts at the test's registers, not at
-  a lock read and compare;
+  a lock read and compare, and not at the channel: a request tested stays up until its
+  grant shows unless its channel is reset (``drop``, told in the cycle of the test),
+  and the test keeps the request's lock, decoded, beside its result;
 * **a release is chosen, then applied**: of the release ports asking (not the one
   being applied), the lowest-numbered is chosen into registers; the unit applies it at
   the end of the next cycle, after that cycle's acquire (it sees its lock as the
@@ -107,8 +109,10 @@ class _Release:
 class _Acquire:
     """One acquire port's test of the cycle before (registers) and this cycle's facts."""
 
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int, count: int) -> None:
         self.fit = Signal(name=f"acq{k}_fit")           # its acquire held when tested
+        self.lock_id = Signal(range(count), name=f"acq{k}_lock_id")  # the lock tested
+        self.hit = [Signal(name=f"acq{k}_hit{i}") for i in range(count)]  # ... decoded
         self.after = Signal(_STATE_BITS, name=f"acq{k}_after")  # the lock, granted
         # The lock, granted with the release applied now on it, and whether that fits.
         self.with_release = Signal(_STATE_BITS, name=f"acq{k}_with_release")
@@ -134,8 +138,10 @@ class LockUnit(wiring.Component):
     acquire : In(lock_port_signature(count)).array(ports)
     release : In(lock_port_signature(count)).array(ports)
     drop : In(ports)
-        Bit ``p``: release port ``p``'s channel drops its request at the end of this
-        cycle (its reset): a release chosen from that port now is not applied.
+        Bit ``p``: channel ``p`` drops its requests at the end of this cycle (its
+        reset): a release chosen from its port now is not applied, and an acquire
+        tested now is not granted. An acquire request otherwise stays up, with its lock
+        and value, until its grant shows (the unit grants from its own registers).
     set_en, set_id, set_value : In
         Register write of a lock's value.
     read_id : In
@@ -171,7 +177,7 @@ class LockUnit(wiring.Component):
             m.d.sync += port.grant.eq(grant)
         acq_id = Signal.like(self.acquire[0].lock_id)
         acq_any, acq_result, meets = Signal(), Signal(_STATE_BITS), Signal()
-        m.d.comb += [acq_id.eq(_select(granted, [p.lock_id for p in self.acquire])),
+        m.d.comb += [acq_id.eq(_select(granted, [a.lock_id for a in acquires])),
                      acq_any.eq(Cat(*granted).any()),
                      acq_result.eq(_select(granted, [a.result for a in acquires])),
                      meets.eq(Cat(*(g & a.on_release for g, a in
@@ -180,7 +186,11 @@ class LockUnit(wiring.Component):
         # The release chosen in the cycle before is applied now, after the acquire: on a
         # lock just acquired (``meets``) in the acquire's result, worked out at its port;
         # on any other lock, to the lock's own value, tested at the lock.
-        refused_alone = self._write_locks(m, values, release, (acq_any, acq_id, acq_result))
+        # Each lock is the granted acquire's when its port's decoded lock says so: no
+        # multiplexer of lock IDs and compare on the way to the locks' enables.
+        acq_hits = [Cat(*(g & a.hit[i] for g, a in zip(granted, acquires, strict=True))).any()
+                    for i in range(self.count)]
+        refused_alone = self._write_locks(m, values, release, (acq_hits, acq_result))
         refused_with = Cat(*(g & a.on_release & ~a.with_release_fits for g, a in
                              zip(granted, acquires, strict=True))).any()
         error = Signal()
@@ -194,24 +204,24 @@ class LockUnit(wiring.Component):
         for port, acquire in zip(self.acquire, acquires, strict=True):
             m.d.sync += acquire.dirty.eq(
                 (acq_any & (acq_id == port.lock_id))
-                | (release.due & acquire.on_release & ~refused_alone)
+                | (release.due & (port.lock_id == release.lock_id) & ~refused_alone)
                 | (self.set_en & (self.set_id == port.lock_id)))
         return m
 
     def _write_locks(self, m: Module, values: Array, release: _Release,
-                     acquire: tuple[Value, Value, Value]) -> Value:
+                     acquire: tuple[list[Value], Value]) -> Value:
         """Each lock's next value: the register write, else the granted acquire (its
         result already holds a release on its lock), else the release alone (tested at
         the lock). Returns whether the release alone, on its lock's own value, would be
         refused (its result outside ``0 .. LOCK_VALUE_MAX``)."""
-        acq_any, acq_id, acq_result = acquire
+        acq_hits, acq_result = acquire
         refused = []
         for i in range(self.count):
             tried, fits = self._release_result(m, f"lock{i}", values[i], release.value)
             refused.append(release.hit[i] & ~fits)
             with m.If(self.set_en & (self.set_id == i)):
                 m.d.sync += values[i].eq(self.set_value)
-            with m.Elif(acq_any & (acq_id == i)):
+            with m.Elif(acq_hits[i]):
                 m.d.sync += values[i].eq(acq_result)
             with m.Elif(release.hit[i] & fits):
                 m.d.sync += values[i].eq(tried)
@@ -251,7 +261,7 @@ class LockUnit(wiring.Component):
         out; the next cycle may grant it if its lock was not written in between (then
         its lock's value is still the one tested), and adds the release applied in that
         cycle to the tested result, both registers."""
-        port, acquire = self.acquire[k], _Acquire(k)
+        port, acquire = self.acquire[k], _Acquire(k, self.count)
         # What the acquire adds (0 for an acquire-equal, which leaves the lock as it is).
         adds = Signal(signed(LOCK_VALUE_BITS), name=f"acq{k}_adds")
         seen = Signal(_STATE_BITS, name=f"acq{k}_seen")
@@ -262,15 +272,20 @@ class LockUnit(wiring.Component):
         after = Signal(signed(_STATE_BITS + 2), name=f"acq{k}_after_next")
         m.d.comb += after.eq(seen + adds)
         holds = Mux(port.value < 0, after >= 0, seen == port.value)
-        m.d.sync += [acquire.fit.eq(port.request & ~port.grant & holds),
-                     acquire.after.eq(after[:_STATE_BITS])]
+        # A request tested now is still up in the next cycle unless its grant shows then
+        # (not eligible) or its channel is reset now (``drop``): so the grant needs no
+        # look at the port, and its lock, decoded here, is a register of the unit's.
+        m.d.sync += [acquire.fit.eq(port.request & ~port.grant & ~self.drop[k] & holds),
+                     acquire.after.eq(after[:_STATE_BITS]),
+                     acquire.lock_id.eq(port.lock_id),
+                     *(hit.eq(port.lock_id == i) for i, hit in enumerate(acquire.hit))]
         # The release it may meet when granted is the one applied then: added to the
         # tested result from registers (``after`` is in range wherever the test held).
         tried, fits = self._release_result(m, f"acq{k}", acquire.after, release.value)
         m.d.comb += [
             acquire.with_release.eq(tried), acquire.with_release_fits.eq(fits),
-            acquire.eligible.eq(acquire.fit & port.request & ~port.grant & ~acquire.dirty),
-            acquire.on_release.eq(port.lock_id == release.lock_id),
+            acquire.eligible.eq(acquire.fit & ~port.grant & ~acquire.dirty),
+            acquire.on_release.eq(acquire.lock_id == release.lock_id),
             # Were it granted now: its lock with the release applied on it, if that fits.
             acquire.result.eq(Mux(release.due & acquire.on_release & acquire.with_release_fits,
                                   acquire.with_release, acquire.after)),
