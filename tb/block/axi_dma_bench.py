@@ -23,6 +23,15 @@ a reset of the top, as a host would run it:
   for a few cycles, or at its bound of cycles (a hang: a failure);
 * the master then reads every register the program's outcome decides (BD words with
   their iteration write-back, controls, status, lock values, write counts).
+
+A program may carry ``ops``, AXI4-Lite reads and writes a host makes while its channels
+run (:func:`~aiedma.tb.regress.axi_dma_runner.random_ops`): from the cycle ``pause``
+falls they go to the master in batches of 1 to 8 (back to back) with a few idle cycles
+between batches, the master's five channels paused at random (``axil_pause``), and the
+program is not over before the last response. Every cycle the bench records what
+reaches the DMA's register port (``reg_write``, ``reg_read``, ``reg_addr``,
+``reg_wdata``, wires inside the top) with its cycle, so the runner can give the model
+the same accesses in the same cycles; each op's response and word go to the result.
 """
 
 from __future__ import annotations
@@ -129,8 +138,40 @@ class TB:
                       for a, e in zip(batch, events, strict=True)]
         return found
 
+    def set_axil_pauses(self, probability: float) -> None:
+        """A random pause generator on each of the master's five channels (0: none)."""
+        write, read = self.master.write_if, self.master.read_if
+        for channel in (write.aw_channel, write.w_channel, write.b_channel,
+                        read.ar_channel, read.r_channel):
+            if probability:
+                channel.set_pause_generator(pauses(self.rng.getrandbits(32), probability))
+            else:
+                channel.clear_pause_generator()
+
+    async def host_ops(self, ops: list) -> list[list[int]]:
+        """``ops`` (``[address, bytes as hex]`` a write, ``[address, None]`` a read of a
+        word) in random batches handed to the master at once, a few idle cycles
+        between; ``[response, word]`` of each (a write's word 0)."""
+        answers: list[list[int]] = []
+        k = 0
+        while k < len(ops):
+            batch = ops[k:k + self.rng.randint(1, 8)]
+            k += len(batch)
+            events = [self.master.init_read(address, 4) if data is None
+                      else self.master.init_write(address, bytes.fromhex(data))
+                      for address, data in batch]
+            await with_timeout(Combine(*(e.wait() for e in events)),
+                               _CYCLE_NS * (40 * len(events) + 100), "ns")
+            answers += [[int(e.data.resp),
+                         0 if data is not None else int.from_bytes(e.data.data, "little")]
+                        for (_, data), e in zip(batch, events, strict=True)]
+            for _ in range(self.rng.randrange(12)):
+                await RisingEdge(self.dut.aclk)
+        return answers
+
     async def run_program(self, program: dict) -> dict:
-        """One program from reset: registers, streams, memory; what the top did."""
+        """One program from reset: registers, streams, memory, a host's accesses while it
+        runs; what the top did."""
         await self.reset()
         failures = await self.write_registers(program["writes"])
         memory = _Memory(program["first"], unpack_words(program["memory"]))
@@ -138,16 +179,23 @@ class TB:
             for frame in _frames(program["inputs"].get(f"s2mm{n}", [])):
                 source.send_nowait(AxiStreamFrame(frame))
         self.dut.pause.value = 0
-        seen = await self._ports.watch(memory, self.sources, program["bound"])
+        host = cocotb.start_soon(self.host_ops(program.get("ops", [])))
+        seen = await self._ports.watch(memory, self.sources, program["bound"],
+                                       host=host)
         if seen.pop("hang"):
             failures.append(f"hang: not done within {program['bound']} cycles")
         failures += memory.failures
+        if host.done():
+            answers = host.result()
+        else:                                 # the hang above
+            answers = []
+            host.cancel()
         self.dut.pause.value = 1
         registers = await self.read_registers(program["reads"])
         for n, sink in enumerate(self.sinks):
             failures += _sink_agrees(sink, seen["outputs"][f"mm2s{n}"], f"mm2s{n}")
         return {**seen, "memory": pack_words(memory.words), "registers": registers,
-                "failures": failures}
+                "answers": answers, "failures": failures}
 
 
 def _frames(beats: list) -> list[list[int]]:
@@ -215,19 +263,36 @@ class _Ports:
                      ("tdata", "tlast", "tvalid", "tready")} for n in range(channels)]
         self.into = [{name: getattr(dut, f"s_axis_s2mm{n}_{name}") for name in
                       ("tvalid", "tready")} for n in range(channels)]
+        # The DMA's register port inside the top (public on Verilator and Icarus).
+        self.registers = {name: getattr(dut, name) for name in
+                          ("reg_write", "reg_read", "reg_addr", "reg_wdata")}
         for port in self.mm2s:
             port["mem_data"].value = 0
 
-    async def watch(self, memory: _Memory, sources: list, bound: int) -> dict:
-        """Run until done or ``bound`` cycles; what moved, by channel, with its cycle
-        (cycle 0: the first with ``pause`` low)."""
+    def _register_access(self, cycle: int) -> list | None:
+        """``[cycle, address, word]`` of a write on the DMA's register port in this
+        cycle, ``[cycle, address, None]`` of a read, or None."""
+        port = self.registers
+        if port["reg_write"].value:
+            return [cycle, int(port["reg_addr"].value), int(port["reg_wdata"].value)]
+        if port["reg_read"].value:
+            return [cycle, int(port["reg_addr"].value), None]
+        return None
+
+    async def watch(self, memory: _Memory, sources: list, bound: int,
+                    host: object = None) -> dict:
+        """Run until done (and the ``host`` task done) or ``bound`` cycles; what moved,
+        by channel, with its cycle (cycle 0: the first with ``pause`` low), and the
+        accesses on the register port."""
         names = [f"mm2s{n}" for n in range(len(self.mm2s))]
         words = {name: [] for name in names}
         cycles = {name: [] for name in names + [f"s2mm{n}" for n in range(len(self.s2mm))]}
         tokens = {name: [] for name in cycles}
-        errors, idle = 0, 0
+        errors, idle, accesses = 0, 0, []
         for cycle in range(bound):
             await RisingEdge(self.dut.aclk)   # values read now are those of ``cycle``
+            if host is not None and (access := self._register_access(cycle)) is not None:
+                accesses.append(access)
             for n, port in enumerate(self.mm2s):
                 address = int(port["mem_addr"].value) if port["mem_en"].value else None
                 out = self.out[n]
@@ -247,6 +312,7 @@ class _Ports:
                     tokens[f"s2mm{n}"].append(int(port["token_controller"].value))
             errors += int(self.dut.error.value)
             sent = all(s.empty() and not s.active for s in sources)
+            sent = sent and (host is None or host.done())
             idle = idle + 1 if sent and not self.dut.busy.value else 0
             if idle >= _IDLE_CYCLES:
                 length, hang = cycle + 1, False
@@ -254,7 +320,7 @@ class _Ports:
         else:
             length, hang = bound, True
         return {"outputs": words, "cycles": cycles, "tokens": tokens, "error_cycles": errors,
-                "length": length, "hang": hang}
+                "length": length, "hang": hang, "accesses": accesses}
 
 
 @cocotb.test()
@@ -265,6 +331,7 @@ async def axi_dma_programs(dut: object) -> None:
     config = json.loads(Path(os.environ[CONFIG_ENV]).read_text())
     tb = TB(dut, config)
     tb.set_pauses(config["pause"])
+    tb.set_axil_pauses(config.get("axil_pause", 0))
     started = time.perf_counter()
     runs = []
     for program in config["programs"]:

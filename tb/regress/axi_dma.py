@@ -7,8 +7,11 @@ DMA busy) on ``aiedma_axi_dma_<kind>`` through the bench of
 ``AxiLiteMaster``, each S2MM stream fed by an ``AxiStreamSource`` and each MM2S stream
 taken by an ``AxiStreamSink``, with random pauses on every stream (``--pause``), then
 every word and TLAST, the memory, the tokens and the registers compared with the model;
-then the same number of programs with no pause, every word's cycle compared too. One
-line per kind, simulator and pause; status 1 on any mismatch.
+then the same number of programs with no pause, every word's cycle compared too; then
+the same programs again while a host makes ``--ops`` random AXI4-Lite reads and writes
+in each (the master's channels paused at ``--pause``), each response, each register
+port access and each word read compared with the model's in its cycle. ``--passes``
+picks among the three. One line per kind, simulator and pass; status 1 on any mismatch.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ import argparse
 from .axi_dma_runner import RUNS_ON, run_axi_dma
 from .axi_lite import add_common_options
 
-__all__ = ["RUNS_ON", "main"]
+__all__ = ["PASSES", "RUNS_ON", "main"]
+
+PASSES = {"pauses": "under stream pauses", "timed": "every word's cycle too",
+          "host": "a host's accesses while it runs"}
+"""The regression's passes: what each compares beyond every word and the outcome."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,26 +34,40 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=200,
                         help="random programs per kind, with pauses and without (default 200)")
+    parser.add_argument("--ops", type=int, default=50,
+                        help="random AXI4-Lite accesses a host makes while each program runs, "
+                             "in the host pass (default 50)")
+    parser.add_argument("--passes", nargs="+", choices=PASSES, default=list(PASSES),
+                        help="which passes to run (default: all three)")
     add_common_options(parser, RUNS_ON,
-                       "probability of a pause per cycle on each stream's source and sink")
+                       "probability of a pause per cycle on each stream's source and sink "
+                       "(in the host pass: on each AXI4-Lite channel)")
     args = parser.parse_args(argv)
     failed = 0
     for simulator in args.sim:
         for kind in args.kinds:
-            for pause in (args.pause, 0.0):
+            for name in args.passes:
+                options = {"pauses": {"pause": args.pause}, "timed": {"pause": 0.0},
+                           "host": {"pause": 0.0, "ops": args.ops,
+                                    "axil_pause": args.pause}}[name]
                 result = run_axi_dma(kind, simulator, programs=args.programs,
-                                     seed=args.seed, pause=pause)
-                mismatches = result["mismatches"]
+                                     seed=args.seed, **options)
                 failed += bool(result["failed"])
-                for seed, line in mismatches[:5]:
-                    print(f"MISMATCH {simulator} {kind} pause {pause} seed {seed}: {line}")
-                if result["failed"] and not mismatches:
-                    print(f"FAIL {simulator} {kind} pause {pause}: {result.get('log', '')}")
-                timing = "every word's cycle too" if pause == 0 else f"pause {pause}"
-                print(f"AXI {kind} DMA on {simulator} ({timing}): {result['programs']} "
-                      f"programs (seeds {args.seed}-{args.seed + args.programs - 1}), "
-                      f"{result['mm2s_words']} MM2S and {result['s2mm_words']} S2MM words, "
-                      f"{result['register_writes']} register writes and "
-                      f"{result['register_reads']} reads, {result['cycles']} cycles in "
-                      f"{result['seconds']:.1f} s; {len(mismatches)} mismatches")
+                _report(result, f"{simulator} {kind} {PASSES[name]}", args.seed)
     return 1 if failed else 0
+
+
+def _report(result: dict, what: str, seed: int) -> None:
+    """One line for a pass (and its first mismatches)."""
+    mismatches = result["mismatches"]
+    for program, line in mismatches[:5]:
+        print(f"MISMATCH {what} seed {program}: {line}")
+    if result["failed"] and not mismatches:
+        print(f"FAIL {what}: {result.get('log', '')}")
+    host = (f", {result['host_ops']} host accesses ({result['host_reads']} register port "
+            f"reads compared in their cycle)" if result["host_ops"] else "")
+    print(f"AXI DMA, {what}: {result['programs']} programs (seeds {seed}-"
+          f"{seed + result['programs'] - 1}), {result['mm2s_words']} MM2S and "
+          f"{result['s2mm_words']} S2MM words, {result['register_writes']} register writes "
+          f"and {result['register_reads']} reads{host}, {result['cycles']} cycles in "
+          f"{result['seconds']:.1f} s; {len(mismatches)} mismatches")

@@ -11,6 +11,13 @@ completion tokens and their controller IDs, every register the outcome decides, 
 no cycle with ``error`` high. With ``pause=0`` (no pause on any stream) the cycle each
 word moves on each stream, counted from the first cycle with ``pause`` low, must be
 the model's too.
+
+With ``ops``, a host makes that many random AXI4-Lite reads and writes while each
+program runs (:func:`~aiedma.tb.system.host_ops.random_host_ops`; the master's channels
+paused at random): each response must be the bus rules' answer, the register port must
+see exactly the accesses taken, and the model, given those accesses in the cycles the
+port saw them, must end the same way and read, in each of those cycles, the word each
+read returned (status, locks, BD words, controls, counts: compared in the cycle).
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from ..block.axi_dma_bench import CONFIG_ENV, RESULT_ENV, pack_words, unpack_wor
 from ..block.cocotb_runner import log_tail, run_bench
 from ..common.simulators import check_simulator
 from ..system.dma_check import registers_after, run_dma
+from ..system.host_ops import host_timed_writes, random_host_ops
 from ..system.stream_programs import random_stream_program
 
-__all__ = ["RUNS_ON", "compare_run", "expected_run", "outcome_registers", "run_axi_dma"]
+__all__ = ["RUNS_ON", "compare_host", "compare_run", "expected_run", "outcome_registers",
+           "run_axi_dma"]
 
 RUNS_ON = ("verilator",)
 """cocotb runs the exported Verilog on Verilator. Not on Icarus: there each cycle with a
@@ -63,19 +72,44 @@ def _settled(kind: str, address: int, word: int) -> int:
     return word & ~_RUNNING if register.role == "status" else word
 
 
-def expected_run(program: object) -> dict:
-    """The model's run of ``program``: what the top must do under any stream timing."""
+def expected_run(program: object, timed: list | tuple = ()) -> dict:
+    """The model's run of ``program``: what the top must do under any stream timing;
+    with ``timed`` (a host's accesses by cycle, ``run_dma``'s ``timed_writes``), what
+    it must do with those accesses in those cycles, and the words they read
+    (``timed_reads``)."""
     addresses = outcome_registers(program.kind, program.writes)
     model = run_dma(program.kind, program.writes, program.memory, program.inputs,
-                    simulator=None)
+                    simulator=None, timed_writes=timed)
     return {"outputs": {name: [[data, int(last)] for data, last in words]
                         for name, words in model.outputs.items()},
             "memory": model.memory, "tokens": model.token_controllers,
             "cycles": model.word_cycles, "length": model.cycles,
-            "reads": addresses,
+            "reads": addresses, "timed_reads": [word for _, _, word in model.reads],
             "registers": [_settled(program.kind, a, w) for a, w in zip(
                 addresses, registers_after(program.kind, program.writes, program.memory,
-                                           program.inputs, addresses), strict=True)]}
+                                           program.inputs, addresses, timed),
+                strict=True)]}
+
+
+def compare_host(program: object, ops: list, got: dict) -> list[str]:
+    """What differs when a host's ``ops`` ran beside ``program`` (``got``: the bench's
+    run, memory unpacked): the bus rules' responses, the register port's accesses, and
+    the model's run with those accesses in their cycles (:func:`compare_run`, every
+    word's cycle too) and its word for each read."""
+    timed, read_ops, found = host_timed_writes(program.kind, ops, got["answers"],
+                                               got["accesses"])
+    want = expected_run(program, timed)
+    found += compare_run(want, got, timed=True)
+    reads = [t for t in timed if t[2] is None]
+    if len(read_ops) != len(reads):
+        return found            # the port's reads differ from the ops' (said above)
+    for k, model, (cycle, address, _) in zip(read_ops, want["timed_reads"], reads,
+                                              strict=True):
+        word = got["answers"][k][1]
+        if word != model:
+            found.append(f"op {k}: read of {address:#x} in cycle {cycle} gave {word:#010x}, "
+                         f"the model {model:#010x}")
+    return found
 
 
 def compare_run(want: dict, got: dict, *, timed: bool) -> list[str]:
@@ -110,7 +144,8 @@ def compare_run(want: dict, got: dict, *, timed: bool) -> list[str]:
 
 
 def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
-                pause: float = 0.3, build_root: str | Path = "build") -> dict:
+                pause: float = 0.3, ops: int = 0, axil_pause: float = 0.3,
+                build_root: str | Path = "build") -> dict:
     """Run ``programs`` random programs on ``aiedma_axi_dma_<kind>`` and compare each.
 
     Parameters
@@ -123,6 +158,12 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
     pause : float
         The chance of a pause in a cycle on each stream's source and sink; 0 runs
         without pauses, and every word's cycle is compared too.
+    ops : int
+        Random AXI4-Lite reads and writes a host makes while each program runs (0:
+        none); needs ``pause`` 0, so that the model's run is the top's cycle for cycle.
+    axil_pause : float
+        With ``ops``: the chance of a pause in a cycle on each of the AXI4-Lite
+        master's channels (the program's own writes included).
     build_root : path
         Everything goes below ``<build_root>/cocotb/<simulator>/``.
 
@@ -130,9 +171,10 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
     -------
     dict
         ``programs``, ``mm2s_words``, ``s2mm_words``, ``register_writes``,
-        ``register_reads``, ``cycles`` (the top's, over every program), ``seconds``
-        (the bench's), ``mismatches`` (``(seed, what)``, empty when every program
-        matched) and ``failed``.
+        ``register_reads``, ``host_ops`` (the random accesses, ``host_reads`` of them
+        reads whose word was compared in its cycle), ``cycles`` (the top's, over every
+        program), ``seconds`` (the bench's), ``mismatches`` (``(seed, what)``, empty
+        when every program matched) and ``failed``.
 
     Raises
     ------
@@ -143,18 +185,25 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
     check_simulator(simulator, RUNS_ON, "run_axi_dma")
     if programs < 1:
         raise ValueError(f"programs={programs}: must be at least 1")
-    if not 0 <= pause < 1:
-        raise ValueError(f"pause={pause}: must be a probability in [0, 1)")
+    for name, value in (("pause", pause), ("axil_pause", axil_pause)):
+        if not 0 <= value < 1:
+            raise ValueError(f"{name}={value}: must be a probability in [0, 1)")
+    if ops < 0 or (ops and pause):
+        raise ValueError(f"ops={ops}: must be 0, or more with pause=0 (the host's reads are "
+                         f"compared in their cycle; pause={pause})")
     drawn = [random_stream_program(s, kind) for s in range(seed, seed + programs)]
     wants = [expected_run(p) for p in drawn]
+    host = [random_host_ops(p, ops, p.seed) for p in drawn]
     first = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
-    config = {"kind": kind, "seed": seed, "pause": pause, "programs": [
+    config = {"kind": kind, "seed": seed, "pause": pause, "axil_pause": axil_pause if ops else 0,
+              "programs": [
         {"writes": [list(w) for w in p.writes], "first": first,
          "memory": pack_words(p.memory), "reads": want["reads"],
          "inputs": {name: [[b.data, int(b.last)] for b in beats]
                     for name, beats in p.inputs.items()},
-         "bound": 20 * want["length"] + 500}
-        for p, want in zip(drawn, wants, strict=True)]}
+         "ops": [[address, None if data is None else data.hex()] for address, data in h],
+         "bound": 20 * want["length"] + 500 + 50 * len(h)}
+        for p, want, h in zip(drawn, wants, host, strict=True)]}
     top = f"aiedma_axi_dma_{kind}"
     folder = (Path(build_root) / "cocotb" / simulator / top).resolve()
     folder.mkdir(parents=True, exist_ok=True)
@@ -162,16 +211,20 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
                                       input_env=CONFIG_ENV, inputs=config,
                                       result_env=RESULT_ENV, prefix="axidma")
     mismatches = []
-    for program, want, got in zip(drawn, wants, result["runs"], strict=True):
+    for program, want, got, h in zip(drawn, wants, result["runs"], host, strict=True):
         got["memory"] = unpack_words(got["memory"])
-        mismatches += [(program.seed, line) for line in compare_run(want, got,
-                                                                    timed=pause == 0)]
+        found = (compare_host(program, h, got) if h
+                 else compare_run(want, got, timed=pause == 0))
+        mismatches += [(program.seed, line) for line in found]
     summary = {
         "programs": programs,
         "mm2s_words": sum(len(w) for want in wants for w in want["outputs"].values()),
         "s2mm_words": sum(len(b) for p in drawn for b in p.inputs.values()),
         "register_writes": sum(len(p.writes) for p in drawn),
         "register_reads": sum(len(want["reads"]) for want in wants),
+        "host_ops": sum(len(h) for h in host),
+        "host_reads": sum(1 for got in result["runs"] for _, _, word in got["accesses"]
+                          if word is None),
         "cycles": sum(run["length"] for run in result["runs"]),
         "seconds": result["seconds"], "mismatches": mismatches,
         "failed": bool(failed or mismatches)}

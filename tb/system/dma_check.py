@@ -281,13 +281,15 @@ def words_taken(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
 
 
 def registers_after(kind: str, writes: Sequence[Sequence[int]], memory: Any,
-                    inputs: dict, addresses: Sequence[int]) -> list[int]:
+                    inputs: dict, addresses: Sequence[int],
+                    timed_writes: Sequence[Sequence[int]] = ()) -> list[int]:
     """The word the model's DMA reads at each of ``addresses`` after its run of a program
     (:func:`run_dma`'s arguments, no backpressure): BD words with their iteration
     write-back, controls, status words in the run's last cycle, lock values, write
     counts. A program whose outcome does not depend on timing ends with the same words
     under any backpressure."""
-    dma, _, _, agents, _, _, _ = _dma_system(kind, writes, np.asarray(memory), dict(inputs), {})
+    dma, _, _, agents, _, _, _ = _dma_system(kind, writes, np.asarray(memory), dict(inputs), {},
+                                             timed_writes)
     run_system(agents, exact=True)
     return [read_register(dma, address) for address in addresses]
 

@@ -17,10 +17,12 @@ import pytest
 from repo import REPO
 
 from aiedma.model.arch.kinds import DMA_KINDS
+from aiedma.model.arch.register_map import access_taken, register_at, role_access
 from aiedma.model.errors import AiedmaError
 from aiedma.tb.common.simulators import UnsupportedSimulator
-from aiedma.tb.regress.axi_dma_runner import compare_run, expected_run, run_axi_dma
+from aiedma.tb.regress.axi_dma_runner import compare_host, compare_run, expected_run, run_axi_dma
 from aiedma.tb.system.dma_check import run_dma
+from aiedma.tb.system.host_ops import HOST_OKAY, HOST_SLVERR, random_host_ops
 from aiedma.tb.system.stream_programs import random_stream_program
 
 BUILD = REPO / "build"
@@ -41,6 +43,11 @@ def test_random_programs_under_stream_pauses_match_the_model():
 def test_without_pauses_every_word_moves_in_the_models_cycle():
     result = run("shim", "verilator", programs=4, seed=3, pause=0)
     assert result["programs"] == 4
+
+
+def test_a_host_reading_and_writing_while_every_channel_runs_agrees_with_the_model():
+    result = run("shim", "verilator", programs=4, seed=21, pause=0, ops=40, axil_pause=0.3)
+    assert result["host_ops"] == 160 and result["host_reads"] > 0
 
 
 def _as_bench_saw(want: dict) -> dict:
@@ -77,6 +84,52 @@ def test_the_comparison_reports_each_kind_of_difference():
     assert compare_run(want, got, timed=False) == []   # under pauses, cycles are free
 
 
+def _host_as_bench_saw(program, ops) -> dict:
+    """What the bench reports for a top that took op ``k`` in cycle ``10 + 3k`` and did
+    what the model did with them."""
+    accesses, answers, read_ops = [], [], []
+    for k, (address, data) in enumerate(ops):
+        write, aligned = data is not None, address & ~3
+        strobe = ((1 << len(data)) - 1) << address % 4 & 0xF if write else 0xF
+        taken = access_taken(program.kind, address, write=write, strobe=strobe)
+        answers.append([HOST_OKAY if taken else HOST_SLVERR, 0])
+        access = role_access(register_at(program.kind, aligned).role) if taken else None
+        if access is not None and (access.writable if write else access.readable):
+            accesses.append([10 + 3 * k, aligned,
+                             int.from_bytes(data, "little") if write else None])
+            read_ops += [] if write else [k]
+    want = expected_run(program, accesses)
+    for k, word in zip(read_ops, want["timed_reads"], strict=True):
+        answers[k][1] = word
+    return {**_as_bench_saw(want), "answers": answers, "accesses": accesses}
+
+
+def test_the_host_comparison_reports_each_kind_of_difference():
+    program = random_stream_program(5, "tile")
+    ops = random_host_ops(program, 60, 5)
+    assert compare_host(program, ops, _host_as_bench_saw(program, ops)) == []
+    read = next(k for k, (a, d) in enumerate(ops) if d is None
+                and register_at("tile", a) is not None and register_at("tile", a).role == "status")
+    refused = next(k for k, (a, d) in enumerate(ops) if d is not None
+                   and not access_taken("tile", a, write=True, strobe=0xF if a % 4 == 0 and
+                                        len(d) == 4 else 0))
+    write = next(k for k, (a, d) in enumerate(ops) if d is not None and a % 4 == 0
+                 and len(d) == 4 and access_taken("tile", a, write=True)
+                 and role_access(register_at("tile", a).role).writable)
+    changes = {
+        f"op {read}: read": lambda got: got["answers"][read].__setitem__(
+            1, got["answers"][read][1] ^ 1),
+        f"op {refused}: write": lambda got: got["answers"][refused].__setitem__(0, HOST_OKAY),
+        "the register port's writes": lambda got: got["accesses"].remove(
+            next(a for a in got["accesses"] if a[0] == 10 + 3 * write)),
+    }
+    for what, change in changes.items():
+        got = _host_as_bench_saw(program, ops)
+        change(got)
+        found = compare_host(program, ops, got)
+        assert found and found[0].startswith(what), (what, found)
+
+
 @pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
 def test_a_stream_programs_outcome_does_not_depend_on_backpressure(kind):
     rng = np.random.default_rng(1)
@@ -101,7 +154,10 @@ def test_a_stream_program_of_a_kind_without_a_dma_is_refused():
 
 
 @pytest.mark.parametrize(("options", "match"), [({"programs": 0}, "programs=0"),
-                                                ({"pause": 1.0}, "pause=1.0")])
+                                                ({"pause": 1.0}, "pause=1.0"),
+                                                ({"ops": 5, "pause": 0.3}, "ops=5"),
+                                                ({"ops": 5, "pause": 0, "axil_pause": 1.0},
+                                                 "axil_pause=1.0")])
 def test_bad_options_are_refused(options, match):
     with pytest.raises(ValueError, match=match):
         run_axi_dma("tile", "verilator", build_root=BUILD, **options)
