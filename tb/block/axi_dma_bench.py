@@ -58,7 +58,7 @@ from cocotbext.axi import (
 
 from ...model.arch.kinds import DMA_KINDS
 from ...model.cycle.contract import DATA_BITS
-from .axi_common import pauses, reset_top
+from .axi_common import pause_master, pauses, reset_top
 
 CONFIG_ENV = "AIEDMA_AXIDMA_CONFIG"
 RESULT_ENV = "AIEDMA_AXIDMA_RESULT"
@@ -137,16 +137,6 @@ class TB:
             found += [[a, int(e.data.resp), int.from_bytes(e.data.data, "little")]
                       for a, e in zip(batch, events, strict=True)]
         return found
-
-    def set_axil_pauses(self, probability: float) -> None:
-        """A random pause generator on each of the master's five channels (0: none)."""
-        write, read = self.master.write_if, self.master.read_if
-        for channel in (write.aw_channel, write.w_channel, write.b_channel,
-                        read.ar_channel, read.r_channel):
-            if probability:
-                channel.set_pause_generator(pauses(self.rng.getrandbits(32), probability))
-            else:
-                channel.clear_pause_generator()
 
     async def host_ops(self, ops: list) -> list[list[int]]:
         """``ops`` (``[address, bytes as hex]`` a write, ``[address, None]`` a read of a
@@ -331,7 +321,7 @@ async def axi_dma_programs(dut: object) -> None:
     config = json.loads(Path(os.environ[CONFIG_ENV]).read_text())
     tb = TB(dut, config)
     tb.set_pauses(config["pause"])
-    tb.set_axil_pauses(config.get("axil_pause", 0))
+    pause_master(tb.master, tb.rng, config.get("axil_pause", 0))
     started = time.perf_counter()
     runs = []
     for program in config["programs"]:

@@ -45,7 +45,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.register_map import register_at, register_span, registers
 from ...model.system.register_bank import RegisterBank
-from .axi_common import pauses, reset_top
+from .axi_common import pause_master, reset_top
 
 CONFIG_ENV = "AIEDMA_AXIL_CONFIG"
 RESULT_ENV = "AIEDMA_AXIL_RESULT"
@@ -96,14 +96,7 @@ class TB:
 
     def set_pauses(self, probability: float) -> None:
         """A random pause generator on each channel (0: none)."""
-        write, read = self.master.write_if, self.master.read_if
-        for channel in (write.aw_channel, write.w_channel, write.b_channel,
-                        read.ar_channel, read.r_channel):
-            if probability:
-                seed = self.rng.getrandbits(32)
-                channel.set_pause_generator(pauses(seed, probability))
-            else:
-                channel.clear_pause_generator()
+        pause_master(self.master, self.rng, probability)
 
     def check(self, what: str, got: object, want: object) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
