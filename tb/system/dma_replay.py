@@ -240,11 +240,14 @@ def _sequence(block: RtlDmaAgent, name: str) -> _Rows:
         block.ports_ = ports
 
 
-def _register_sets(block: RtlDmaAgent, cycles: int) -> tuple[dict[str, list], int, int]:
-    """What the register port is set to over the load, the run and the lock reads:
-    per port, ``(row, value)`` from which it holds (0 before the first); the load's
-    length and the rows in all."""
+def _register_sets(block: RtlDmaAgent, cycles: int, locks: int) -> tuple[dict[str, list], int,
+                                                                          int]:
+    """What the register port is set to over the load, the run and the reads of the
+    first ``locks`` locks: per port, ``(row, value)`` from which it holds (0 before the
+    first); the load's length and the rows in all."""
     load, reads = _sequence(block, "load"), _sequence(block, "read_locks")
+    # The channels' status words read after the locks are not compared: not replayed.
+    reads.rows = reads.rows[:locks + 1]
     sets: dict[str, list] = {}
     after_load = len(load.rows)
     after_run = after_load + cycles
@@ -291,7 +294,7 @@ def _prepared(block: RtlDmaAgent, channels: Sequence[Any],
     """:func:`replay_dma`'s rows (the arguments are the same)."""
     ports = block.ports_.top.ports
     cycles = recorded[0]["bd"].size if recorded else 0
-    sets, loading, total = _register_sets(block, cycles)
+    sets, loading, total = _register_sets(block, cycles, len(locks))
     input_names, output_names = _port_names(channels)
     inputs = PortRows(ports, [*input_names, *sorted(sets)], total)
     want, care = PortRows(ports, output_names, total), PortRows(ports, output_names, total)

