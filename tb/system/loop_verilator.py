@@ -49,7 +49,7 @@ BUILD = Path("build/loop")
 _SMALL_TOP = 512 * 1024
 """Bytes of Verilog up to which a top's C++ is compiled ``-O2`` rather than Verilator's
 ``-Os``: a channel engine (110 kB) replays a tenth faster so, a whole memory-tile DMA
-(4.5 MB) a sixth to a third slower (docs/results.md, "Graphs with RTL channels")."""
+(4.5 MB) slower (docs/results.md, "Graphs with RTL channels")."""
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.MULTILINE)
 
