@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from ...model.arch.kinds import DMA_KINDS
 from ...model.arch.registers import STATUS_FIELDS
 from ...model.system.stream import Beat
 from .dma_block import RtlDmaAgent
+from .loop_verilator import PortRows
 
 __all__ = ["DmaRecorder", "replay_dma", "replayable"]
 
@@ -60,6 +62,7 @@ class _ChannelRecorder:
 
     def __init__(self, channel: Any) -> None:
         self.channel, self.rows = channel, []
+        self._mm2s = channel.is_mm2s   # (a property: asked every cycle)
         self._moved: Beat | None = None
         self._mem_data = 0
         self._signals: tuple = (False, False, 0, 0)
@@ -86,21 +89,28 @@ class _ChannelRecorder:
         return signals
 
     def _step(self, cycle: int) -> Any:
-        stream = self.channel.stream
-        if self.channel.is_mm2s:
+        channel = self.channel
+        stream = channel.stream
+        if self._mm2s:
             o_ready, i_valid, offered = stream.can_push(), False, 0
         else:
             o_ready, i_valid = False, stream.can_pop()
-            beat = stream.peek() if i_valid else Beat(0, False)
-            offered = (beat.data & 0xFFFF_FFFF) | int(beat.last) << 32
+            if i_valid:
+                beat = stream.peek()
+                offered = (beat.data & 0xFFFF_FFFF) | int(beat.last) << 32
+            else:
+                offered = 0
         self._moved = None
         stall = self._originals["step"](cycle)
         moved = self._moved
         payload = 0 if moved is None else (moved.data & 0xFFFF_FFFF) | int(moved.last) << 32
         read, write, address, data = self._signals
-        bd = self.channel.bd
-        # The channel's error register (its status's error_bd_invalid in this cycle).
-        invalid = self.channel.status_word() >> _INVALID & 1
+        bd = channel.bd
+        # The channel's error register (its status's error_bd_invalid in this cycle). The
+        # status shows the errors of the cycle's start, and a step only adds errors: a
+        # channel without the error now had none then (the status word takes a while).
+        invalid = ("error_bd_invalid" in channel.errors
+                   and channel.status_word() >> _INVALID & 1)
         self.rows.append((o_ready, i_valid, offered, self._mem_data, moved is not None, payload,
                           read, write, address if read or write else 0,
                           data & 0xFFFF_FFFF if write else 0, -1 if bd is None else bd,
@@ -144,53 +154,63 @@ class DmaRecorder:
         return [recorder.finish() for recorder in self.channels]
 
 
-def _words(column: np.ndarray, width: int) -> np.ndarray:
-    column = np.asarray(column).astype(np.uint64)
-    out = np.empty((column.size, (width + 31) // 32), dtype=np.uint32)
-    for k in range(out.shape[1]):
-        out[:, k] = (column >> np.uint64(32 * k)) & np.uint64(0xFFFF_FFFF)
-    return out
+def _port_names(channels: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """The block's ports a replay drives and compares for these channels."""
+    inputs, outputs = [], []
+    for channel in channels:
+        path = f"{channel.direction}__{channel.index}__"
+        if channel.is_mm2s:
+            inputs += [f"{path}o__ready", f"{path}mem_data"]
+            outputs += [f"{path}o__valid", f"{path}o__payload", f"{path}mem_en",
+                        f"{path}mem_addr"]
+        else:
+            inputs += [f"{path}i__valid", f"{path}i__payload"]
+            outputs += [f"{path}i__ready", f"{path}mem_we", f"{path}mem_addr",
+                        f"{path}mem_data"]
+        outputs += [f"{path}token", f"{path}token_controller"]
+    return inputs, [*outputs, "error", "reg_rdata", "busy"]
 
 
-def _ports(channels: Sequence[Any], recorded: Sequence[dict[str, np.ndarray]],
-           ports: dict[str, tuple[int, int]]) -> tuple[dict, dict, dict]:
-    """The block's input rows, expected outputs and care masks, per port name."""
-    inputs, want, care = {}, {}, {}
+def _channel_rows(channels: Sequence[Any], recorded: Sequence[dict[str, np.ndarray]],
+                  inputs: PortRows, want: PortRows, care: PortRows, run: slice) -> None:
+    """The channels' recorded cycles into the rows of the run: the block's inputs, its
+    expected outputs and their care masks (a payload while its valid or enable is high;
+    what the model cannot see is not compared, see the module text)."""
+    held = slice(run.stop, None)   # after the run, the inputs hold the run's last values
 
-    def compare(port: str, value: np.ndarray, when: np.ndarray | None = None) -> None:
-        width = ports[port][1]
-        want[port] = _words(value, width)
-        full = _words(np.full(value.size, (1 << width) - 1, dtype=np.uint64), width)
-        care[port] = full if when is None else full * (np.asarray(when) != 0)[:, None].astype(
-            np.uint32)
+    def drive(port: str, column: np.ndarray) -> None:
+        inputs.put(port, column, run)
+        if column.size:
+            inputs.put(port, column[-1], held)
+
+    def compare(port: str, column: np.ndarray, when: Any = 1) -> None:
+        want.put(port, column, run)
+        care.mask(port, when, run)
 
     for channel, c in zip(channels, recorded, strict=True):
         path = f"{channel.direction}__{channel.index}__"
-        width = {name: w for name, (_, w) in ports.items()}
         if channel.is_mm2s:
-            inputs[f"{path}o__ready"] = _words(c["o_ready"], 1)
-            inputs[f"{path}mem_data"] = _words(c["mem_data_in"], width[f"{path}mem_data"])
+            drive(f"{path}o__ready", c["o_ready"])
+            drive(f"{path}mem_data", c["mem_data_in"])
             compare(f"{path}o__valid", c["moved"], c["o_ready"])
             compare(f"{path}o__payload", c["payload"], c["moved"])
             compare(f"{path}mem_en", c["mem_read"])
             compare(f"{path}mem_addr", c["mem_addr"], c["mem_read"])
         else:
-            inputs[f"{path}i__valid"] = _words(c["i_valid"], 1)
-            inputs[f"{path}i__payload"] = _words(c["i_payload"], width[f"{path}i__payload"])
+            drive(f"{path}i__valid", c["i_valid"])
+            drive(f"{path}i__payload", c["i_payload"])
             compare(f"{path}i__ready", c["moved"], c["i_valid"])
             compare(f"{path}mem_we", c["mem_write"])
             compare(f"{path}mem_addr", c["mem_addr"], c["mem_write"])
             compare(f"{path}mem_data", c["mem_data"], c["mem_write"])
         compare(f"{path}token", c["token"])
         compare(f"{path}token_controller", c["token_controller"], c["token"])
-    cycles = recorded[0]["bd"].size if recorded else 0
     # The block's error output: its channels' error registers (the lock unit's error is
     # the model's LockError, which ends a run before any replay).
-    invalid = np.zeros(cycles, dtype=np.int64)
+    invalid = np.zeros(run.stop - run.start, dtype=np.int64)
     for c in recorded:
         invalid |= c["invalid"]
     compare("error", invalid)
-    return inputs, want, care
 
 
 class _Rows:
@@ -220,23 +240,74 @@ def _sequence(block: RtlDmaAgent, name: str) -> _Rows:
         block.ports_ = ports
 
 
-def _register_rows(block: RtlDmaAgent, cycles: int) -> tuple[dict[str, np.ndarray], int]:
-    """The register port's inputs over the load, the run and the lock reads; the load's
-    length. Each port holds its value until the sequence sets it again."""
+def _register_sets(block: RtlDmaAgent, cycles: int, locks: int) -> tuple[dict[str, list], int,
+                                                                          int]:
+    """What the register port is set to over the load, the run and the reads of the
+    first ``locks`` locks: per port, ``(row, value)`` from which it holds (0 before the
+    first); the load's length and the rows in all."""
     load, reads = _sequence(block, "load"), _sequence(block, "read_locks")
-    names = sorted({n for rows in (load, reads) for row in [*rows.rows, rows.after] for n in row})
-    held = dict.fromkeys(names, 0)
-    table = []
-    for row in load.rows:
-        held.update(row)
-        table.append(dict(held))
-    held.update(load.after)
-    table += [dict(held)] * cycles
-    for row in reads.rows:
-        held.update(row)
-        table.append(dict(held))
-    return {n: np.asarray([row[n] for row in table], dtype=np.int64) for n in names}, len(
-        load.rows)
+    # The channels' status words read after the locks are not compared: not replayed.
+    reads.rows = reads.rows[:locks + 1]
+    sets: dict[str, list] = {}
+    after_load = len(load.rows)
+    after_run = after_load + cycles
+    timeline = [*enumerate(load.rows), (after_load, load.after),
+                *((after_run + k, row) for k, row in enumerate(reads.rows))]
+    for at, row in timeline:
+        for name, value in row.items():
+            sets.setdefault(name, []).append((at, value))
+    return sets, after_load, after_run + len(reads.rows)
+
+
+def _held(sets: list, total: int) -> np.ndarray:
+    """A port's value in each of ``total`` rows, each set holding until the next."""
+    starts = np.asarray([at for at, _ in sets] + [total], dtype=np.int64)
+    values = np.asarray([0] + [value for _, value in sets], dtype=np.int64)
+    column = np.repeat(values, np.diff(np.concatenate(([0], starts))))
+    return column[:total]
+
+
+@dataclass
+class _Replay:
+    """A recorded DMA run as the rows of its replay (:func:`_prepared`)."""
+
+    block: RtlDmaAgent
+    channels: Sequence[Any]
+    recorded: Sequence[dict[str, np.ndarray]]
+    inputs: PortRows
+    want: PortRows
+    care: PortRows
+    loading: int
+    label: str
+
+    def run(self) -> None:
+        """Replay the rows into the block; raise at the first difference (see
+        :func:`replay_dma`)."""
+        cycle, got = self.block.ports_.top.replay(self.inputs, self.want, self.care)
+        if cycle is not None:
+            raise AssertionError(_difference(self, cycle, got))
+
+
+def _prepared(block: RtlDmaAgent, channels: Sequence[Any],
+              recorded: Sequence[dict[str, np.ndarray]], locks: Sequence[int],
+              label: str) -> _Replay:
+    """:func:`replay_dma`'s rows (the arguments are the same)."""
+    ports = block.ports_.top.ports
+    cycles = recorded[0]["bd"].size if recorded else 0
+    sets, loading, total = _register_sets(block, cycles, len(locks))
+    input_names, output_names = _port_names(channels)
+    inputs = PortRows(ports, [*input_names, *sorted(sets)], total)
+    want, care = PortRows(ports, output_names, total), PortRows(ports, output_names, total)
+    _channel_rows(channels, recorded, inputs, want, care, slice(loading, loading + cycles))
+    for name, changes in sets.items():
+        inputs.put(name, _held(changes, total))
+    # The lock reads: the word asked for in one cycle is on reg_rdata in the next.
+    first_read = loading + cycles
+    answers = slice(first_read + 1, first_read + 1 + len(locks))
+    want.put("reg_rdata", np.asarray(locks, dtype=np.int64), answers)
+    care.mask("reg_rdata", 1, answers)
+    care.mask("busy", 1, slice(first_read, first_read + 1))   # the loop run ends: not busy
+    return _Replay(block, channels, recorded, inputs, want, care, loading, label)
 
 
 def replay_dma(block: RtlDmaAgent, channels: Sequence[Any],
@@ -267,46 +338,17 @@ def replay_dma(block: RtlDmaAgent, channels: Sequence[Any],
         and model values, after ``label``), if the block is still busy after the run,
         or if a lock differs.
     """
-    top = block.ports_.top
-    cycles = recorded[0]["bd"].size if recorded else 0
-    registers, loading = _register_rows(block, cycles)
-    total = registers[next(iter(registers))].size
-    run = slice(loading, loading + cycles)
-    inputs, want, care = _ports(channels, recorded, top.ports)
-    for group in (inputs, want, care):
-        for name, rows in group.items():   # nothing during the load, the run's last after it
-            full = np.zeros((total, rows.shape[1]), dtype=np.uint32)
-            full[run] = rows
-            if group is inputs and cycles:
-                full[loading + cycles:] = rows[-1]
-            group[name] = full
-    for name, column in registers.items():
-        inputs[name] = _words(column, top.ports[name][1])
-    # The lock reads: the word asked for in one cycle is on reg_rdata in the next.
-    values = np.zeros(total, dtype=np.int64)
-    asked = np.zeros(total, dtype=np.int64)
-    first_read = loading + cycles
-    values[first_read + 1:first_read + 1 + len(locks)] = locks
-    asked[first_read + 1:first_read + 1 + len(locks)] = 1
-    want["reg_rdata"], care["reg_rdata"] = (_words(values & 0xFFFF_FFFF, 32),
-                                            _words(asked * 0xFFFF_FFFF, 32))
-    done = np.zeros(total, dtype=np.int64)
-    done[first_read] = 1   # the loop run ends when the block is no longer busy
-    want["busy"], care["busy"] = _words(np.zeros(total, dtype=np.int64), 1), _words(done, 1)
-    cycle, got = top.replay(inputs, want, care)
-    if cycle is not None:
-        raise AssertionError(_difference(channels, recorded, want, care, cycle, got, label,
-                                         loading))
+    _prepared(block, channels, recorded, locks, label).run()
 
 
-def _difference(channels: Sequence[Any], recorded: Sequence[dict], want: dict, care: dict,
-                row: int, got: dict[str, int], label: str, loading: int) -> str:
-    cycle = row - loading
+def _difference(replay: _Replay, row: int, got: dict[str, int]) -> str:
+    channels, recorded = replay.channels, replay.recorded
+    cycle = row - replay.loading
     cycles = recorded[0]["bd"].size if recorded else 0
     parts = []
     for name, value in got.items():
-        mask = sum(int(w) << (32 * k) for k, w in enumerate(care[name][row]))
-        expected = sum(int(w) << (32 * k) for k, w in enumerate(want[name][row]))
+        mask = replay.care.value(name, row)
+        expected = replay.want.value(name, row)
         if (value ^ expected) & mask:
             owner = next((k for k, ch in enumerate(channels)
                           if name.startswith(f"{ch.direction}__{ch.index}__")), None)
@@ -318,4 +360,4 @@ def _difference(channels: Sequence[Any], recorded: Sequence[dict], want: dict, c
                          f"{expected & mask:#x}")
     when = (f"in cycle {cycle}" if cycle < cycles else
             f"after its {cycles} cycles, reading its locks back ({cycle - cycles} cycles on)")
-    return f"{label}: the RTL DMA differs from the model {when}: " + "; ".join(parts)
+    return f"{replay.label}: the RTL DMA differs from the model {when}: " + "; ".join(parts)

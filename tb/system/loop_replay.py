@@ -39,7 +39,7 @@ from ...hdl.layouts import bd_layout, bd_to_payload
 from ...model.system.scheduler import Agent, SystemReport, SystemRun
 from .engine_record import EngineRecorder, EngineTrace
 from .loop_mismatch import LoopMismatch, loop_mismatch
-from .loop_verilator import VerilatedTop, engine_cycle, engine_top
+from .loop_verilator import PortRows, VerilatedTop, engine_cycle, engine_top
 
 __all__ = ["SIMULATOR", "engine_ports", "replay_trace", "run_replayed"]
 
@@ -58,33 +58,20 @@ _S2MM = (("i__ready", "stream_ready", None), ("mem_we", "mem_write", None),
          ("mem_addr", "mem_addr", "mem_write"), ("mem_data", "mem_data", "mem_write"))
 
 
-def _words(column: np.ndarray, width: int) -> np.ndarray:
-    """An int64 column of a port at most 64 bits wide as uint32 words, least significant first."""
-    column = np.asarray(column, dtype=np.int64).astype(np.uint64)
-    count = (width + 31) // 32
-    out = np.empty((column.size, count), dtype=np.uint32)
-    for k in range(count):
-        out[:, k] = (column >> np.uint64(32 * k)) & np.uint64(0xFFFF_FFFF)
-    return out
-
-
-def _mask(width: int) -> np.ndarray:
-    return _words(np.asarray([(1 << width) - 1 if width < 64 else -1]), width)[0]
-
-
-def _payloads(kind: str, trace: EngineTrace, width: int) -> np.ndarray:
-    """The ``bd__payload`` words of every cycle (zeros where no BD is offered)."""
-    count = (width + 31) // 32
+def _payloads(kind: str, trace: EngineTrace, rows: PortRows) -> None:
+    """The ``bd__payload`` of every cycle into ``rows`` (zeros where no BD is offered)."""
     layout = bd_layout(kind)
+    k = rows.names.index("bd__payload")
+    at, count = int(rows.at[k]), int(rows.words[k])
     table = np.zeros((len(trace.bds) + 1, count), dtype=np.uint32)   # row -1: no BD
-    for k, bd in enumerate(trace.bds):
+    for n, bd in enumerate(trace.bds):
         value = layout.const(bd_to_payload(bd)).as_value().value
-        table[k] = [(value >> (32 * w)) & 0xFFFF_FFFF for w in range(count)]
-    return table[trace.columns["bd"]]
+        table[n] = [(value >> (32 * w)) & 0xFFFF_FFFF for w in range(count)]
+    rows.rows[:, at:at + count] = table[trace.columns["bd"]]
 
 
 def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tuple[int, int]]
-                 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+                 ) -> tuple[PortRows, PortRows, PortRows]:
     """A recorded engine as the rows :meth:`VerilatedTop.replay` takes.
 
     Parameters
@@ -97,40 +84,29 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
 
     Returns
     -------
-    inputs, want, care : dict of str to numpy.ndarray
-        Per port, uint32 words per cycle: the inputs the model engine saw, the outputs
-        it showed, and which output bits to compare.
+    inputs, want, care : PortRows
+        Per cycle, the inputs the model engine saw, the outputs it showed, and which
+        output bits to compare.
     """
     c = trace.columns
-    width = {name: ports[name][1] for name in ports}
-    inputs = {"bd__valid": _words(c["bd"] >= 0, 1),
-              "bd__payload": _payloads(kind, trace, width["bd__payload"]),
-              "lock_grant": _words(c["grant"], 1)}
-    if mm2s:
-        inputs["o__ready"] = _words(c["o_ready"], 1)
-        inputs["mem_data"] = _words(c["mem_data_in"] & 0xFFFF_FFFF, width["mem_data"])
-    else:
-        inputs["i__valid"] = _words(c["i_valid"], 1)
-        inputs["i__payload"] = _words(c["i_data"] & 0xFFFF_FFFF, width["i__payload"])
+    driven = (("bd__valid", c["bd"] >= 0), ("lock_grant", c["grant"]),
+              *((("o__ready", c["o_ready"]), ("mem_data", c["mem_data_in"] & 0xFFFF_FFFF))
+                if mm2s else (("i__valid", c["i_valid"]),
+                              ("i__payload", c["i_data"] & 0xFFFF_FFFF))))
+    inputs = PortRows(ports, ["bd__valid", "bd__payload", *(name for name, _ in driven[1:])],
+                      trace.cycles)
+    for name, column in driven:
+        inputs.put(name, column)
+    _payloads(kind, trace, inputs)
     columns = dict(c, payload=(c["data"] & 0xFFFF_FFFF) | (c["stream_last"] << 32))
-    want, care = {}, {}
-    for port, column, valid in _COMMON + (_MM2S if mm2s else _S2MM):
-        bits = width[port]
-        want[port] = _words(columns[column], bits)
-        full = np.broadcast_to(_mask(bits), want[port].shape)
-        care[port] = full if valid is None else full * (columns[valid] != 0)[:, None].astype(
-            np.uint32)
+    compared = _COMMON + (_MM2S if mm2s else _S2MM)
+    names = [port for port, _, _ in compared]
+    want = PortRows(ports, names, trace.cycles)
+    care = PortRows(ports, names, trace.cycles)
+    for port, column, valid in compared:
+        want.put(port, columns[column])
+        care.mask(port, 1 if valid is None else columns[valid])
     return inputs, want, care
-
-
-def _row(columns: dict[str, np.ndarray], cycle: int, ports: dict[str, tuple[int, int]]
-         ) -> dict[str, int]:
-    """One cycle's port values, as ints, from per-port word rows."""
-    row = {}
-    for name, words in columns.items():
-        value = sum(int(w) << (32 * k) for k, w in enumerate(np.asarray(words[cycle]).ravel()))
-        row[name] = value & ((1 << ports[name][1]) - 1)
-    return row
 
 
 def replay_trace(top: VerilatedTop, trace: EngineTrace, kind: str, mm2s: bool
@@ -148,10 +124,10 @@ def replay_trace(top: VerilatedTop, trace: EngineTrace, kind: str, mm2s: bool
     cycle, got = top.replay(inputs, want, care)
     if cycle is None:
         return None
-    shown = {**_row(inputs, cycle, top.ports), **got}
+    shown = {**{name: inputs.value(name, cycle) for name in inputs.names}, **got}
     differences = engine_cycle(shown.__getitem__, mm2s).differences(trace.signals(cycle))
     if not differences:   # a port the model states no signal for: name the port itself
-        expected = _row(want, cycle, top.ports)
+        expected = {name: want.value(name, cycle) for name in want.names}
         differences = {port: (got[port], expected[port]) for port in got
                        if got[port] != expected[port]}
     return cycle, differences

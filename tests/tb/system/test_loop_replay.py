@@ -15,7 +15,7 @@ from aiedma.model.system.scheduler import DeadlockError, SystemRun
 from aiedma.tb.system.engine_record import COLUMNS, EngineRecorder
 from aiedma.tb.system.loop import LoopMismatch, rtl_runner, run_with_rtl
 from aiedma.tb.system.loop_replay import replay_trace, run_replayed
-from aiedma.tb.system.loop_verilator import VerilatedTop, VerilatorEngine, engine_top
+from aiedma.tb.system.loop_verilator import PortRows, VerilatedTop, VerilatorEngine, engine_top
 from aiedma.tb.system.random_programs import random_graph
 
 OWN = MEMORY_TILE_WINDOWS["own"]
@@ -117,3 +117,25 @@ def test_a_deadlock_is_reported_by_the_replay_once_the_rtl_agreed_up_to_it():
     with pytest.raises(DeadlockError, match=r"memtile\(0,1\)\.s2mm0: BD 0: waits on lock 65"):
         run_replayed(agents, [channel], timing=timing)
     assert timing["compared"] > 0, "the cycles before the deadlock were replayed"
+
+
+def test_port_rows_keep_each_port_to_its_width_in_words_side_by_side():
+    """A replay's packed rows: a 33-bit port takes two words, bits above a width are
+    dropped (a negative data word too), care masks cover a port's width where asked,
+    and per-port word blocks pack to the same rows."""
+    ports = {"valid": (0, 1), "payload": (1, 33), "addr": (2, 17)}
+    rows = PortRows(ports, ["valid", "payload", "addr"], 4)
+    rows.put("payload", np.asarray([1, 1 << 32 | 5, -1, 0]))
+    rows.put("valid", 3, slice(1, 3))
+    rows.put("addr", np.asarray([1 << 17 | 9, 2]), slice(2, 4))
+    assert rows.rows.shape == (4, 4) and rows.rows.flags.c_contiguous
+    assert [rows.value("payload", r) for r in range(4)] == [1, 1 << 32 | 5, (1 << 33) - 1, 0]
+    assert [rows.value("valid", r) for r in range(4)] == [0, 1, 1, 0]
+    assert [rows.value("addr", r) for r in range(4)] == [0, 0, 9, 2]
+    care = PortRows(ports, ["payload"], 3)
+    care.mask("payload", np.asarray([0, 2, 1]))
+    assert care.rows.tolist() == [[0, 0], [0xFFFF_FFFF, 1], [0xFFFF_FFFF, 1]]
+    blocks = {"valid": rows.rows[:, :1], "payload": rows.rows[:, 1:3], "addr": rows.rows[:, 3:]}
+    assert (PortRows.of(ports, blocks).rows == rows.rows).all()
+    with pytest.raises(ValueError, match="port payload is 33 bits, its rows have 1 words"):
+        PortRows.of(ports, {"payload": rows.rows[:, 1:2]})
