@@ -141,6 +141,7 @@ class LockTable:
         self.name = name
         self.values = [0] * count
         self._written: dict[int, int] = {}       # lock -> the cycle at whose end it was written
+        self._before: dict[int, int] = {}        # lock -> its value before that cycle's writes
         self._acquired_in: int | None = None     # the cycle of the last acquire
         self._released_in: int | None = None     # the cycle the release port was last given
         for lock_id, value in (initial or {}).items():
@@ -168,9 +169,24 @@ class LockTable:
         if not 0 <= value <= LOCK_VALUE_MAX:
             raise field_error(LockError, "value", value,
                               f"a lock holds 0..{LOCK_VALUE_MAX} (lock {lock_id} of {self.name})")
-        self.values[lock_id] = value
         if cycle is not None:
+            self._stamp(lock_id, cycle)
+        self.values[lock_id] = value
+
+    def _stamp(self, lock_id: int, cycle: int) -> None:
+        """``lock_id`` is written at the end of ``cycle``: keep what it held before the
+        cycle's first write (:meth:`value_at_start`)."""
+        if self._written.get(lock_id) != cycle:
+            self._before[lock_id] = self.values[lock_id]
             self._written[lock_id] = cycle
+
+    def value_at_start(self, lock_id: int, cycle: int) -> int:
+        """The lock's value at the start of ``cycle``, before the writes at its end (what
+        a register read in that cycle gives, as the RTL's lock unit reads it)."""
+        self._check_id(lock_id, "")
+        if self._written.get(lock_id) == cycle:
+            return self._before[lock_id]
+        return self.values[lock_id]
 
     def can_acquire(self, lock_id: int, value: int, where: str = "") -> bool:
         """True if an acquire of ``value`` would succeed now (nothing changes).
@@ -214,7 +230,7 @@ class LockTable:
             if self._acquired_in == cycle or (settled and self.written_before(lock_id, cycle)):
                 return False
             self._acquired_in = cycle
-            self._written[lock_id] = cycle
+            self._stamp(lock_id, cycle)
         if value < 0:
             self.values[lock_id] += value
         return True
@@ -255,9 +271,9 @@ class LockTable:
                               f"lock {lock_id} of {self.name} is {current}; {current} "
                               f"{'+' if value >= 0 else '-'} {abs(value)} = {result} {what} "
                               f"0..{LOCK_VALUE_MAX}{_where(where)}")
-        self.values[lock_id] = result
         if cycle is not None:
-            self._written[lock_id] = cycle
+            self._stamp(lock_id, cycle)
+        self.values[lock_id] = result
 
     def wait(self, lock_id: int, value: int, bd_lock_id: int | None = None) -> LockWait:
         """A :class:`LockWait` describing an acquire of ``value`` on ``lock_id``."""

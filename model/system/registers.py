@@ -165,13 +165,16 @@ def write_register(dma: DMA, address: int, value: int) -> None:
     _apply(dma, [(address, value)], before_run=False)
 
 
-def read_register(dma: DMA, address: int) -> int:
+def read_register(dma: DMA, address: int, cycle: int | None = None) -> int:
     """A register's word as the DMA's register port reads it: a BD word (0 for a BD never
     written), a lock's value, a channel's control word (reserved bits 0), its status word
     in the cycle last stepped (:meth:`~.channel.Channel.status_word`), an S2MM channel's
     count FIFO pop register (the read pops the entry,
     :meth:`~.channel.Channel.pop_fot_count`) and its Current_Write_Count register in the
-    cycle last stepped (:meth:`~.channel.Channel.write_count_word`).
+    cycle last stepped (:meth:`~.channel.Channel.write_count_word`). With ``cycle`` (a
+    read during a run, in that cycle), a lock reads as it stood at the start of the
+    cycle, before the acquire, release or write at its end, as the RTL's register port
+    reads the lock unit.
 
     Raises
     ------
@@ -199,7 +202,7 @@ def read_register(dma: DMA, address: int) -> int:
         return dma.channel(*where).control
     own = DMA_KINDS[dma.kind].lock_window("own").start
     table, local = dma.locks.route(own + where)
-    return int(table[local])
+    return int(table[local] if cycle is None else table.value_at_start(local, cycle))
 
 
 class RegisterWriter:
@@ -214,8 +217,9 @@ class RegisterWriter:
     dma : DMA
     writes : iterable of (int, int, int or None)
         ``(cycle, address, value)``, in any order (a cycle's writes in theirs); a value
-        of None reads the register instead (:func:`read_register`, at the end of the
-        cycle: a count FIFO pop register pops), the word kept in :attr:`reads`.
+        of None reads the register instead (:func:`read_register` in that cycle: a count
+        FIFO pop register pops, a lock gives its value at the start of the cycle), the
+        word kept in :attr:`reads`.
 
     Attributes
     ----------
@@ -247,7 +251,7 @@ class RegisterWriter:
             cycle, address, value = self.writes[self._next]
             self._next += 1
             if value is None:
-                self.reads.append((cycle, address, read_register(self.dma, address)))
+                self.reads.append((cycle, address, read_register(self.dma, address, cycle)))
             else:
                 write_register(self.dma, address, value)
 

@@ -155,3 +155,17 @@ def test_the_release_port_goes_to_the_first_asking_in_a_cycle():
     assert space.take_release_port(130, 9) and space.take_release_port(70, 9), \
         "each table has its own port"
     assert not east.take_release_port(9)
+
+
+def test_a_read_in_a_cycle_gives_the_lock_as_it_stood_at_the_start_of_that_cycle():
+    """A host's read in cycle c sees neither the acquire granted in c nor the release or
+    the write applied at its end (the RTL's register port reads the lock unit's value
+    register); from c + 1 on it sees them."""
+    table = LockTable("t", 4, {1: 3})
+    assert table.try_acquire(1, -1, cycle=5)
+    table.release(1, 2, cycle=5)
+    assert table.value_at_start(1, 5) == 3 and table[1] == 4
+    assert table.value_at_start(1, 6) == 4
+    table.set(2, 7, cycle=6)
+    assert table.value_at_start(2, 6) == 0 and table.value_at_start(2, 7) == 7
+    assert table.value_at_start(3, 6) == 0          # never written
