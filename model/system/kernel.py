@@ -56,7 +56,9 @@ def to_words(values: np.ndarray, dtype: str, what: str) -> np.ndarray:
     np_type = np.dtype(GRAPH_DTYPES[dtype]).newbyteorder("<")
     values = np.asarray(values).ravel()
     converted = values.astype(np_type)
-    if values.dtype.kind in "iub" and not np.array_equal(converted, values):
+    # Already of the type (a kernel's usual result): every value fits, nothing to check.
+    if (values.dtype != np_type and values.dtype.kind in "iub"
+            and not np.array_equal(converted, values)):
         bad = values[np.flatnonzero(converted != values)[0]]
         raise field_error(KernelError, what, int(bad), f"does not fit {dtype}")
     per = elements_per_word(dtype)
@@ -165,6 +167,17 @@ class KernelAgent:
             If it returns a number of outputs, or an output of a size, that does not
             fit the output buffers, or values its type cannot hold.
         """
+        return [words.tolist() for words in self.call_words(arrays)]
+
+    def call_words(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`call`, each output buffer's words as a ``uint32`` array (a periodic
+        jump writes them into its arrays as they are).
+
+        Raises
+        ------
+        KernelError
+            As :meth:`call`.
+        """
         result = self.function(*arrays)
         if not self.outputs:
             result = ()  # a sink kernel: whatever it returns goes nowhere
@@ -182,8 +195,7 @@ class KernelAgent:
                 raise field_error(KernelError, f"{self.name}.out[{k}]", n,
                                   f"the function returned {n} elements; the output "
                                   f"buffer holds {port.size * per}")
-            w = to_words(array, self.dtype, f"{self.name}.out[{k}]")
-            words.append(w.tolist())
+            words.append(to_words(array, self.dtype, f"{self.name}.out[{k}]"))
         return words
 
     def step(self, cycle: int) -> Stall | None:
