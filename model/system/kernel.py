@@ -76,6 +76,10 @@ def from_words(words: Sequence[int] | np.ndarray, dtype: str) -> np.ndarray:
     return little.view(np.dtype(np_type).newbyteorder("<")).astype(np_type)
 
 
+_WORD_TYPES = {name: np.dtype(GRAPH_DTYPES[name]) for name in ("int32", "uint32")}
+"""The element types one to a 32-bit word, whose arrays are their words' bits."""
+
+
 @dataclass
 class KernelInput:
     """An input buffer: its stream, its size in words, whether packets arrive on it."""
@@ -171,7 +175,8 @@ class KernelAgent:
 
     def call_words(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """:meth:`call`, each output buffer's words as a ``uint32`` array (a periodic
-        jump writes them into its arrays as they are).
+        jump writes them into its arrays as they are); an array may share memory with
+        what the function returned.
 
         Raises
         ------
@@ -179,6 +184,12 @@ class KernelAgent:
             As :meth:`call`.
         """
         result = self.function(*arrays)
+        if (type(result) is np.ndarray and len(self._out_sizes) == 1
+                and result.dtype == _WORD_TYPES.get(self.dtype)
+                and result.size == self._out_sizes[0]):
+            # One output of 32-bit elements of the type and size: nothing to check or
+            # pack, its words are its bits (as to_words makes them, but shared).
+            return [result.reshape(-1).view(np.uint32)]
         if not self.outputs:
             result = ()  # a sink kernel: whatever it returns goes nowhere
         elif not isinstance(result, tuple):
