@@ -459,16 +459,31 @@ class _Take:
 class _Call:
     """One kernel call of the period: whose, what it takes and where its words go."""
 
-    def __init__(self, agent: object, inputs: list[_Take], outputs: int) -> None:
+    def __init__(self, agent: object, inputs: list[_Take], outputs: int,
+                 input_words: np.ndarray) -> None:
         self.agent = agent
         self.inputs = inputs
         self.outputs = outputs   # first universe index of its output words
         self.dtype = np.dtype(GRAPH_DTYPES[agent.dtype])
+        # Buffers made of the period's input words alone can be taken for every period
+        # of a block before any call (input_words marks those words in a row).
+        self.early = [take.constants is None and bool(input_words[take.index].all())
+                      for take in inputs]
 
-    def run(self, row: np.ndarray) -> None:
-        """Call the kernel on the words of ``row`` and put its output words there."""
+    def _arrays(self, take: _Take, universe: np.ndarray) -> np.ndarray:
         # 32-bit elements only (_may_take_part): a word is an element, as from_words has it
-        arrays = [take.take(row).astype(np.uint32).view(self.dtype) for take in self.inputs]
+        return take.take(universe).astype(np.uint32).view(self.dtype)
+
+    def ahead(self, universe: np.ndarray) -> list:
+        """The buffers of every row of ``universe`` it can take now (None: not yet)."""
+        return [self._arrays(take, universe) if early else None
+                for take, early in zip(self.inputs, self.early, strict=True)]
+
+    def run(self, row: np.ndarray, k: int, ahead: list) -> None:
+        """Call the kernel on the words of ``row`` (the row ``k`` of the block whose
+        :meth:`ahead` is given) and put its output words there."""
+        arrays = [self._arrays(take, row) if block is None else block[k]
+                  for take, block in zip(self.inputs, ahead, strict=True)]
         agent = self.agent
         agent.received.append(arrays)
         at = self.outputs
@@ -506,7 +521,10 @@ class _Flow:
         to[self.kept] = np.arange(kept)
         self.width = size - n + kept
         self.sources = [(source, to[first], count) for source, first, count in sources]
-        self.calls = [_Call(agent, [g.remapped(to) for g in inputs], int(to[first]))
+        input_words = np.zeros(self.width, dtype=bool)
+        for _, first, count in self.sources:
+            input_words[first:first + count] = True
+        self.calls = [_Call(agent, [g.remapped(to) for g in inputs], int(to[first]), input_words)
                       for agent, inputs, first in calls]
         self.sinks = [(sink, g.remapped(to), tlast) for sink, g, tlast in sinks]
         # the data words the period changes, from the row of the period that changes them
@@ -525,10 +543,11 @@ class _Flow:
                 at = start + done * count
                 universe[:, first:first + count] = (
                     source._words[at:at + rows * count].reshape(rows, count))
-            for row in universe:
+            ahead = [call.ahead(universe) for call in self.calls]
+            for k, row in enumerate(universe):
                 row[:state.size] = state
-                for call in self.calls:
-                    call.run(row)
+                for call, taken in zip(self.calls, ahead, strict=True):
+                    call.run(row, k, taken)
                 state[self.moved_kept] = self.carry.take(row)
             for sink, take, tlast in self.sinks:
                 block = take.take(universe)
