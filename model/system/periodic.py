@@ -10,7 +10,7 @@ addresses every one or two iterations, its whole state repeats. :class:`Periodic
    (:func:`.period.periodicity`): equal but for cycle stamps moved by the period and
    counters moved by a fixed delta, or no jump;
 2. **bounds the jump**: ``K`` periods such that no counter reaches its threshold
-   (runs, words, tasks, the cycle guard) within two periods of the jump's end, and
+   (runs, words, tasks, the cycle guard) within a period of the jump's end, and
    the records that grow a period (finished tasks, the host's queue, the sink's TLAST
    positions) repeat;
 3. **traces the data of one period**: a deep copy of every agent, each data word
@@ -68,8 +68,11 @@ BEYOND = 1 << 29
 """Added to the tags of the input words past the traced period's: no tag of the period
 reaches it, so one of these found in the period's words is an input taken too early."""
 
-MARGIN = 2
-"""Periods left to step after a jump before any counter's threshold."""
+MARGIN = 1
+"""Periods left to step after a jump before any counter's threshold: every replayed
+period then ends, as the traced one did, with at least a period's worth of every
+counter left, so none reaches its threshold inside one (the host's tasks keep a
+channel's queue more, :func:`_periods`)."""
 
 
 @dataclass
