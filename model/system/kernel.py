@@ -56,7 +56,9 @@ def to_words(values: np.ndarray, dtype: str, what: str) -> np.ndarray:
     np_type = np.dtype(GRAPH_DTYPES[dtype]).newbyteorder("<")
     values = np.asarray(values).ravel()
     converted = values.astype(np_type)
-    if values.dtype.kind in "iub" and not np.array_equal(converted, values):
+    # Already of the type (a kernel's usual result): every value fits, nothing to check.
+    if (values.dtype != np_type and values.dtype.kind in "iub"
+            and not np.array_equal(converted, values)):
         bad = values[np.flatnonzero(converted != values)[0]]
         raise field_error(KernelError, what, int(bad), f"does not fit {dtype}")
     per = elements_per_word(dtype)
@@ -72,6 +74,10 @@ def from_words(words: Sequence[int] | np.ndarray, dtype: str) -> np.ndarray:
     np_type = GRAPH_DTYPES[dtype]
     little = np.asarray(words, dtype=np.uint32).astype("<u4")
     return little.view(np.dtype(np_type).newbyteorder("<")).astype(np_type)
+
+
+_WORD_TYPES = {name: np.dtype(GRAPH_DTYPES[name]) for name in ("int32", "uint32")}
+"""The element types one to a 32-bit word, whose arrays are their words' bits."""
 
 
 @dataclass
@@ -165,7 +171,25 @@ class KernelAgent:
             If it returns a number of outputs, or an output of a size, that does not
             fit the output buffers, or values its type cannot hold.
         """
+        return [words.tolist() for words in self.call_words(arrays)]
+
+    def call_words(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`call`, each output buffer's words as a ``uint32`` array (a periodic
+        jump writes them into its arrays as they are); an array may share memory with
+        what the function returned.
+
+        Raises
+        ------
+        KernelError
+            As :meth:`call`.
+        """
         result = self.function(*arrays)
+        if (type(result) is np.ndarray and len(self._out_sizes) == 1
+                and result.dtype == _WORD_TYPES.get(self.dtype)
+                and result.size == self._out_sizes[0]):
+            # One output of 32-bit elements of the type and size: nothing to check or
+            # pack, its words are its bits (as to_words makes them, but shared).
+            return [result.reshape(-1).view(np.uint32)]
         if not self.outputs:
             result = ()  # a sink kernel: whatever it returns goes nowhere
         elif not isinstance(result, tuple):
@@ -182,8 +206,7 @@ class KernelAgent:
                 raise field_error(KernelError, f"{self.name}.out[{k}]", n,
                                   f"the function returned {n} elements; the output "
                                   f"buffer holds {port.size * per}")
-            w = to_words(array, self.dtype, f"{self.name}.out[{k}]")
-            words.append(w.tolist())
+            words.append(to_words(array, self.dtype, f"{self.name}.out[{k}]"))
         return words
 
     def step(self, cycle: int) -> Stall | None:

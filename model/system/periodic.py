@@ -10,7 +10,7 @@ addresses every one or two iterations, its whole state repeats. :class:`Periodic
    (:func:`.period.periodicity`): equal but for cycle stamps moved by the period and
    counters moved by a fixed delta, or no jump;
 2. **bounds the jump**: ``K`` periods such that no counter reaches its threshold
-   (runs, words, tasks, the cycle guard) within two periods of the jump's end, and
+   (runs, words, tasks, the cycle guard) within a period of the jump's end, and
    the records that grow a period (finished tasks, the host's queue, the sink's TLAST
    positions) repeat;
 3. **traces the data of one period**: a deep copy of every agent, each data word
@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import AiedmaError
 from .channel import TASK_QUEUE_DEPTH
-from .kernel import from_words
+from .kernel import GRAPH_DTYPES
 from .period import NotPeriodic, Periodicity, StateImage, image, periodicity
 
 __all__ = ["PERIODIC_AGENTS", "PeriodicJump"]
@@ -68,8 +68,11 @@ BEYOND = 1 << 29
 """Added to the tags of the input words past the traced period's: no tag of the period
 reaches it, so one of these found in the period's words is an input taken too early."""
 
-MARGIN = 2
-"""Periods left to step after a jump before any counter's threshold."""
+MARGIN = 1
+"""Periods left to step after a jump before any counter's threshold: every replayed
+period then ends, as the traced one did, with at least a period's worth of every
+counter left, so none reaches its threshold inside one (the host's tasks keep a
+channel's queue more, :func:`_periods`)."""
 
 
 @dataclass
@@ -231,7 +234,12 @@ def _done_repeat(done, a: int, b: int, period: int) -> bool:
 
 
 def _shifted(entry, cycles: int):
-    return type(entry)(entry.cycle + cycles, entry.task, entry.controller_id, entry.counts)
+    """``entry`` (a frozen ``TaskDone``) ``cycles`` later: copied through its instance
+    dict, since a jump makes thousands and the frozen constructor sets field by field."""
+    shifted = object.__new__(type(entry))
+    vars(shifted).update(vars(entry))
+    vars(shifted)["cycle"] = entry.cycle + cycles
+    return shifted
 
 
 def _done_extend(owner, name: str, a: int, b: int, periods: int, period: int) -> None:
@@ -419,53 +427,138 @@ class _Gather:
             return None   # a tag from past the period's inputs
         return cls(np.where(tagged, index, -1), np.where(tagged, 0, tags))
 
+    def remapped(self, to: np.ndarray) -> _Take:
+        """The same words from a universe laid out anew: universe index ``i`` is
+        ``to[i]`` there."""
+        tagged = self.index >= 0
+        index = np.where(tagged, to[np.maximum(self.index, 0)], 0)
+        return _Take(index, None if tagged.all() else ~tagged, self.constant)
+
+
+class _Take:
+    """A gather applied to a row of the replay's universe, as cheaply as its shape
+    allows: a slice for consecutive words, an index array, constants put after."""
+
+    def __init__(self, index: np.ndarray, constants: np.ndarray | None,
+                 constant: np.ndarray) -> None:
+        self.index = index
+        self.constants = constants
+        self.constant = constant
+        self.slice = None
+        if (constants is None and index.size
+                and np.array_equal(index, np.arange(index[0], index[0] + index.size))):
+            self.slice = slice(int(index[0]), int(index[0]) + index.size)
+
     def take(self, universe: np.ndarray) -> np.ndarray:
-        return np.where(self.index >= 0, universe[self.index], self.constant)
+        """The words, a new array (``universe`` one row, or rows along the last axis)."""
+        if self.slice is not None:
+            return universe[..., self.slice].copy()
+        words = universe[..., self.index]
+        if self.constants is not None:
+            words[..., self.constants] = self.constant[self.constants]
+        return words
 
 
-@dataclass
 class _Call:
-    """One kernel call of the period: whose, its inputs and where its outputs go."""
+    """One kernel call of the period: whose, what it takes and where its words go."""
 
-    agent: object
-    inputs: list[_Gather]
-    outputs: int       # first universe index of its output words
+    def __init__(self, agent: object, inputs: list[_Take], outputs: int,
+                 input_words: np.ndarray) -> None:
+        self.agent = agent
+        self.inputs = inputs
+        self.outputs = outputs   # first universe index of its output words
+        self.dtype = np.dtype(GRAPH_DTYPES[agent.dtype])
+        # Buffers made of the period's input words alone can be taken for every period
+        # of a block before any call (input_words marks those words in a row).
+        self.early = [take.constants is None and bool(input_words[take.index].all())
+                      for take in inputs]
+
+    def _arrays(self, take: _Take, universe: np.ndarray) -> np.ndarray:
+        # 32-bit elements only (_may_take_part): a word is an element, as from_words has it
+        return take.take(universe).astype(np.uint32).view(self.dtype)
+
+    def ahead(self, universe: np.ndarray) -> list:
+        """The buffers of every row of ``universe`` it can take now (None: not yet)."""
+        return [self._arrays(take, universe) if early else None
+                for take, early in zip(self.inputs, self.early, strict=True)]
+
+    def run(self, row: np.ndarray, k: int, ahead: list) -> None:
+        """Call the kernel on the words of ``row`` (the row ``k`` of the block whose
+        :meth:`ahead` is given) and put its output words there."""
+        arrays = [self._arrays(take, row) if block is None else block[k]
+                  for take, block in zip(self.inputs, ahead, strict=True)]
+        agent = self.agent
+        agent.received.append(arrays)
+        at = self.outputs
+        for words in agent.call_words(arrays):
+            row[at:at + words.size] = words
+            at += words.size
 
 
 class _Flow:
-    """One period's data flow, replayed on the real words (:meth:`replay`)."""
+    """One period's data flow, replayed on the real words (:meth:`replay`).
 
-    def __init__(self, slots: _Slots, sources: list, calls: list[_Call], size: int,
+    The universe of the traced period holds the data words at its start (every
+    memory word among them), its input words and its kernels' output words. The
+    replay keeps only the data words something reads or the period changes, so a
+    period costs its kernel calls and a few NumPy operations, not a copy of the
+    memory; each of :data:`CHUNK` periods is one row of a 2-D universe, so the
+    inputs and the outputs move one NumPy operation for all of them.
+    """
+
+    CHUNK = 256
+    """Periods in one 2-D universe (bounds its size)."""
+
+    def __init__(self, slots: _Slots, sources: list, calls: list[tuple], size: int,
                  state: _Gather, sinks: list) -> None:
-        self.slots, self.sources, self.calls = slots, sources, calls
-        self.size, self.state, self.sinks = size, state, sinks
+        self.slots = slots
+        n = state.index.size
+        self.moved = np.flatnonzero(state.index != np.arange(n))
+        read = [state.index[self.moved], self.moved]
+        read += [g.index for _, inputs, _ in calls for g in inputs]
+        read += [g.index for _, g, _ in sinks]
+        read = np.concatenate(read)
+        self.kept = np.unique(read[(read >= 0) & (read < n)])   # data words in the rows
+        kept = self.kept.size
+        to = np.concatenate([np.full(n, -1, dtype=np.int64), np.arange(size - n) + kept])
+        to[self.kept] = np.arange(kept)
+        self.width = size - n + kept
+        self.sources = [(source, to[first], count) for source, first, count in sources]
+        input_words = np.zeros(self.width, dtype=bool)
+        for _, first, count in self.sources:
+            input_words[first:first + count] = True
+        self.calls = [_Call(agent, [g.remapped(to) for g in inputs], int(to[first]), input_words)
+                      for agent, inputs, first in calls]
+        self.sinks = [(sink, g.remapped(to), tlast) for sink, g, tlast in sinks]
+        # the data words the period changes, from the row of the period that changes them
+        self.carry = _Gather(state.index[self.moved], state.constant[self.moved]).remapped(to)
+        self.moved_kept = to[self.moved]
 
     def replay(self, periods: int) -> None:
+        """Apply the period's data flow ``periods`` times to the real words."""
         words = self.slots.read()
-        n = words.size
-        universe = np.zeros(self.size, dtype=np.int64)
-        moved = np.flatnonzero(self.state.index != np.arange(n))
-        index, constant = self.state.index[moved], self.state.constant[moved]
-        for _ in range(periods):
-            universe[:n] = words
-            for source, first, count in self.sources:
-                start = source._next
-                universe[first:first + count] = source._words[start:start + count]
-                source._next = start + count
-            for call in self.calls:
-                arrays = [from_words(g.take(universe), call.agent.dtype) for g in call.inputs]
-                call.agent.received.append(arrays)
-                results = call.agent.call(arrays)
-                out = np.concatenate([np.asarray(r, dtype=np.int64) for r in results])
-                universe[call.outputs:call.outputs + out.size] = out
-            for sink, gather, tlast in self.sinks:
-                held = len(sink._words)
-                sink._tlast.extend(held + t for t in tlast)
-                sink._words.extend(gather.take(universe).tolist())
-            words[moved] = np.where(index >= 0, universe[np.maximum(index, 0)], constant)
+        state = words[self.kept]
+        starts = [source._next for source, _, _ in self.sources]
+        for done in range(0, periods, self.CHUNK):
+            rows = min(self.CHUNK, periods - done)
+            universe = np.empty((rows, self.width), dtype=np.int64)
+            for (source, first, count), start in zip(self.sources, starts, strict=True):
+                at = start + done * count
+                universe[:, first:first + count] = (
+                    source._words[at:at + rows * count].reshape(rows, count))
+            ahead = [call.ahead(universe) for call in self.calls]
+            for k, row in enumerate(universe):
+                row[:state.size] = state
+                for call, taken in zip(self.calls, ahead, strict=True):
+                    call.run(row, k, taken)
+                state[self.moved_kept] = self.carry.take(row)
+            for sink, take, tlast in self.sinks:
+                block = take.take(universe)
+                held, per = len(sink._words), block.shape[1]
+                sink._tlast.extend(held + k * per + t for k in range(rows) for t in tlast)
+                sink._words.extend(block.ravel().tolist())
+        words[self.kept] = state
         self.slots.write(words)
-        for source, _, count in self.sources:
-            source._next -= periods * count   # the counters move with the others (_advance)
 
 
 def _trace(run: object, now: _Moment, per: Periodicity, records: _RecordDeltas) -> _Flow | None:
@@ -512,7 +605,7 @@ def _trace(run: object, now: _Moment, per: Periodicity, records: _RecordDeltas) 
         inputs = [_Gather.of(t, first) for t in tags]
         if any(g is None for g in inputs):
             return None
-        gathered_calls.append(_Call(agent, inputs, first))
+        gathered_calls.append((agent, inputs, first))
     sink_flows = []
     for agent, twin, words, tlasts in sinks:
         gather = _Gather.of(np.asarray(twin._words[words:], dtype=np.int64), universe)

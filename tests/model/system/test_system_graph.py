@@ -430,6 +430,32 @@ def test_a_kernel_value_must_fit_the_type():
         run_system([StreamSource("s", a, [1]), kernel, StreamSink("t", b)])
 
 
+@pytest.mark.parametrize("dtype", ["int32", "uint32"])
+@pytest.mark.parametrize("result_type", ["same", "int64", "list"])
+def test_a_kernel_gives_its_outputs_words_as_to_words_makes_them(dtype, result_type):
+    """A result of the kernel's own type and size is taken as its bits: the same words
+    as any other result's, packed and checked by to_words."""
+    values = np.array([0, 1, -1, 7, -(1 << 31), (1 << 31) - 1, 5, -3]) if dtype == "int32" \
+        else np.array([0, 1, 7, (1 << 32) - 1, 1 << 31, 5, 3, 9])
+    result = {"same": values.astype(dtype), "int64": values.astype(np.int64),
+              "list": values.tolist()}[result_type]
+    kernel = KernelAgent("k", lambda x: result, [KernelInput(Stream("a"), 8)],
+                         [KernelOutput(Stream("b"), 8)], runs=1, dtype=dtype)
+    words = kernel.call_words([np.zeros(8, dtype=dtype)])
+    expected = to_words(values, dtype, "x")
+    assert len(words) == 1
+    assert words[0].dtype == np.uint32
+    np.testing.assert_array_equal(words[0], expected)
+    assert kernel.call([np.zeros(8, dtype=dtype)]) == [expected.tolist()]
+
+
+def test_a_kernel_result_of_its_type_and_the_wrong_size_is_refused():
+    kernel = KernelAgent("k", lambda x: x[:2], [KernelInput(Stream("a"), 3)],
+                         [KernelOutput(Stream("b"), 3)], runs=1)
+    with pytest.raises(KernelError, match=r"^k\.out\[0\]=2: the function returned 2"):
+        kernel.call_words([np.zeros(3, dtype=np.int32)])
+
+
 def test_a_packet_input_checks_the_header():
     a = Stream("a")
     kernel = KernelAgent("k", identity, [KernelInput(a, 1, packet=True)], [], runs=1)
