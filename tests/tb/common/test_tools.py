@@ -42,12 +42,12 @@ def test_a_quick_build_is_kept_apart_from_an_optimised_one(monkeypatch, tmp_path
 
 def test_a_small_top_is_compiled_o2_and_a_whole_dma_keeps_verilators_os(monkeypatch):
     # (a library's key holds the flags: loop_verilator._library)
-    small, large = "m" * 1000, "m" * (loop_verilator._SMALL_TOP + 1)
+    small, large = "m" * 1000, "m" * (loop_verilator.SMALL_TOP + 1)
     monkeypatch.setenv(tools.QUICK_BUILDS, "0")
-    assert loop_verilator._make_flags(small) == "OPT_FAST=-O2 OPT_GLOBAL=-O2"
-    assert loop_verilator._make_flags(large) == ""
+    assert loop_verilator.make_flags(small) == "OPT_FAST=-O2 OPT_GLOBAL=-O2"
+    assert loop_verilator.make_flags(large) == ""
     monkeypatch.setenv(tools.QUICK_BUILDS, "1")   # -O0 for every top
-    assert loop_verilator._make_flags(small) == ""
+    assert loop_verilator.make_flags(small) == ""
 
 
 def test_a_bad_quick_builds_value_is_one_line_from_the_command_line(monkeypatch, tmp_path,
