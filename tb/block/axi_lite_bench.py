@@ -43,8 +43,9 @@ from cocotb.triggers import Combine, RisingEdge, SimTimeoutError, with_timeout
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from ...model.arch.kinds import DMA_KINDS
-from ...model.arch.register_map import register_at, register_span, registers
+from ...model.arch.register_map import register_at, registers
 from ...model.system.register_bank import RegisterBank
+from ..common.stimulus import unmapped_address
 from .axi_common import pause_master, reset_top
 
 CONFIG_ENV = "AIEDMA_AXIL_CONFIG"
@@ -151,24 +152,13 @@ def _random_register(tb: TB, mapped: list[list]) -> int:
 
 def _random_write(tb: TB, mapped: list[list]) -> tuple[int, bytes]:
     rng = tb.rng
-    address = _random_register(tb, mapped) if rng.random() < 0.75 else _unmapped(tb)
+    mapped_one = rng.random() < 0.75
+    address = _random_register(tb, mapped) if mapped_one else unmapped_address(rng, tb.kind)
     if rng.random() < 0.1:          # part of a word: 1-3 bytes inside it
         offset = rng.randrange(4)
         length = rng.randint(1, 4 - offset) if offset else rng.randint(1, 3)
         return address + offset, rng.randbytes(length)
     return address, rng.randbytes(4)
-
-
-def _unmapped(tb: TB) -> int:
-    """An aligned address with no register: a random one, or one next to a register."""
-    rng, kind = tb.rng, tb.kind
-    while True:
-        if rng.random() < 0.5:
-            address = rng.randrange(1 << register_span(kind)) & ~3
-        else:
-            address = rng.choice(registers(kind)).address + rng.choice((-8, -4, 4, 8, 0x100))
-        if 0 <= address < 1 << register_span(kind) and register_at(kind, address) is None:
-            return address
 
 
 def _changed_by(kind: str, writes: list) -> set[int]:
@@ -189,7 +179,8 @@ def _changed_by(kind: str, writes: list) -> set[int]:
 def _random_read(tb: TB, mapped: list[list], changed: set[int]) -> int | None:
     rng = tb.rng
     for _ in range(8):
-        address = _random_register(tb, mapped) if rng.random() < 0.8 else _unmapped(tb)
+        mapped_one = rng.random() < 0.8
+        address = _random_register(tb, mapped) if mapped_one else unmapped_address(rng, tb.kind)
         if address in changed:
             continue
         if rng.random() < 0.05:
@@ -252,7 +243,7 @@ async def unmapped_addresses_answer_slverr(dut: object) -> None:
     """Writes and reads of unmapped addresses: SLVERR each, and every register still 0."""
     async def body(tb: TB) -> None:
         tb.set_pauses(0.3)
-        addresses = [_unmapped(tb) for _ in range(64)]
+        addresses = [unmapped_address(tb.rng, tb.kind) for _ in range(64)]
         await tb.batch([(a, tb.rng.randbytes(4)) for a in addresses], addresses)
         await tb.batch([], [r.address for r in registers(tb.kind)])
         assert tb.counts["write unmapped"] == tb.counts["read unmapped"] == len(addresses), \

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...model.arch.register_map import WORD_BYTES, register_at, register_span, registers
 from ...model.bd.batch import BDBatch
 from ...model.bd.descriptor import BufferDescriptor, padded_radices
 from ...model.bd.fields import ADDRESS_DIMENSIONS, FIELD_INDEX, HAS_PADDING
@@ -292,3 +293,15 @@ def regression_stimulus(kind: str, count: int, seed: int, ready: str = "high"
     if pattern is None:
         return batch.bds(), None, None
     return batch.bds(), pattern.tolist(), offer.tolist()
+
+
+def unmapped_address(rng: random.Random, kind: str) -> int:
+    """A random aligned byte address of a ``kind`` DMA's register span with no register:
+    anywhere in it, or just beside a register (an AXI4-Lite slave must answer SLVERR)."""
+    while True:
+        if rng.random() < 0.5:
+            address = rng.randrange(1 << register_span(kind)) & ~(WORD_BYTES - 1)
+        else:
+            address = rng.choice(registers(kind)).address + rng.choice((-8, -4, 4, 8, 0x100))
+        if 0 <= address < 1 << register_span(kind) and register_at(kind, address) is None:
+            return address

@@ -30,12 +30,12 @@ from ...model.arch.register_map import (
     WORD_BYTES,
     access_taken,
     register_at,
-    register_span,
     registers,
     role_access,
 )
 from ...model.bd.descriptor import BufferDescriptor
 from ...model.bd.fields import FIELD_INDEX, WORDS
+from ..common.stimulus import unmapped_address
 from .random_programs import WritesProgram
 
 __all__ = ["HOST_OKAY", "HOST_SLVERR", "HostOp", "host_timed_writes", "random_host_ops"]
@@ -78,17 +78,6 @@ def _controls(program: WritesProgram) -> dict[int, int]:
     return words
 
 
-def _unmapped(rng: random.Random, kind: str) -> int:
-    """An aligned address with no register: anywhere, or beside a register."""
-    while True:
-        if rng.random() < 0.5:
-            address = rng.randrange(1 << register_span(kind)) & ~(WORD_BYTES - 1)
-        else:
-            address = rng.choice(registers(kind)).address + rng.choice((-8, -4, 4, 8, 0x100))
-        if 0 <= address < 1 << register_span(kind) and register_at(kind, address) is None:
-            return address
-
-
 def _word(value: int) -> bytes:
     return int(value).to_bytes(WORD_BYTES, "little")
 
@@ -124,7 +113,7 @@ def random_host_ops(program: WritesProgram, count: int, seed: int) -> list[HostO
     def read() -> HostOp:
         draw = rng.random()
         if draw < 0.05:
-            return _unmapped(rng, kind), None
+            return unmapped_address(rng, kind), None
         if draw < 0.08 and "fot_count" in by_role:     # pops the channel's count FIFO
             return rng.choice(by_role["fot_count"]).address, None
         if draw < 0.10:                                  # reads 0
@@ -138,7 +127,7 @@ def random_host_ops(program: WritesProgram, count: int, seed: int) -> list[HostO
     def write() -> HostOp:
         draw = rng.random()
         if draw < 0.08:
-            return _unmapped(rng, kind), rng.randbytes(WORD_BYTES)
+            return unmapped_address(rng, kind), rng.randbytes(WORD_BYTES)
         if draw < 0.16:                                  # part of a register's word
             address = rng.choice(registers(kind)).address
             offset = rng.randrange(WORD_BYTES)
