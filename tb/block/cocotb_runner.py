@@ -20,6 +20,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,14 +58,33 @@ class CocotbError(RuntimeError):
 
 
 def for_icarus(verilog: str) -> str:
-    """The exported Verilog as Icarus should run it: every ``always @*`` as ``always_comb``.
+    """The exported Verilog as Icarus should run it: every ``always @*`` run once at time 0.
 
     Yosys writes each combinational process as ``always @*``, which Icarus first runs
     when one of its inputs changes; a process whose inputs keep their time-0 values (an
-    idle S2MM channel's ``tready``) would show X for the whole run. ``always_comb`` also
-    runs at time 0 (IEEE 1800), as the hardware's logic has a value from the start.
+    idle S2MM channel's ``tready``) would show X for the whole run. Each module gets a
+    register that rises once at time 0, after every process waits (``#0``), and every
+    ``always @*`` reads it, so each runs once from the start, as the hardware's logic has
+    a value from the start. ``always_comb`` would do the same, but Icarus makes a process
+    that selects constant bits of a vector wait on the whole vector, and the AXI tops'
+    processes then run for minutes a simulated cycle.
     """
-    return verilog.replace("always @*", "always_comb")
+    modules = re.split(r"(?m)^(?=module )", verilog)
+    return "".join(_time0_module(text) for text in modules)
+
+
+_TIME0 = r"\aiedma$time0 "
+_PROCESS = "always @* begin\n"
+
+
+def _time0_module(text: str) -> str:
+    """One module with the time-0 register declared before its first ``always @*``."""
+    first = text.find(_PROCESS)
+    if first < 0:
+        return text
+    declare = f"reg {_TIME0}= 1'h0;\n  initial #0 {_TIME0}= 1'h1;\n  "
+    body = text[first:].replace(_PROCESS, f"{_PROCESS}    if ({_TIME0}) begin end\n")
+    return text[:first] + declare + body
 
 
 def _build_args(simulator: str) -> list[str]:

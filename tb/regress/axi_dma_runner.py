@@ -37,7 +37,7 @@ from ..system.stream_programs import random_stream_program
 __all__ = ["RUNS_ON", "compare_host", "compare_run", "expected_run", "outcome_registers",
            "run_axi_dma"]
 
-RUNS_ON = ("verilator",)
+RUNS_ON = ("verilator", "icarus")
 """cocotb runs the exported Verilog on Verilator. Not on Icarus: there each cycle with a
 running S2MM channel takes about 20 s under cocotb (docs/axi.md, "What is left"), so a
 run would take hours."""
@@ -151,7 +151,7 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
     Parameters
     ----------
     kind : {"tile", "memtile", "shim"}
-    simulator : {"verilator"}
+    simulator : {"verilator", "icarus"}
     programs : int
         Programs, seeds ``seed`` to ``seed + programs - 1``.
     seed : int

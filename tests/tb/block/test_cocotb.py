@@ -8,6 +8,8 @@ tests (and across sessions): only the first test of a top pays for its build.
 from __future__ import annotations
 
 import random
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -183,3 +185,43 @@ def test_unpacker_agrees_with_from_bits(layout, names):
     for bits in [0, (1 << layout.size) - 1, *(rng.getrandbits(layout.size) for _ in range(200))]:
         const = layout.from_bits(bits)
         assert decode(bits) == tuple(getattr(const, n) for n in names)
+
+
+# Two modules as Yosys writes them: `o` reads only a register that keeps its initial value,
+# so no input of its process ever changes.
+_IDLE_OUTPUT = """\
+module inner(o);
+  output o;
+  reg o;
+  reg r = 1'h1;
+  always @* begin
+    o = r;
+  end
+endmodule
+module top;
+  wire o;
+  reg q;
+  inner u(.o(o));
+  always @* begin
+    q = ~o;
+  end
+  initial #1 $display("o=%b q=%b", o, q);
+endmodule
+"""
+
+
+def _icarus_prints(verilog: str, tmp_path: Path) -> str:
+    source, image = tmp_path / "t.v", tmp_path / "t.vvp"
+    source.write_text(verilog)
+    subprocess.run(["iverilog", "-g2012", "-o", str(image), str(source)], check=True)
+    return subprocess.run(["vvp", "-n", str(image)], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_for_icarus_runs_every_combinational_process_at_time_0(tmp_path):
+    if shutil.which("iverilog") is None:
+        pytest.skip("Icarus Verilog is not on PATH (`make setup` installs it)")
+    assert "o=x q=x" in _icarus_prints(_IDLE_OUTPUT, tmp_path)  # what the rewrite mends
+    mended = cocotb_runner.for_icarus(_IDLE_OUTPUT)
+    assert mended.count("initial #0") == 2
+    assert "o=1 q=0" in _icarus_prints(mended, tmp_path)
