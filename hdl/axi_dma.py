@@ -24,7 +24,7 @@ from amaranth.hdl import ClockDomain, DomainRenamer, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.arch.kinds import DEFAULT_ROW, DMA_KINDS
+from ..model.arch.kinds import DEFAULT_ROW, DMA_KINDS, check_allowed
 from ..model.arch.register_map import register_span
 from ..model.arch.registers import CONTROL_FIELDS
 from ..model.bd.fields import FIELD_INDEX
@@ -62,6 +62,9 @@ class AXIDMA(wiring.Component):
         column 0 and the first row of the kind, ``DEFAULT_ROW``).
     compression : bool
         False: the DMA built without its (de)compressors (:class:`~.dma.DMA`'s option).
+    allowed : (int, int), optional
+        Window protection, :class:`~.dma.DMA`'s ``allowed``: ``(start, words)``, the only
+        word addresses the channels' memory ports may reach (docs/axi.md).
 
     Attributes
     ----------
@@ -75,9 +78,11 @@ class AXIDMA(wiring.Component):
     """
 
     def __init__(self, kind: str, address_bits: int | None = None, *, column: int = 0,
-                 row: int | None = None, compression: bool = True) -> None:
+                 row: int | None = None, compression: bool = True,
+                 allowed: tuple[int, int] | None = None) -> None:
         self.kind = check_kind(kind)
         self.compression = compression
+        self.allowed = check_allowed(kind, allowed)
         self.column, self.row = column, DEFAULT_ROW[kind] if row is None else row
         self.address_bits = address_bits or register_span(kind)
         dma = DMA_KINDS[kind]
@@ -110,7 +115,8 @@ class AXIDMA(wiring.Component):
         m.domains.aclk = domain = ClockDomain("aclk", local=True)
         m.d.comb += [domain.clk.eq(self.aclk), domain.rst.eq(~self.aresetn)]
         slave = AXILiteSlave(self.kind, self.address_bits)
-        dma = DMA(self.kind, self.column, self.row, compression=self.compression)
+        dma = DMA(self.kind, self.column, self.row, compression=self.compression,
+                  allowed=self.allowed)
         m.submodules.registers = DomainRenamer("aclk")(slave)
         m.submodules.dma = DomainRenamer("aclk")(dma)
         for name, member in slave.signature.members.items():

@@ -47,7 +47,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, ResetInserter, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.arch.kinds import DMA_KINDS
+from ..model.arch.kinds import DMA_KINDS, check_allowed
 from ..model.arch.registers import (
     COMPRESSION_FIELDS,
     CONTROL_FIELDS,
@@ -104,6 +104,12 @@ class DMA(wiring.Component):
         (:func:`~aiedma.model.arch.registers.control_mask`, the model's
         ``DMA(compression=False)``), so a BD's ``enable_compression`` moves its words
         uncompressed.
+    allowed : (int, int), optional
+        ``(start, words)``: window protection (the model's ``DMA(allowed=...)``): the
+        only word addresses a channel's memory port may reach; an access outside it is
+        not made and sets the channel's ``error_dm_access_to_unavailable``. ``words`` a
+        power of two and ``start`` a multiple of it, so the test is an equality of the
+        address's top bits. Default: none.
 
     Attributes
     ----------
@@ -128,9 +134,10 @@ class DMA(wiring.Component):
     """
 
     def __init__(self, kind: str, column: int = 0, row: int = 0, *,
-                 compression: bool = True) -> None:
+                 compression: bool = True, allowed: tuple[int, int] | None = None) -> None:
         self.kind = check_kind(kind)
         self.column, self.row, self.compression = column, row, compression
+        self.allowed = check_allowed(kind, allowed)
         dma = DMA_KINDS[kind]
         self.count = dma.channels
         self.own_locks = dma.lock_window("own")
@@ -153,7 +160,7 @@ class DMA(wiring.Component):
         m = Module()
         kind, n = self.kind, self.count
         channels = [Channel(kind, d, k, self.column, self.row, shared_table=True,
-                            compression=self.compression)
+                            compression=self.compression, allowed=self.allowed)
                     for d in ("mm2s", "s2mm") for k in range(n)]
         m.submodules.table = table = SharedBDTable(kind, 2 * n)
         m.submodules.locks = locks = LockUnit(DMA_KINDS[kind].locks, 2 * n)

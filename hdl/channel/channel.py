@@ -51,7 +51,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.arch.directions import check_direction
-from ...model.arch.kinds import DMA_KINDS
+from ...model.arch.kinds import DMA_KINDS, check_allowed
 from ...model.arch.registers import (
     COMPRESSING_KINDS,
     FOT_COUNT_DEPTH,
@@ -137,8 +137,8 @@ class Channel(wiring.Component):
         Memory tile: a BD named a lock past the tile's lock IDs (sticky until the
         channel's reset).
     dm_unavailable : Out(1)
-        Memory tile: an access the DMA cannot reach was not made (sticky until the
-        channel's reset).
+        An access the DMA cannot reach (outside ``allowed``; on a memory tile, past its
+        windows) was not made (sticky until the channel's reset).
     absent_memory, absent_locks : In(2)
         Memory tile: the west (bit 0) and east (bit 1) neighbours' memories, locks, are
         absent (an access to them, a BD naming them, is a fault).
@@ -156,8 +156,10 @@ class Channel(wiring.Component):
     """
 
     def __init__(self, kind: str, direction: str, index: int, column: int = 0,
-                 row: int = 0, *, shared_table: bool = False, compression: bool = True) -> None:
+                 row: int = 0, *, shared_table: bool = False, compression: bool = True,
+                 allowed: tuple[int, int] | None = None) -> None:
         self.kind = check_kind(kind)
+        self.allowed = check_allowed(kind, allowed)
         check_direction(direction, "channel")
         self.shared_table = shared_table
         self.direction, self.index, self.column, self.row = direction, index, column, row
@@ -286,17 +288,24 @@ class Channel(wiring.Component):
                        | self.dm_unavailable)
 
     def _memory_port(self, m: Module, engine: wiring.Component) -> None:
-        """The engine's memory port, out. On the memory tile an access the DMA cannot reach
-        (past the east window: the 19-bit address reaches 512K words, the windows 384K; or
-        an absent neighbour's window: :func:`~.fetch.unreachable`) is not made: its enable
-        is held low, a read gives 0 (the cycle after, as the port's data comes), and
-        ``dm_unavailable`` is set (the model's ``Channel._reaches``)."""
+        """The engine's memory port, out. An access the DMA cannot reach is not made: its
+        enable is held low, a read gives 0 (the cycle after, as the port's data comes),
+        and ``dm_unavailable`` is set (the model's ``Channel._reaches``). It cannot reach
+        an address outside ``allowed`` (the address's bits above the window's size differ
+        from the window's), nor, on the memory tile, past the east window (the 19-bit
+        address reaches 512K words, the windows 384K) or an absent neighbour's window
+        (:func:`~.fetch.unreachable`)."""
         dma = DMA_KINDS[self.kind]
-        if len(dma.windows) == 1:
+        if len(dma.windows) == 1 and self.allowed is None:
             connect_outside(m, engine, self, self.parts.memory(self.kind))
             return
-        shift = (dma.memory_words - 1).bit_length()
-        outside = unreachable(engine.mem_addr[shift:], self.absent_memory)
+        outside = Const(0)
+        if len(dma.windows) > 1:
+            shift = (dma.memory_words - 1).bit_length()
+            outside = unreachable(engine.mem_addr[shift:], self.absent_memory)
+        if self.allowed is not None:
+            size = self.allowed.size_bits
+            outside = outside | (engine.mem_addr[size:] != self.allowed.start >> size)
         enable = "mem_en" if self.direction == "mm2s" else "mem_we"
         asks = getattr(engine, enable)
         m.d.comb += [self.mem_addr.eq(engine.mem_addr),

@@ -34,7 +34,9 @@ __all__ = [
     "DEFAULT_ROW",
     "DMA_KINDS",
     "KINDS",
+    "AllowedWindow",
     "DmaKind",
+    "check_allowed",
     "check_kind",
     "dma_kind",
     "span_text",
@@ -278,3 +280,63 @@ def check_kind(kind: object, error: type[AiedmaError] = AiedmaError,
 def dma_kind(kind: object, error: type[AiedmaError] = AiedmaError) -> DmaKind:
     """The :class:`DmaKind` named ``kind``, checked by :func:`check_kind`."""
     return DMA_KINDS[check_kind(kind, error)]
+
+
+@dataclass(frozen=True)
+class AllowedWindow:
+    """The word addresses a DMA built for an FPGA design may touch: ``words`` (a power of
+    two) from ``start`` (a multiple of ``words``), an aligned block as an AXI address
+    editor assigns them, so the RTL's test is an equality of the address's top bits.
+
+    Examples
+    --------
+    >>> window = AllowedWindow(4096, 4096)
+    >>> window.holds(4096), window.holds(8191), window.holds(8192)
+    (True, True, False)
+    """
+
+    start: int
+    words: int
+
+    def holds(self, address: int) -> bool:
+        """Whether the word address ``address`` lies in the window."""
+        return self.start <= address < self.start + self.words
+
+    @property
+    def size_bits(self) -> int:
+        """Low address bits inside the window (``log2(words)``)."""
+        return self.words.bit_length() - 1
+
+
+def check_allowed(kind: str, allowed: object,
+                  error: type[AiedmaError] = AiedmaError) -> AllowedWindow | None:
+    """``allowed`` (``None`` or ``(start, words)`` word addresses) as a window a ``kind``
+    DMA can be built with, else an error naming the field, the value and the rule.
+
+    Examples
+    --------
+    >>> check_allowed("tile", (0, 4096))
+    AllowedWindow(start=0, words=4096)
+    >>> check_allowed("tile", (1024, 4096))
+    Traceback (most recent call last):
+    ...
+    aiedma.model.errors.AiedmaError: allowed=[1024, 4096]: start must be a multiple of words
+    """
+    if allowed is None:
+        return None
+    if isinstance(allowed, AllowedWindow):
+        allowed = (allowed.start, allowed.words)
+    bits = dma_kind(kind, error).address_bits
+    if (not isinstance(allowed, (tuple, list)) or len(allowed) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in allowed)):
+        raise field_error(error, "allowed", allowed,
+                          "must be None or (start, words), word addresses as integers")
+    start, words = allowed
+    if words < 1 or words & (words - 1):
+        raise field_error(error, "allowed", tuple(allowed), "words must be a power of two")
+    if start < 0 or start % words:
+        raise field_error(error, "allowed", tuple(allowed), "start must be a multiple of words")
+    if start + words > 1 << bits:
+        raise field_error(error, "allowed", tuple(allowed),
+                          f"must end within the {kind} DMA's {bits}-bit word addresses")
+    return AllowedWindow(start, words)

@@ -43,27 +43,27 @@ Decisions (docs/bd.md is silent on timing and on these points):
   left it. :meth:`Channel.push` (the Python API) raises on a fifth pending task; a
   start-queue register write (:meth:`Channel.write_start_queue`) onto a full queue is
   lost and sets ``task_queue_overflow`` (status bit 18, write 1 to clear), as the RTL.
-* **decision**: a channel run through its registers (its first start-queue write makes
-  it one) loads a BD that is not valid (``valid_bd = 0``, a slot never written, an S2MM
-  BD with padding) as the RTL does: fetched as any BD, it waits at the head of the fetch
+* **decision**: a channel run through its registers (its first start-queue write makes it
+  one) loads a BD that is not valid (``valid_bd = 0``, a slot never written, an S2MM BD
+  with padding) as the RTL does: fetched as any BD, it waits at the head of the fetch
   stage and sets ``error_bd_invalid`` (status bit 11) at the end of the cycle it is
-  offered; from then no BD is taken and no queued task starts (BDs already taken
-  complete) until a channel reset. The fetch stage goes on until it is full, as the
-  RTL's. docs/decisions.md gives the reasons; tasks queued with :meth:`Channel.push`
-  raise at that load instead. A BD that acquires or releases a lock past the kind's
-  lock IDs (the memory tile's 192-255: only a BD written through the registers can
-  name one, :meth:`BufferDescriptor.decode_stored`) stops the channel the same way with
+  offered; from then no BD is taken and no queued task starts (BDs already taken complete)
+  until a channel reset. The fetch stage goes on until it is full, as the RTL's.
+  docs/decisions.md gives the reasons; tasks queued with :meth:`Channel.push` raise at
+  that load instead. A BD that acquires or releases a lock past the kind's lock IDs (the
+  memory tile's 192-255: only a BD written through the registers can name one,
+  :meth:`BufferDescriptor.decode_stored`) stops the channel the same way with
   ``error_lock_access_to_unavailable`` (bit 8; a BD that is not valid is that error
-  whatever it names); no lock is asked. A memory-tile access such a channel makes to an
-  address its DMA does not reach (past the east window, or a neighbour's window its
-  address space has not) is not made (a read gives 0) and sets
-  ``error_dm_access_to_unavailable`` (bit 9) at the end of its cycle; the BD and its task
-  run on, no queued task starts after it. Its addresses wrap modulo the kind's
-  ``ADDRESS_BITS`` as the RTL's counters. A packet header such a channel receives with
-  bad parity sets ``error_bd_invalid`` at the end of its cycle; the BD takes its words,
-  and no queued task starts (out of order: no header is taken) after it (the Python API
-  raises ``PacketError``). Each BD error is a sticky bit of its own
-  (:attr:`Channel.errors`; :attr:`Channel.error` names the first) until a channel reset.
+  whatever it names); no lock is asked. An access such a channel makes to an address its
+  DMA does not reach (outside the DMA's ``allowed`` window; on a memory tile past the east
+  window, or a neighbour's window its address space has not) is not made (a read gives 0)
+  and sets ``error_dm_access_to_unavailable`` (bit 9) at the end of its cycle; the BD and
+  its task run on, no queued task starts after it. Its addresses wrap modulo the kind's
+  ``ADDRESS_BITS`` as the RTL's counters. A packet header such a channel receives with bad
+  parity sets ``error_bd_invalid`` at the end of its cycle; the BD takes its words, and no
+  queued task starts (out of order: no header is taken) after it (the Python API raises
+  ``PacketError``). Each BD error is a sticky bit of its own (:attr:`Channel.errors`;
+  :attr:`Channel.error` names the first) until a channel reset.
 * **decision**: with the control register's ``fot_mode`` 0, S2MM ignores TLAST
   (``buffer_length`` alone ends a BD); ``tlast_suppress`` only matters on MM2S.
 * **decision**: finish on TLAST (S2MM, ``fot_mode`` 1-3, read every cycle; AM025's
@@ -779,20 +779,26 @@ class Channel:
         return True
 
     def _reaches(self, address: int) -> bool:
-        """A memory access at ``address`` is made: always, but on a memory-tile channel run
-        through its registers at an address its DMA does not reach (past the east window,
-        or in the window of a neighbour its address space has not), where the access is
-        not made (a read gives 0) and ``error_dm_access_to_unavailable`` is set at the
-        end of the cycle (module text)."""
-        if not self.hardware_faults or len(DMA_KINDS[self.dma.kind].windows) == 1:
+        """A memory access at ``address`` is made: always, but on a channel run through
+        its registers at an address its DMA does not reach (outside the DMA's ``allowed``
+        window; on a memory tile past the east window, or in the window of a neighbour
+        its address space has not), where the access is not made (a read gives 0) and
+        ``error_dm_access_to_unavailable`` is set at the end of the cycle (module text)."""
+        if not self.hardware_faults or self._reachable(address):
+            return True
+        if "error_dm_access_to_unavailable" not in self.errors:
+            self._invalid |= {"error_dm_access_to_unavailable"}
+        return False
+
+    def _reachable(self, address: int) -> bool:
+        allowed = self.dma.allowed
+        if allowed is not None and not allowed.holds(address):
+            return False
+        if len(DMA_KINDS[self.dma.kind].windows) == 1:
             return True
         for window in self.dma.memory.windows:
             if window.start <= address < window.start + window.size:
-                if window.memory is not None:
-                    return True
-                break
-        if "error_dm_access_to_unavailable" not in self.errors:
-            self._invalid |= {"error_dm_access_to_unavailable"}
+                return window.memory is not None
         return False
 
     def _lock_fault(self, bd: BufferDescriptor) -> str | None:
@@ -1274,6 +1280,11 @@ class Channel:
         start = slots.position
         addresses = slots.run[4][start:start + cycles]
         zeros = slots.run[5][start:start + cycles]
+        allowed = self.dma.allowed
+        if self.hardware_faults and allowed is not None and not (
+                addresses[~zeros] >> allowed.size_bits == allowed.start >> allowed.size_bits
+        ).all():
+            return None   # stepping makes the fault at its beat
         if self.is_mm2s:
             return self._plan_mm2s(cycles, addresses, zeros)
         return self._plan_s2mm(cycles, addresses, zeros)

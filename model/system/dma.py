@@ -13,12 +13,17 @@ tile), each a :class:`~.channel.Channel`.
   (de)compression enable is not implemented (reads 0, a write is dropped:
   :func:`~aiedma.model.arch.registers.control_mask`), so a BD's ``enable_compression``
   moves its words as they are, in the cycles of a BD without it.
+* **decision**: ``allowed`` is window protection for a DMA put in an FPGA design: an
+  aligned block of word addresses (:class:`~aiedma.model.arch.kinds.AllowedWindow`). A
+  channel run through its registers makes no access outside it: the access is not made
+  (a read gives 0) and ``error_dm_access_to_unavailable`` is set, as a memory-tile
+  access past its windows (:class:`~.channel.Channel`, docs/axi.md "Window protection").
 """
 
 from __future__ import annotations
 
 from ..arch.directions import READ, WRITE, check_direction
-from ..arch.kinds import DMA_KINDS, check_kind
+from ..arch.kinds import DMA_KINDS, check_allowed, check_kind
 from ..bd.descriptor import BufferDescriptor, check_chain
 from ..errors import field_error
 from .channel import Channel, ChannelError
@@ -51,6 +56,10 @@ class DMA:
     compression : bool
         False: built without the (de)compressors (the module's decision). A shim has
         none either way.
+    allowed : (int, int), optional
+        ``(start, words)``: the only word addresses its channels may touch when run
+        through their registers (the module's decision); ``words`` a power of two,
+        ``start`` a multiple of it. Default: no window of its own.
 
     Attributes
     ----------
@@ -63,9 +72,11 @@ class DMA:
 
     def __init__(self, kind: str, column: int = 0, row: int = 0, *,
                  memory: AddressSpace | None = None, locks: LockSpace | None = None,
-                 name: str | None = None, compression: bool = True) -> None:
+                 name: str | None = None, compression: bool = True,
+                 allowed: tuple[int, int] | None = None) -> None:
         check_kind(kind, ChannelError)
         self.compression = bool(compression)
+        self.allowed = check_allowed(kind, allowed, ChannelError)
         if not 0 <= column < _COLUMNS:
             raise field_error(ChannelError, "column", column, f"must be in 0..{_COLUMNS - 1}")
         if not 0 <= row < _ROWS:

@@ -68,10 +68,11 @@ class AmaranthBlock:
     few dozen cycles. ``Simulator.reset`` puts every signal and memory back to its
     initial value and restarts the testbench, which runs whatever job is set."""
 
-    cache: ClassVar[dict[tuple[str, int, int, bool], AmaranthBlock]] = {}
+    cache: ClassVar[dict[tuple, AmaranthBlock]] = {}
 
-    def __init__(self, kind: str, column: int, row: int, compression: bool = True) -> None:
-        self.dut = DMA(kind, column, row, compression=compression)
+    def __init__(self, kind: str, column: int, row: int, compression: bool = True,
+                 allowed: Any = None) -> None:
+        self.dut = DMA(kind, column, row, compression=compression, allowed=allowed)
         self.sim = Simulator(self.dut)
         self.sim.add_clock(1e-8)
         self.job: Any = None
@@ -83,12 +84,12 @@ class AmaranthBlock:
         self.sim.add_testbench(bench)
 
     @classmethod
-    def of(cls, kind: str, column: int, row: int, compression: bool = True, *,
-           reuse: bool) -> AmaranthBlock:
-        """The block at this placement (built with or without the (de)compressors):
-        elaborated now, or with ``reuse`` the one elaborated before (a test that
-        patches the RTL must not get an older one)."""
-        key = (kind, column, row, compression)
+    def of(cls, kind: str, column: int, row: int, compression: bool = True,
+           allowed: Any = None, *, reuse: bool) -> AmaranthBlock:
+        """The block at this placement (built with or without the (de)compressors, with
+        its ``allowed`` window or none): elaborated now, or with ``reuse`` the one
+        elaborated before (a test that patches the RTL must not get an older one)."""
+        key = (kind, column, row, compression, allowed)
         if not reuse:
             return cls(*key)
         if key not in cls.cache:
@@ -120,9 +121,10 @@ class _VerilatorPorts:
     """The block's ports on a Verilated model in this process."""
 
     def __init__(self, top: str, kind: str, column: int, row: int,
-                 compression: bool = True) -> None:
+                 compression: bool = True, allowed: Any = None) -> None:
         from .loop_verilator import VerilatedTop
-        self.top = VerilatedTop(top, lambda: DMA(kind, column, row, compression=compression))
+        self.top = VerilatedTop(top, lambda: DMA(kind, column, row, compression=compression,
+                                                 allowed=allowed))
 
     def set(self, path: str, value: int) -> None:
         self.top.set(path.replace(".", "__"), int(value) & ((1 << 64) - 1))
@@ -171,8 +173,9 @@ class RtlDmaAgent:
         self._read: tuple[int, int] | None = None      # a read in the last cycle
         self._last_write = max(self.timed, default=-1)
         self.name = f"{dma.name}.rtl"
-        # The block is built as the model DMA is: with or without the (de)compressors.
-        where = (dma.kind, dma.column, dma.row, dma.compression)
+        # The block is built as the model DMA is: with or without the (de)compressors,
+        # with its window or none.
+        where = (dma.kind, dma.column, dma.row, dma.compression, dma.allowed)
         if simulator == "amaranth":
             self.simulation = AmaranthBlock.of(*where, reuse=reuse)
             self.dut = self.simulation.dut
@@ -181,6 +184,8 @@ class RtlDmaAgent:
             self.dut = None
             top = "aiedma_dma_{}_c{}_r{}".format(*where) + ("" if dma.compression
                                                              else "_nocompress")
+            if dma.allowed is not None:
+                top += f"_allow{dma.allowed.start:x}_{dma.allowed.words:x}"
             self.ports_ = _VerilatorPorts(top, *where)
         else:
             raise ValueError(f"simulator={simulator!r}: must be amaranth or verilator")

@@ -234,8 +234,8 @@ class DmaRun:
 
 def _dma_system(kind: str, writes: Sequence[Sequence[int]], memory: np.ndarray,
                 inputs: dict, ready: dict, timed: Sequence[Sequence[int]] = (),
-                compression: bool = True) -> tuple:
-    dma = program_dma(kind, DEFAULT_ROW[kind], compression=compression)
+                compression: bool = True, allowed: tuple[int, int] | None = None) -> tuple:
+    dma = program_dma(kind, DEFAULT_ROW[kind], compression=compression, allowed=allowed)
     window = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
     store, offset = dma.memory.resolve(window)
     store.load(offset, memory)
@@ -298,7 +298,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
             inputs: dict | None = None, ready: dict | None = None,
             simulator: str | None = "amaranth",
             timed_writes: Sequence[Sequence[int]] = (), *, reuse: bool = False,
-            compression: bool = True) -> DmaRun:
+            compression: bool = True, allowed: tuple[int, int] | None = None) -> DmaRun:
     """Program a DMA through its register map and run it, its channels as RTL, checked.
 
     Parameters
@@ -327,6 +327,9 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         Keep the Amaranth simulator of the block between runs (:func:`run_rtl_dma`).
     compression : bool
         False: the model DMA and the RTL block built without the (de)compressors.
+    allowed : (int, int), optional
+        The model DMA and the RTL block built with this window protection
+        (``DMA(allowed=...)``).
 
     Returns
     -------
@@ -345,7 +348,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
     memory = np.zeros(0, dtype=np.int64) if memory is None else np.asarray(memory)
     inputs, ready = dict(inputs or {}), dict(ready or {})
     dma, store, offset, agents, channels, sinks, times = _dma_system(
-        kind, writes, memory, inputs, ready, timed_writes, compression)
+        kind, writes, memory, inputs, ready, timed_writes, compression, allowed)
     replayed = (simulator == "verilator" and bool(channels) and replayable(dma)
                 and not timed_writes)
     if replayed:   # the block's register writes are the DMA's state before the run
@@ -369,7 +372,7 @@ def run_dma(kind: str, writes: Sequence[Sequence[int]], memory: Any = None,
         model.tokens = model_tokens
         return model
     dma, store, offset, agents, channels, sinks, rtl_times = _dma_system(
-        kind, writes, memory, inputs, ready, compression=compression)
+        kind, writes, memory, inputs, ready, compression=compression, allowed=allowed)
     rtl_report, block = run_rtl_dma(agents, dma, channels, report.cycles + 200, simulator,
                                     timed_writes=timed_writes, reuse=reuse)
     result = _dma_result(dma, store, offset, memory.size, channels, sinks, rtl_report.cycles)

@@ -188,12 +188,15 @@ SHIM_MEMORY_WORDS = 8192
 """External memory of a shim program (its regions lie in the first words)."""
 
 
-def program_dma(kind: str, row: int, *, compression: bool = True) -> DMA:
+def program_dma(kind: str, row: int, *, compression: bool = True,
+                allowed: tuple[int, int] | None = None) -> DMA:
     """A fresh model DMA of ``kind`` for a program; a shim gets external memory.
-    ``compression=False``: built without the (de)compressors (the RTL block follows)."""
+    ``compression=False``: built without the (de)compressors; ``allowed``: with window
+    protection (the RTL block follows both)."""
     if kind == "shim":
-        return DMA(kind, 0, row, memory=shim_space("ddr", Memory("ddr", SHIM_MEMORY_WORDS)))
-    return DMA(kind, 0, row, compression=compression)
+        return DMA(kind, 0, row, memory=shim_space("ddr", Memory("ddr", SHIM_MEMORY_WORDS)),
+                   allowed=allowed)
+    return DMA(kind, 0, row, compression=compression, allowed=allowed)
 
 TARGET = PROGRAM_PLACES["memtile"].target
 """The memory-tile program's target region (its first word address)."""

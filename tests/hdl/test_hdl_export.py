@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from aiedma.hdl.axi_dma import AXIDMA
+from aiedma.hdl.dma import DMA
 from aiedma.hdl.export import TOPS, export_verilog
 from aiedma.model.bd.fields import KINDS
 
@@ -52,3 +54,10 @@ def test_the_axi_dma_passes_the_option_to_its_dma():
         (inner,) = [o for sub, name, _ in top.subfragments if name == "dma"
                     for o in sub.origins if isinstance(o, DMA)]
         assert inner.compression is compression
+
+
+@pytest.mark.parametrize("top", ["DMA", "AXIDMA"])
+def test_a_window_that_is_not_an_aligned_power_of_two_is_refused(top):
+    build = {"DMA": DMA, "AXIDMA": AXIDMA}[top]
+    with pytest.raises(ValueError, match=r"^allowed=\[4096, 3000\]: words must be a power of two$"):
+        build("tile", allowed=(4096, 3000))

@@ -122,7 +122,8 @@ def test_a_bd_that_is_not_valid_stops_the_channel_as_in_the_rtl_until_a_reset(ki
     assert len(result.tokens[f"{direction}0"]) == 1   # only the task pushed after the reset
 
 
-def run_stopped_then_reset(kind, direction, writes, name, memory=None, inputs=()):
+def run_stopped_then_reset(kind, direction, writes, name, memory=None, inputs=(),
+                           allowed=None):
     """Run ``writes`` (BDs and start-queue pushes of channel 0; BD 7 is a good BD of 3
     words) with a status read every cycle, a task of BD 7 pushed at cycle 30, a channel
     reset at cycle 50 and a task of BD 7 pushed after it (S2MM: ``inputs``, then 3 words).
@@ -137,7 +138,7 @@ def run_stopped_then_reset(kind, direction, writes, name, memory=None, inputs=()
     result = run_dma(kind, [*bd_writes(kind, good), *writes],
                      memory=np.arange(100, 400) if memory is None else memory,
                      inputs={f"{direction}0": [*inputs, 1, 2, 3]}, timed_writes=timed,
-                     simulator="amaranth", reuse=True)
+                     simulator="amaranth", reuse=True, allowed=allowed)
     reads = status_reads(result, kind, direction)
     on = [c for c, w in reads if bit(w, name)]
     assert on and on[0] < 20 and on[-1] < 52                  # until the reset clears it
@@ -274,6 +275,48 @@ def test_an_access_the_memory_tile_does_not_reach_is_not_made_and_stops_the_chan
     else:
         assert list(result.memory[-2:]) == [9, 8][:reached] + list(memory[-2:])[reached:]
         assert list(result.memory[:2]) == [0, 1]        # nothing wrapped into memory
+
+
+@pytest.mark.parametrize("kind", ["tile", "memtile"])
+@pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
+def test_an_access_outside_the_allowed_window_is_not_made_and_stops_the_channel(kind,
+                                                                                 direction):
+    """A DMA built with window protection (``allowed``: 256 words from the tile's own
+    memory's start) and a BD whose last two words run past the window's end: the two
+    inside move, the two outside do not (MM2S sends 0 for them, S2MM writes nothing),
+    error_dm_access_to_unavailable is set, and no task starts after it until a reset;
+    model and RTL alike."""
+    bd = {2: BufferDescriptor(kind, base_address=own(kind) + 254, buffer_length=4, valid_bd=1)}
+    writes = [*bd_writes(kind, bd), (start_queue_address(kind, direction, 0), Task(2).encode())]
+    memory = np.arange(100, 400)
+    result, _ = run_stopped_then_reset(kind, direction, writes, "error_dm_access_to_unavailable",
+                                       memory=memory, inputs=[9, 8, 7, 6],
+                                       allowed=(own(kind), 256))
+    if direction == "mm2s":
+        assert [data for data, _ in result.outputs["mm2s0"]] == [354, 355, 0, 0, 300, 301, 302]
+    else:
+        assert list(result.memory[254:258]) == [9, 8, 356, 357]
+
+
+@pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
+def test_a_shim_access_outside_the_allowed_window_is_not_made(direction):
+    """The same on a shim (its channels have no reset bit): the words inside the window
+    move, the two outside do not, and the status reads error_dm_access_to_unavailable
+    from the cycle after the first access outside, in the model and the RTL."""
+    kind = "shim"
+    bd = {2: BufferDescriptor(kind, base_address=254, buffer_length=4, valid_bd=1)}
+    writes = [*bd_writes(kind, bd), (start_queue_address(kind, direction, 0), Task(2).encode())]
+    result = run_dma(kind, writes, memory=np.arange(100, 400),
+                     inputs={"s2mm0": [9, 8, 7, 6]},
+                     timed_writes=with_status_reads(kind, direction, {}, 30),
+                     simulator="amaranth", reuse=True, allowed=(0, 256))
+    reads = status_reads(result, kind, direction)
+    on = [c for c, w in reads if bit(w, "error_dm_access_to_unavailable")]
+    assert on and on == [c for c, _ in reads if c >= on[0]]
+    if direction == "mm2s":
+        assert [data for data, _ in result.outputs["mm2s0"]] == [354, 355, 0, 0]
+    else:
+        assert list(result.memory[254:258]) == [9, 8, 356, 357]
 
 
 def test_a_core_tile_address_past_its_memory_wraps_as_the_rtls_counter():
