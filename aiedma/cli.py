@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import graph_run, mlir_commands
+from .flows.verilog_options import add_options as add_verilog_options
 from .model import AiedmaError, PortProgram, format_runs
 from .model.adf import parse_port_program, read_header_file
 from .model.adf.files import CPP_SUFFIXES, read_source_text
@@ -162,6 +163,9 @@ example:
   aiedma verilog --out build/verilog
       writes one Verilog file per exported top (address generator, MM2S and S2MM
       datapaths and channels, per kind) and lints each with verilator -Wall.
+  aiedma verilog --axi tile --allowed 0 4096 --out build/ip
+      writes the core tile's AXI top alone, its memory ports limited to word
+      addresses 0-4095 (a block RAM of 4,096 words), and lints it.
 """
 
 
@@ -602,7 +606,7 @@ def _run(args: argparse.Namespace) -> int:
 def _verilog(args: argparse.Namespace) -> int:
     from .flows import verilog as verilog_export
 
-    return verilog_export.main(["--out", str(args.out)])
+    return verilog_export.run(args, args.parser)
 
 
 def _word(text: str) -> int:
@@ -812,8 +816,8 @@ def _parser() -> argparse.ArgumentParser:
         "Write every exported top into a folder and lint it with Verilator.",
         VERILOG_EXAMPLE, _verilog,
     )
-    verilog.add_argument("--out", type=Path, default=Path("build/verilog"),
-                         help="output folder (default build/verilog)")
+    add_verilog_options(verilog)
+    verilog.set_defaults(parser=verilog)
     return parser
 
 

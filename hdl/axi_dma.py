@@ -28,6 +28,7 @@ from ..model.arch.kinds import DEFAULT_ROW, DMA_KINDS, check_allowed
 from ..model.arch.register_map import register_span
 from ..model.arch.registers import CONTROL_FIELDS
 from ..model.bd.fields import FIELD_INDEX
+from ..model.bd.packet import check_place
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from .axi_lite import AXILiteSlave, axi_lite_signature
 from .dma import DMA
@@ -84,6 +85,7 @@ class AXIDMA(wiring.Component):
         self.compression = compression
         self.allowed = check_allowed(kind, allowed)
         self.column, self.row = column, DEFAULT_ROW[kind] if row is None else row
+        check_place(self.column, self.row, ValueError)
         self.address_bits = address_bits or register_span(kind)
         dma = DMA_KINDS[kind]
         width = ADDRESS_BITS[kind]

@@ -62,6 +62,7 @@ from ..model.arch.registers import (
     write_count_address,
 )
 from ..model.bd.fields import FIELD_INDEX
+from ..model.bd.packet import check_place
 from .bd_table import SharedBDTable
 from .channel import Channel
 from .channel.direction import connect_outside, mm2s_signature, s2mm_signature
@@ -136,6 +137,7 @@ class DMA(wiring.Component):
     def __init__(self, kind: str, column: int = 0, row: int = 0, *,
                  compression: bool = True, allowed: tuple[int, int] | None = None) -> None:
         self.kind = check_kind(kind)
+        check_place(column, row, ValueError)
         self.column, self.row, self.compression = column, row, compression
         self.allowed = check_allowed(kind, allowed)
         dma = DMA_KINDS[kind]

@@ -27,8 +27,8 @@ import numpy as np
 
 from ..errors import Hex, PacketError, field_error
 
-__all__ = ["HEADER_FIELDS", "PARITY_BIT", "PacketHeader", "bad_parity", "odd_parity",
-           "packet_header", "parse_packet_header"]
+__all__ = ["HEADER_FIELDS", "PARITY_BIT", "PacketHeader", "bad_parity", "check_place",
+           "odd_parity", "packet_header", "parse_packet_header"]
 
 # (name, lsb, bits) of each header field.
 _LAYOUT: tuple[tuple[str, int, int], ...] = (
@@ -48,6 +48,24 @@ PARITY_BIT = _PARITY_BIT
 _USED = (1 << _PARITY_BIT) | sum(((1 << bits) - 1) << lsb for _, lsb, bits in _LAYOUT)
 _RESERVED = ~_USED & 0xFFFF_FFFF
 _ALL_ONES_OK = ("source_row", "source_column")
+
+
+def check_place(column: int, row: int, error: type[Exception] = PacketError) -> None:
+    """A tile's ``column`` and ``row`` as its packet headers carry them
+    (``source_column``, ``source_row``), else an error naming the field and the range.
+
+    Examples
+    --------
+    >>> check_place(40, 31)
+    >>> check_place(3, 32)
+    Traceback (most recent call last):
+    ...
+    aiedma.model.errors.PacketError: row=32: must be in 0..31
+    """
+    for name, value in (("column", column), ("row", row)):
+        bits = next(b for field, _, b in _LAYOUT if field == f"source_{name}")
+        if not 0 <= value < 1 << bits:
+            raise field_error(error, name, value, f"must be in 0..{(1 << bits) - 1}")
 
 
 def _field_value(name: str, value: object, bits: int) -> int:

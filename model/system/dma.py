@@ -25,6 +25,7 @@ from __future__ import annotations
 from ..arch.directions import READ, WRITE, check_direction
 from ..arch.kinds import DMA_KINDS, check_allowed, check_kind
 from ..bd.descriptor import BufferDescriptor, check_chain
+from ..bd.packet import check_place
 from ..errors import field_error
 from .channel import Channel, ChannelError
 from .locks import LOCKS_PER_TILE, LockSpace, LockTable, lock_space
@@ -34,8 +35,6 @@ __all__ = ["CHANNELS", "DMA"]
 
 CHANNELS: dict[str, int] = {name: k.channels for name, k in DMA_KINDS.items()}
 """Channels of each direction (MM2S and S2MM) per DMA kind (from :mod:`..arch.kinds`)."""
-
-_ROWS, _COLUMNS = 32, 128  # packet header source_row / source_column widths
 
 
 class DMA:
@@ -77,10 +76,7 @@ class DMA:
         check_kind(kind, ChannelError)
         self.compression = bool(compression)
         self.allowed = check_allowed(kind, allowed, ChannelError)
-        if not 0 <= column < _COLUMNS:
-            raise field_error(ChannelError, "column", column, f"must be in 0..{_COLUMNS - 1}")
-        if not 0 <= row < _ROWS:
-            raise field_error(ChannelError, "row", row, f"must be in 0..{_ROWS - 1}")
+        check_place(column, row, ChannelError)
         self.kind, self.column, self.row = kind, column, row
         self.name = name or f"{kind}({column},{row})"
         if memory is None:

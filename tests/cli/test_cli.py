@@ -1,5 +1,6 @@
 """The ``aiedma`` command line: output, exit status, one-line errors."""
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -248,9 +249,36 @@ def test_verilog_command_runs_the_export_flow(monkeypatch, tmp_path):
     from aiedma.flows import verilog as verilog_export
 
     calls = []
-    monkeypatch.setattr(verilog_export, "main", lambda argv: calls.append(argv) or 0)
+    monkeypatch.setattr(verilog_export, "run", lambda args, parser: calls.append(args) or 0)
     assert cli.main(["verilog", "--out", str(tmp_path / "v")]) == 0
-    assert calls == [["--out", str(tmp_path / "v")]]
+    assert [(args.out, args.axi, args.allowed) for args in calls] == [(tmp_path / "v", None, None)]
+
+
+def test_verilog_writes_one_axi_top_with_its_window(tmp_path, capsys):
+    out = tmp_path / "ip"
+    argv = ["verilog", "--axi", "shim", "--allowed", "0x100000", "0x100000", "--column", "3",
+            "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("1 of 1 tops lint clean")
+    assert [p.name for p in out.iterdir() if p.suffix == ".v"] == ["aiedma_axi_dma_shim.v"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--allowed", "0", "4096"], "aiedma verilog: error: --allowed: an option of the --axi top; "
+                                 "name its kind with --axi"),
+    (["--axi", "tile", "--allowed", "100", "4096"],
+     "error: allowed=[100, 4096]: start must be a multiple of words"),
+    (["--axi", "tile", "--allowed", "0", "32768"],
+     "error: allowed=[0, 32768]: must end within the tile DMA's 14-bit word addresses"),
+    (["--axi", "memtile", "--row", "40"], "error: row=40: must be in 0..31"),
+])
+def test_verilog_options_that_build_no_top_are_refused_and_nothing_is_written(argv, message,
+                                                                               tmp_path, capsys):
+    out = tmp_path / "ip"
+    with contextlib.suppress(SystemExit):
+        assert cli.main(["verilog", *argv, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
 
 
 GRAPH_H = """\

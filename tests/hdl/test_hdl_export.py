@@ -61,3 +61,12 @@ def test_a_window_that_is_not_an_aligned_power_of_two_is_refused(top):
     build = {"DMA": DMA, "AXIDMA": AXIDMA}[top]
     with pytest.raises(ValueError, match=r"^allowed=\[4096, 3000\]: words must be a power of two$"):
         build("tile", allowed=(4096, 3000))
+
+
+@pytest.mark.parametrize("top", ["DMA", "AXIDMA"])
+def test_a_place_its_packet_headers_cannot_carry_is_refused(top):
+    build = {"DMA": DMA, "AXIDMA": AXIDMA}[top]
+    with pytest.raises(ValueError, match=r"^row=32: must be in 0..31$"):
+        build("tile", row=32)
+    with pytest.raises(ValueError, match=r"^column=128: must be in 0..127$"):
+        build("tile", column=128)
