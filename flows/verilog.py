@@ -31,6 +31,7 @@ from ..hdl.axi_dma import AXIDMA
 from ..hdl.export import TOPS, export_verilog
 from ..model.arch.kinds import DEFAULT_ROW, check_allowed
 from ..model.bd.packet import check_place
+from ..model.errors import AiedmaError
 from ..tb.common.tools import LINT_WAIVERS, ToolMissing, lint_flags, verilator_env
 from .verilog_options import DEFAULT_OUT, add_options
 
@@ -131,8 +132,8 @@ def _axi_top(args: argparse.Namespace, parser: argparse.ArgumentParser
     # Checked before the top is built: a component whose constructor raises is left
     # for Amaranth to warn about as never elaborated.
     row = DEFAULT_ROW[args.axi] if args.row is None else args.row
-    check_place(args.column or 0, row, ValueError)
-    allowed = check_allowed(args.axi, args.allowed, ValueError)
+    check_place(args.column or 0, row, AiedmaError)
+    allowed = check_allowed(args.axi, args.allowed)
     top = AXIDMA(args.axi, column=args.column or 0, row=row, allowed=allowed)
     return {f"aiedma_axi_dma_{args.axi}": top}
 
@@ -151,19 +152,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aiedma.flows.verilog",
                                      description=__doc__.splitlines()[0])
     add_options(parser)
-    return run(parser.parse_args(argv), parser)
+    try:
+        return run(parser.parse_args(argv), parser)
+    except ValueError as error:   # a window or a place the top cannot be built with
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """:func:`main` on parsed options (``aiedma verilog`` comes here with its own
-    parser, whose ``error`` reports a bad combination)."""
+    parser, whose ``error`` reports a bad combination; a ``ValueError``, a top that
+    cannot be built so, is the caller's to report)."""
     try:
         built = _axi_top(args, parser)
         results = export_and_lint(args.out, built=built)
     except ToolMissing as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except ValueError as error:   # a window or a place the top cannot be built with
         print(f"error: {error}", file=sys.stderr)
         return 2
     for result in results:
