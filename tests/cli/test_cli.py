@@ -254,13 +254,21 @@ def test_verilog_command_runs_the_export_flow(monkeypatch, tmp_path):
     assert [(args.out, args.axi, args.allowed) for args in calls] == [(tmp_path / "v", None, None)]
 
 
-def test_verilog_writes_one_axi_top_with_its_window(tmp_path, capsys):
-    out = tmp_path / "ip"
+def test_verilog_builds_one_axi_top_with_its_window_and_place(monkeypatch, tmp_path):
+    # The export and lint of an AXI top is tests/flows/test_verilog.py's; a window's RTL
+    # is tests/tb/system/test_faults.py's. Here: the options reach the top that is built.
+    from aiedma.flows import verilog as verilog_export
+
+    built = {}
+    monkeypatch.setattr(verilog_export, "export_and_lint",
+                        lambda out, built=None, tops=built: tops.update(built) or [])
     argv = ["verilog", "--axi", "shim", "--allowed", "0x100000", "0x100000", "--column", "3",
-            "--out", str(out)]
+            "--out", str(tmp_path / "ip")]
     assert cli.main(argv) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith("1 of 1 tops lint clean")
-    assert [p.name for p in out.iterdir() if p.suffix == ".v"] == ["aiedma_axi_dma_shim.v"]
+    (name, top), = built.items()
+    assert name == "aiedma_axi_dma_shim"
+    assert (top.kind, top.column, top.row) == ("shim", 3, 0)
+    assert (top.allowed.start, top.allowed.words) == (0x100000, 0x100000)
 
 
 @pytest.mark.parametrize(("argv", "message"), [
