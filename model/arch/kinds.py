@@ -25,6 +25,7 @@ Decisions (docs/bd.md gives the facts, not these names):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import AiedmaError, field_error
 from .directions import READ, Direction
@@ -298,9 +299,10 @@ class AllowedWindow:
     start: int
     words: int
 
-    def holds(self, address: int) -> bool:
-        """Whether the word address ``address`` lies in the window."""
-        return self.start <= address < self.start + self.words
+    def holds(self, address: Any) -> Any:
+        """Whether the word address ``address`` (an int, or an array: element-wise) lies
+        in the window."""
+        return (self.start <= address) & (address < self.start + self.words)
 
     @property
     def size_bits(self) -> int:

@@ -1281,9 +1281,8 @@ class Channel:
         addresses = slots.run[4][start:start + cycles]
         zeros = slots.run[5][start:start + cycles]
         allowed = self.dma.allowed
-        if self.hardware_faults and allowed is not None and not (
-                addresses[~zeros] >> allowed.size_bits == allowed.start >> allowed.size_bits
-        ).all():
+        if self.hardware_faults and allowed is not None and not allowed.holds(
+                addresses[~zeros]).all():
             return None   # stepping makes the fault at its beat
         if self.is_mm2s:
             return self._plan_mm2s(cycles, addresses, zeros)
