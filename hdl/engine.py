@@ -17,6 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.cycle.contract import ADDRESS_BITS
 from .addrgen import BDAddressGenerator
+from .handshake import MM2SHandshakeDatapath, S2MMHandshakeDatapath, check_outstanding
 from .layouts import bd_layout, check_kind, data_beat_layout
 from .lock_gate import LockGate
 from .memory_port import read_port_signature, write_port_signature
@@ -57,8 +58,38 @@ def _gate(m: Module, top: wiring.Component, addrgen: BDAddressGenerator,
     return gate
 
 
+def _handshake_ports(outstanding: int | None) -> dict:
+    """With a handshake memory port, the datapath's window and completion signals
+    (:mod:`.handshake`) leave the engine too."""
+    if outstanding is None:
+        return {}
+    return {"blocked": In(1), "dropped": Out(1), "fault": Out(1), "done": Out(1)}
+
+
+def _check(outstanding: int | None) -> int | None:
+    return None if outstanding is None else check_outstanding(outstanding)
+
+
+def _memory(m: Module, top: wiring.Component, datapath: wiring.Component,
+            signature: wiring.Signature) -> None:
+    """The datapath's memory port (and handshake signals) out through ``top``."""
+    members = dict(signature.members)
+    if top.outstanding is not None:
+        members |= _handshake_ports(top.outstanding)
+    for name, member in members.items():
+        ours, theirs = getattr(top, name), getattr(datapath, name)
+        m.d.comb += (ours.eq(theirs) if member.flow is Out else theirs.eq(ours))
+
+
 class MM2SEngine(wiring.Component):
     """BDs in, memory words (0 for padding) out: address generator -> MM2S datapath.
+
+    Parameters
+    ----------
+    kind : {"tile", "memtile", "shim"}
+    outstanding : int, optional
+        None (default): the fixed memory port, the cycle contract's. A number: the
+        handshake port with up to that many accesses in flight (:mod:`.handshake`).
 
     Attributes
     ----------
@@ -67,39 +98,48 @@ class MM2SEngine(wiring.Component):
     o : Out(stream.Signature(data_beat_layout()))
         ``data`` and ``last`` (each BD's final word).
     mem_addr, mem_en : Out
-        BRAM-style read port; ``mem_data`` (In) is the word one cycle later.
+        BRAM-style read port; ``mem_data`` (In) is the word one cycle later. With
+        ``outstanding``, the handshake port (:func:`~.memory_port.read_port_signature`).
+    blocked, dropped, fault, done :
+        With ``outstanding`` only: :class:`~.handshake.MM2SHandshakeDatapath`'s.
     lock_request, lock_grant : Out, In
         The lock gate (:class:`~.lock_gate.LockGate`); ``lock_grant`` resets high.
     beat_valid, beat_ready, beat_address, beat_zero, beat_last : Out
         The address generator's ``o``, as monitor outputs.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, outstanding: int | None = None) -> None:
         self.kind = check_kind(kind)
+        self.outstanding = _check(outstanding)
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "o": Out(stream.Signature(data_beat_layout())),
-            **read_port_signature(kind).members,
-            **_gate_ports(kind),
+            **read_port_signature(kind, outstanding is not None).members,
+            **_gate_ports(kind), **_handshake_ports(outstanding),
         })
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.addrgen = addrgen = BDAddressGenerator(self.kind)
-        m.submodules.datapath = datapath = MM2SDatapath(self.kind)
+        if self.outstanding is None:
+            datapath = MM2SDatapath(self.kind)
+        else:
+            datapath = MM2SHandshakeDatapath(self.kind, self.outstanding)
+        m.submodules.datapath = datapath
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
         _gate(m, self, addrgen, datapath)
         wiring.connect(m, datapath.o, wiring.flipped(self.o))
-        m.d.comb += [
-            self.mem_addr.eq(datapath.mem_addr),
-            self.mem_en.eq(datapath.mem_en),
-            datapath.mem_data.eq(self.mem_data),
-        ]
+        _memory(m, self, datapath, read_port_signature(self.kind, self.outstanding is not None))
         return m
 
 
 class S2MMEngine(wiring.Component):
     """BDs and stream words in, memory writes out: address generator -> S2MM datapath.
+
+    Parameters
+    ----------
+    kind, outstanding :
+        As :class:`MM2SEngine`'s.
 
     Attributes
     ----------
@@ -108,24 +148,30 @@ class S2MMEngine(wiring.Component):
         Stream words; ``last`` ends the BD at that word, whatever its length (the
         channel drives it with TLAST in finish-on-TLAST mode, else low).
     mem_addr, mem_data, mem_we : Out
-        Write port (a word is stored at the end of a cycle with ``mem_we`` high).
-    lock_request, lock_grant, beat_* :
+        Write port (a word is stored at the end of a cycle with ``mem_we`` high). With
+        ``outstanding``, the handshake port (:func:`~.memory_port.write_port_signature`).
+    lock_request, lock_grant, beat_*, blocked, dropped, fault, done :
         As :class:`MM2SEngine`.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, outstanding: int | None = None) -> None:
         self.kind = check_kind(kind)
+        self.outstanding = _check(outstanding)
         super().__init__({
             "bd": In(stream.Signature(bd_layout(kind))),
             "i": In(stream.Signature(data_beat_layout())),
-            **write_port_signature(kind).members,
-            **_gate_ports(kind),
+            **write_port_signature(kind, outstanding is not None).members,
+            **_gate_ports(kind), **_handshake_ports(outstanding),
         })
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.addrgen = addrgen = BDAddressGenerator(self.kind)
-        m.submodules.datapath = datapath = S2MMDatapath(self.kind)
+        if self.outstanding is None:
+            datapath = S2MMDatapath(self.kind)
+        else:
+            datapath = S2MMHandshakeDatapath(self.kind, self.outstanding)
+        m.submodules.datapath = datapath
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
         gate = _gate(m, self, addrgen, datapath)
         wiring.connect(m, wiring.flipped(self.i), datapath.i)
@@ -135,8 +181,6 @@ class S2MMEngine(wiring.Component):
         cut = self.i.payload.last
         m.d.comb += [
             addrgen.cut.eq(cut), gate.cut.eq(cut),
-            self.mem_addr.eq(datapath.mem_addr),
-            self.mem_data.eq(datapath.mem_data),
-            self.mem_we.eq(datapath.mem_we),
         ]
+        _memory(m, self, datapath, write_port_signature(self.kind, self.outstanding is not None))
         return m

@@ -2,13 +2,17 @@
 
 Each function returns an async *process* (``Simulator.add_process``) that behaves
 like a block RAM port clocked by ``sync``, over a NumPy array indexed by the word
-address modulo its size (a small memory stands in for a large address space).
+address modulo its size (a small memory stands in for a large address space). The
+``waiting_*`` ones serve the handshake port of ``hdl/memory_port.py`` as a memory behind
+a bus would: random refusals, a latency, answers in request order, bus errors on chosen
+requests.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Collection
 
 import numpy as np
 from amaranth.sim import SimulatorContext
@@ -16,7 +20,7 @@ from amaranth.sim import SimulatorContext
 from ...hdl.mm2s import MM2SDatapath
 from ...hdl.s2mm import S2MMDatapath
 
-__all__ = ["bram_read_port", "bram_write_port"]
+__all__ = ["bram_read_port", "bram_write_port", "waiting_read_port", "waiting_write_port"]
 
 
 def bram_read_port(dut: MM2SDatapath, memory: np.ndarray, *,
@@ -53,4 +57,75 @@ def bram_write_port(dut: S2MMDatapath, memory: np.ndarray,
                 if writes is not None:
                     writes.append((edge, addr, word))
             edge += 1
+    return process
+
+
+def waiting_read_port(port: object, memory: np.ndarray, *, latency: int = 1,
+                      seed: int = 0, refuse: float = 0.0, jitter: int = 0,
+                      errors: Collection[int] = ()) -> Callable[[SimulatorContext],
+                                                                 Awaitable[None]]:
+    """A handshake read port (``mem_en``/``mem_ready``, ``mem_valid``/``mem_data``).
+
+    ``mem_ready`` is low in a cycle with probability ``refuse``. A request taken at edge
+    ``t`` is answered, in request order and at most one a cycle, from cycle ``t +
+    latency`` (plus up to ``jitter`` random cycles). Requests whose index (0 first) is
+    in ``errors`` are answered with ``mem_error`` high and random data.
+    """
+    rng = random.Random(seed)
+    pending: deque[tuple[int, int, bool]] = deque()   # (due cycle, word, error)
+
+    async def process(ctx: SimulatorContext) -> None:
+        cycle = taken = 0
+        ctx.set(port.mem_ready, 1)
+        async for _, _, en, ready, addr in ctx.tick().sample(port.mem_en, port.mem_ready,
+                                                             port.mem_addr):
+            cycle += 1
+            if en and ready:
+                error = taken in errors
+                word = rng.getrandbits(32) if error else int(memory[addr % len(memory)])
+                due = max(cycle - 1 + latency + rng.randint(0, jitter),
+                          pending[-1][0] if pending else 0)
+                pending.append((due, word, error))
+                taken += 1
+            answer = pending and pending[0][0] <= cycle
+            if answer:
+                _, word, error = pending.popleft()
+            ctx.set(port.mem_valid, bool(answer))
+            ctx.set(port.mem_data, word if answer else rng.getrandbits(32))
+            ctx.set(port.mem_error, bool(answer) and error)
+            ctx.set(port.mem_ready, rng.random() >= refuse)
+    return process
+
+
+def waiting_write_port(port: object, memory: np.ndarray, *, latency: int = 1,
+                       seed: int = 0, refuse: float = 0.0, batch: int = 1,
+                       errors: Collection[int] = ()) -> Callable[[SimulatorContext],
+                                                                 Awaitable[None]]:
+    """A handshake write port (``mem_we``/``mem_ready``, ``mem_acked``).
+
+    A write taken at edge ``t`` lands in ``memory`` then and is acknowledged from cycle
+    ``t + latency``, oldest first, up to ``batch`` a cycle (a bus acknowledges a burst
+    at once). A cycle that acknowledges a write whose index is in ``errors`` raises
+    ``mem_error`` with its acknowledgements.
+    """
+    rng = random.Random(seed)
+    pending: deque[tuple[int, bool]] = deque()        # (due cycle, error)
+
+    async def process(ctx: SimulatorContext) -> None:
+        cycle = taken = 0
+        ctx.set(port.mem_ready, 1)
+        async for _, _, we, ready, addr, word in ctx.tick().sample(
+                port.mem_we, port.mem_ready, port.mem_addr, port.mem_data):
+            cycle += 1
+            if we and ready:
+                memory[addr % len(memory)] = word
+                pending.append((cycle - 1 + latency, taken in errors))
+                taken += 1
+            acked, error = 0, False
+            while pending and pending[0][0] <= cycle and acked < batch:
+                error |= pending.popleft()[1]
+                acked += 1
+            ctx.set(port.mem_acked, acked)
+            ctx.set(port.mem_error, error)
+            ctx.set(port.mem_ready, rng.random() >= refuse)
     return process
