@@ -66,6 +66,7 @@ from ..model.bd.packet import check_place
 from .bd_table import SharedBDTable
 from .channel import Channel
 from .channel.direction import connect_outside, mm2s_signature, s2mm_signature
+from .handshake import check_outstanding
 from .layouts import check_kind
 from .lock_unit import LockUnit, lock_port_signature
 from .register_port import drive_register_port, register_port_signature
@@ -111,6 +112,12 @@ class DMA(wiring.Component):
         not made and sets the channel's ``error_dm_access_to_unavailable``. ``words`` a
         power of two and ``start`` a multiple of it, so the test is an equality of the
         address's top bits. Default: none.
+    outstanding : int, optional
+        None (default): each channel's memory port is the fixed port of the cycle
+        contract. A number: the handshake port (:mod:`.memory_port`), for a memory that
+        may wait (:class:`~.axi_master.AXI4Master`), up to that many accesses in flight
+        a channel (:mod:`.handshake`); the contract's cycles then hold only as far as the
+        memory answers as the fixed port would.
 
     Attributes
     ----------
@@ -135,19 +142,24 @@ class DMA(wiring.Component):
     """
 
     def __init__(self, kind: str, column: int = 0, row: int = 0, *,
-                 compression: bool = True, allowed: tuple[int, int] | None = None) -> None:
+                 compression: bool = True, allowed: tuple[int, int] | None = None,
+                 outstanding: int | None = None) -> None:
         self.kind = check_kind(kind)
         check_place(column, row, ValueError)
         self.column, self.row, self.compression = column, row, compression
         self.allowed = check_allowed(kind, allowed)
+        self.outstanding = None if outstanding is None else check_outstanding(outstanding)
+        handshake = outstanding is not None
         dma = DMA_KINDS[kind]
         self.count = dma.channels
         self.own_locks = dma.lock_window("own")
         self.lock_ids = FIELD_INDEX[kind]["lock_acq_id"].maximum + 1
         ports = {
             **register_port_signature().members,
-            "mm2s": Out(_with_controller(kind, "mm2s", mm2s_signature(kind))).array(self.count),
-            "s2mm": Out(_with_controller(kind, "s2mm", s2mm_signature(kind))).array(self.count),
+            "mm2s": Out(_with_controller(kind, "mm2s", mm2s_signature(kind, handshake))
+                        ).array(self.count),
+            "s2mm": Out(_with_controller(kind, "s2mm", s2mm_signature(kind, handshake))
+                        ).array(self.count),
             "pause": In(1), "busy": Out(1), "error": Out(1),
         }
         if len(dma.windows) > 1:
@@ -162,7 +174,8 @@ class DMA(wiring.Component):
         m = Module()
         kind, n = self.kind, self.count
         channels = [Channel(kind, d, k, self.column, self.row, shared_table=True,
-                            compression=self.compression, allowed=self.allowed)
+                            compression=self.compression, allowed=self.allowed,
+                            outstanding=self.outstanding)
                     for d in ("mm2s", "s2mm") for k in range(n)]
         m.submodules.table = table = SharedBDTable(kind, 2 * n)
         m.submodules.locks = locks = LockUnit(DMA_KINDS[kind].locks, 2 * n)
@@ -192,7 +205,8 @@ class DMA(wiring.Component):
             busy.append(channel.busy)
             self._lock_ports(m, p, channel, locks, controls[p])
             outside = getattr(self, channel.direction)[channel.index]
-            connect_outside(m, channel, outside, channel.parts.outside(kind))
+            connect_outside(m, channel, outside,
+                            channel.parts.outside(kind, self.outstanding is not None))
             lsb, width = CONTROL_FIELDS[kind, channel.direction]["controller_id"]
             m.d.comb += outside.token_controller.eq(controls[p].word[lsb:lsb + width])
         m.d.comb += [self.error.eq(Cat(*errors).any()), self.busy.eq(Cat(*busy).any())]

@@ -65,6 +65,7 @@ from ...model.bd.fields import BD_COUNT, FIELD_INDEX
 from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
 from ..bd_table import BDTable, fetch_signature
 from ..compress import Compressor, Decompressor
+from ..handshake import check_outstanding
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature
 from ..register_port import drive_register_port, register_port_signature
@@ -98,6 +99,12 @@ class Channel(wiring.Component):
         False: no (de)compressor is built (nor the ``compression`` port); the stream
         joins the packet stage as a shim's does, and a BD's ``enable_compression``
         moves its words uncompressed (the model's ``DMA(compression=False)``).
+    allowed : (int, int), optional
+        Window protection, :class:`~aiedma.hdl.dma.DMA`'s.
+    outstanding : int, optional
+        None: the fixed memory port. A number: the handshake port, up to that many
+        accesses in flight (:mod:`aiedma.hdl.handshake`); a BD then completes when its
+        accesses are answered, and a bus error sets ``dm_unavailable``.
 
     Attributes
     ----------
@@ -157,9 +164,12 @@ class Channel(wiring.Component):
 
     def __init__(self, kind: str, direction: str, index: int, column: int = 0,
                  row: int = 0, *, shared_table: bool = False, compression: bool = True,
-                 allowed: tuple[int, int] | None = None) -> None:
+                 allowed: tuple[int, int] | None = None,
+                 outstanding: int | None = None) -> None:
         self.kind = check_kind(kind)
         self.allowed = check_allowed(kind, allowed)
+        self.outstanding = None if outstanding is None else check_outstanding(outstanding)
+        self.handshake = outstanding is not None
         check_direction(direction, "channel")
         self.shared_table = shared_table
         self.direction, self.index, self.column, self.row = direction, index, column, row
@@ -182,7 +192,7 @@ class Channel(wiring.Component):
             "dm_unavailable": Out(1),
             **({"absent_memory": In(2), "absent_locks": In(2)}
                if len(DMA_KINDS[kind].windows) > 1 else {}),
-            **self.parts.outside(kind).members,
+            **self.parts.outside(kind, self.handshake).members,
         }
         if shared_table:
             ports["fetch"] = Out(fetch_signature(kind))
@@ -202,10 +212,13 @@ class Channel(wiring.Component):
                                                 out_of_order_bds=ooo_bds, channel_bds=starts)
         if len(dma.windows) > 1:
             m.d.comb += fetch.absent_locks.eq(self.absent_locks)
-        m.submodules.engine = engine = parts.engine(kind)
+        m.submodules.engine = engine = parts.engine(kind, self.outstanding)
         m.submodules.ring = ring = InFlightRing(kind)
         m.submodules.locks = locks = LockRequester(kind)
-        m.submodules.completion = completion = Completion(kind, COMPLETION_LATENCY[self.direction])
+        latency = None if self.handshake else COMPLETION_LATENCY[self.direction]
+        m.submodules.completion = completion = Completion(kind, latency)
+        if self.handshake:
+            m.d.comb += completion.settled.eq(engine.done)
         m.submodules.releases = releases = ReleaseQueue(kind)
         m.submodules.packets = packets = parts.packet_stage(kind, self.column, self.row)
         self._bd_table(m, fetch)
@@ -290,22 +303,15 @@ class Channel(wiring.Component):
     def _memory_port(self, m: Module, engine: wiring.Component) -> None:
         """The engine's memory port, out. An access the DMA cannot reach is not made: its
         enable is held low, a read gives 0 (the cycle after, as the port's data comes),
-        and ``dm_unavailable`` is set (the model's ``Channel._reaches``). It cannot reach
-        an address outside ``allowed`` (the address's bits above the window's size differ
-        from the window's), nor, on the memory tile, past the east window (the 19-bit
-        address reaches 512K words, the windows 384K) or an absent neighbour's window
-        (:func:`~.fetch.unreachable`)."""
+        and ``dm_unavailable`` is set (the model's ``Channel._reaches``)."""
+        if self.handshake:
+            self._handshake_port(m, engine)
+            return
         dma = DMA_KINDS[self.kind]
         if len(dma.windows) == 1 and self.allowed is None:
             connect_outside(m, engine, self, self.parts.memory(self.kind))
             return
-        outside = Const(0)
-        if len(dma.windows) > 1:
-            shift = (dma.memory_words - 1).bit_length()
-            outside = unreachable(engine.mem_addr[shift:], self.absent_memory)
-        if self.allowed is not None:
-            size = self.allowed.size_bits
-            outside = outside | (engine.mem_addr[size:] != self.allowed.start >> size)
+        outside = self._outside(engine.mem_addr)
         enable = "mem_en" if self.direction == "mm2s" else "mem_we"
         asks = getattr(engine, enable)
         m.d.comb += [self.mem_addr.eq(engine.mem_addr),
@@ -318,6 +324,31 @@ class Channel(wiring.Component):
         dropped = Signal()           # the read of the cycle before was not made
         m.d.sync += dropped.eq(asks & outside)
         m.d.comb += engine.mem_data.eq(Mux(dropped, 0, self.mem_data))
+
+    def _outside(self, address: Value) -> Value:
+        """Whether the DMA cannot reach word ``address``: outside ``allowed`` (the
+        address's bits above the window's size differ from the window's), or, on the
+        memory tile, past the east window (the 19-bit address reaches 512K words, the
+        windows 384K) or in an absent neighbour's window (:func:`~.fetch.unreachable`)."""
+        dma = DMA_KINDS[self.kind]
+        outside = Const(0)
+        if len(dma.windows) > 1:
+            shift = (dma.memory_words - 1).bit_length()
+            outside = unreachable(address[shift:], self.absent_memory)
+        if self.allowed is not None:
+            size = self.allowed.size_bits
+            outside = outside | (address[size:] != self.allowed.start >> size)
+        return outside
+
+    def _handshake_port(self, m: Module, engine: wiring.Component) -> None:
+        """The engine's handshake memory port, out. The datapath itself leaves out an
+        access the DMA cannot reach (``blocked``, tested on the beat's address, so the
+        port never sees it) and reports it (``dropped``), and a bus error (``fault``):
+        either sets ``dm_unavailable``, which stops the channel as every BD error."""
+        connect_outside(m, engine, self, self.parts.memory(self.kind, True))
+        m.d.comb += engine.blocked.eq(self._outside(engine.beat_address))
+        with m.If(engine.dropped | engine.fault):
+            m.d.sync += self.dm_unavailable.eq(1)
 
     def _task_queue(self, m: Module) -> TaskQueue:
         """The task queue, pushed by writes of the start-queue register; a 1 written to the

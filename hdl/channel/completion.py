@@ -1,7 +1,9 @@
 """Completion: a BD is done when its last memory access is, and its task may end.
 
 ``COMPLETION_LATENCY`` (``model/cycle/contract.py``) says when: MM2S in the cycle its
-last beat passes the gate (0), S2MM a cycle later, with its last write (1). A BD of
+last beat passes the gate (0), S2MM a cycle later, with its last write (1). On a
+handshake memory port (latency None) the engine says when: in the cycle its datapath's
+``done`` reports every access of the BD answered (:mod:`aiedma.hdl.handshake`). A BD of
 length 0 completes in the cycle it passes the lock requester; it runs only when no
 BD is pending, so there is at most one completion a cycle.
 """
@@ -24,8 +26,8 @@ class Completion(wiring.Component):
     Parameters
     ----------
     kind : {"tile", "memtile", "shim"}
-    latency : {0, 1}
-        Cycles from a BD's last beat to its completion.
+    latency : {0, 1, None}
+        Cycles from a BD's last beat to its completion; None: at ``settled``.
 
     Attributes
     ----------
@@ -35,6 +37,8 @@ class Completion(wiring.Component):
     zero_done : In(1)
     zero_record : In(record_layout(kind))
         A BD of length 0 completes now; its record.
+    settled : In(1)
+        Latency None only: the engine's ``done``, the pending BD's accesses are answered.
     done : Out(1)
     record : Out(head_layout(kind, "run"))
         A BD completes at the end of this cycle; its record (the fields completing reads).
@@ -45,19 +49,30 @@ class Completion(wiring.Component):
     """
 
     def __init__(self, kind: str, latency: int) -> None:
-        if latency not in (0, 1):
-            raise field_error(AiedmaError, "latency", latency, "must be 0 or 1 (cycles)")
+        if latency not in (0, 1, None):
+            raise field_error(AiedmaError, "latency", latency,
+                              "must be 0 or 1 (cycles) or None (at settled)")
         self.latency = latency
         self.layout = layout = head_layout(kind, "run")
         super().__init__({
             "last_beat": In(1), "run_head": In(layout),
             "zero_done": In(1), "zero_record": In(record_layout(kind)),
             "done": Out(1), "record": Out(layout), "pending": Out(1), "token": Out(1),
+            **({"settled": In(1)} if latency is None else {}),
         })
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        if self.latency:
+        if self.latency is None:
+            # The datapath takes no beat of the next BD before ``settled``, so one BD waits.
+            last_record = Signal(self.layout)
+            with m.If(self.last_beat):
+                m.d.sync += [self.pending.eq(1), last_record.eq(self.run_head)]
+            with m.Elif(self.settled):
+                m.d.sync += self.pending.eq(0)
+            m.d.comb += [self.done.eq(self.pending & self.settled),
+                         self.record.eq(last_record)]
+        elif self.latency:
             last_record = Signal(self.layout)
             m.d.sync += [self.pending.eq(self.last_beat), last_record.eq(self.run_head)]
             m.d.comb += [self.done.eq(self.pending), self.record.eq(last_record)]

@@ -24,19 +24,21 @@ __all__ = ["DIRECTION_PARTS", "DirectionParts", "connect_outside", "mm2s_signatu
            "s2mm_signature"]
 
 
-def mm2s_signature(kind: str) -> wiring.Signature:
-    """An MM2S channel's outside: its stream, its memory read port and its token."""
+def mm2s_signature(kind: str, handshake: bool = False) -> wiring.Signature:
+    """An MM2S channel's outside: its stream, its memory read port (the handshake port
+    with ``handshake``) and its token."""
     return wiring.Signature({
-        "o": Out(stream.Signature(data_beat_layout())), **read_port_signature(kind).members,
-        "token": Out(1),
+        "o": Out(stream.Signature(data_beat_layout())),
+        **read_port_signature(kind, handshake).members, "token": Out(1),
     })
 
 
-def s2mm_signature(kind: str) -> wiring.Signature:
-    """An S2MM channel's outside: its stream, its memory write port and its token."""
+def s2mm_signature(kind: str, handshake: bool = False) -> wiring.Signature:
+    """An S2MM channel's outside: its stream, its memory write port (the handshake port
+    with ``handshake``) and its token."""
     return wiring.Signature({
-        "i": In(stream.Signature(data_beat_layout())), **write_port_signature(kind).members,
-        "token": Out(1),
+        "i": In(stream.Signature(data_beat_layout())),
+        **write_port_signature(kind, handshake).members, "token": Out(1),
     })
 
 
@@ -59,13 +61,15 @@ class DirectionParts:
     Attributes
     ----------
     engine : callable
-        ``engine(kind)``: :class:`~aiedma.hdl.engine.MM2SEngine` or ``S2MMEngine``.
+        ``engine(kind, outstanding)``: :class:`~aiedma.hdl.engine.MM2SEngine` or
+        ``S2MMEngine``.
     packet_stage : callable
         ``packet_stage(kind, column, row)``: the packet stage.
     outside : callable
-        ``outside(kind)``: the signature of the stream, memory port and token.
+        ``outside(kind, handshake)``: the signature of the stream, memory port and token.
     memory : callable
-        ``memory(kind)``: the memory port's signature (:mod:`aiedma.hdl.memory_port`).
+        ``memory(kind, handshake)``: the memory port's signature
+        (:mod:`aiedma.hdl.memory_port`).
     refuses_padding : bool
         A padded BD is an error (S2MM).
     join_stream : callable

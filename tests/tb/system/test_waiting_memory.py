@@ -1,0 +1,33 @@
+"""The whole shim DMA on handshake memory ports (hdl/handshake.py) against the model: random
+stream programs on a memory that refuses requests and answers late, under stream
+backpressure; every word, the memory, the tokens and the registers after the run are the
+model's. A bus error and a window stop the channel with error_dm_access_to_unavailable."""
+
+import pytest
+
+from aiedma.model.arch.registers import STATUS_FIELDS, status_address
+from aiedma.tb.regress.axi_dma_runner import compare_run, expected_run, outcome_registers
+from aiedma.tb.system.stream_programs import random_stream_program
+from aiedma.tb.system.waiting_memory import run_on_waiting_memory
+
+
+@pytest.mark.parametrize(("seed", "latency", "refuse", "jitter", "stall"), [
+    (1, 1, 0.0, 0, 0.0), (2, 5, 0.3, 3, 0.3), (3, 20, 0.2, 8, 0.2), (4, 12, 0.5, 2, 0.5)])
+def test_shim_programs_on_a_waiting_memory_end_as_the_model(seed, latency, refuse, jitter,
+                                                             stall):
+    program = random_stream_program(seed, "shim")
+    registers = outcome_registers("shim", program.writes)
+    got = run_on_waiting_memory(program, registers, latency=latency, refuse=refuse,
+                                jitter=jitter, stall=stall, seed=seed)
+    assert not got["hang"], program.description
+    assert compare_run(expected_run(program), got, timed=False) == [], program.description
+
+
+def test_a_bus_error_on_a_read_sets_the_channels_status_bit_and_nothing_hangs():
+    program = random_stream_program(2, "shim")      # MM2S 1 reads 32 words
+    status = status_address("shim", "mm2s", 1)
+    lsb, _ = STATUS_FIELDS["error_dm_access_to_unavailable"]
+    for errors, bit in (({}, 0), ({1: {3}}, 1)):
+        got = run_on_waiting_memory(program, [status], latency=3, read_errors=errors, seed=2)
+        assert not got["hang"]
+        assert got["registers"][0][2] >> lsb & 1 == bit
