@@ -215,10 +215,7 @@ class Channel(wiring.Component):
         m.submodules.engine = engine = parts.engine(kind, self.outstanding)
         m.submodules.ring = ring = InFlightRing(kind)
         m.submodules.locks = locks = LockRequester(kind)
-        latency = None if self.handshake else COMPLETION_LATENCY[self.direction]
-        m.submodules.completion = completion = Completion(kind, latency)
-        if self.handshake:
-            m.d.comb += completion.settled.eq(engine.done)
+        completion = self._completion(m, engine)
         m.submodules.releases = releases = ReleaseQueue(kind)
         m.submodules.packets = packets = parts.packet_stage(kind, self.column, self.row)
         self._bd_table(m, fetch)
@@ -283,6 +280,15 @@ class Channel(wiring.Component):
                          | completion.pending | releases.pending | compressing),
         ]
         return m
+
+    def _completion(self, m: Module, engine: wiring.Component) -> Completion:
+        """Completion a fixed latency after a BD's last beat, or, on the handshake port,
+        when the engine says the BD's accesses are answered."""
+        latency = None if self.handshake else COMPLETION_LATENCY[self.direction]
+        m.submodules.completion = completion = Completion(self.kind, latency)
+        if self.handshake:
+            m.d.comb += completion.settled.eq(engine.done)
+        return completion
 
     def _errors(self, m: Module, fetch: FetchStage,
                 packets: wiring.Component) -> tuple[Signal, Value]:
