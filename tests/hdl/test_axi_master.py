@@ -290,7 +290,7 @@ def _ready_ignores_en(ctx, port):
 
 
 def simulate(dut, slave, clients, limit):
-    """Run until every client is answered and the slave is idle; returns the cycles."""
+    """Run until every client is answered and the slave is idle; returns that cycle."""
     finished = []
 
     async def bench(ctx):
