@@ -6,13 +6,16 @@ under AXI4-Stream names: MM2S channel ``n`` is ``m_axis_mm2s<n>_tdata``, ``_tval
 ``_tready``, ``_tlast``, S2MM channel ``n`` is ``s_axis_s2mm<n>_...``. It is exported as
 ``aiedma_axi_dma_<kind>``.
 
-What stays as the DMA's own ports, for now: each channel's memory port
-(``mm2s<n>_mem_addr``, ``mm2s<n>_mem_en``, ``mm2s<n>_mem_data``; ``s2mm<n>_mem_addr``,
-``s2mm<n>_mem_data``, ``s2mm<n>_mem_we``, :mod:`.memory_port`) and completion token
-(``mm2s<n>_token``, with the controller ID it carries on ``mm2s<n>_token_controller``),
-``pause``, ``busy`` and ``error``, and the memory tile's
-neighbour lock ports. The memories inside the block (core and memory tile) and the
-shim's AXI4 master towards external memory are later work (docs/axi.md). Clock and
+The shim reaches its external memory as the hardware's does, through one AXI4 master
+(``m_axi_*``, :class:`~.axi_master.AXI4Master`): its DMA is built on the handshake
+memory port (``outstanding`` accesses in flight a channel, :mod:`.handshake`), so its
+channels wait for the bus. The core tile and the memory tile keep each channel's memory
+port as the DMA's own (``mm2s<n>_mem_addr``, ``mm2s<n>_mem_en``, ``mm2s<n>_mem_data``;
+``s2mm<n>_mem_addr``, ``s2mm<n>_mem_data``, ``s2mm<n>_mem_we``, :mod:`.memory_port`:
+a block RAM's, the cycle contract's); the memories inside those blocks are later work
+(docs/axi.md). Every kind has each channel's completion token (``mm2s<n>_token``, with
+the controller ID it carries on ``mm2s<n>_token_controller``), ``pause``, ``busy`` and
+``error``, and the memory tile its neighbour lock ports. Clock and
 reset are AXI's ``aclk`` and ``aresetn`` (synchronous, active low), the names Vivado's IP
 integrator takes for an interface's clock and reset: the block's ``aclk`` domain is
 defined here and driven by them, so the Verilog has no other clock or reset port.
@@ -31,11 +34,27 @@ from ..model.bd.fields import FIELD_INDEX
 from ..model.bd.packet import check_place
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from .axi_lite import AXILiteSlave, axi_lite_signature
+from .axi_master import AXI4Master
 from .dma import DMA
 from .layouts import check_kind
 from .lock_unit import lock_port_signature
 
-__all__ = ["AXIDMA"]
+__all__ = ["AXIDMA", "MASTER_CACHE", "MASTER_KINDS", "MASTER_OUTSTANDING", "MASTER_PROT",
+           "MASTER_QOS"]
+
+MASTER_KINDS = ("shim",)
+"""Kinds whose AXI top reaches memory through an AXI4 master (the rest keep a block
+RAM's memory port per channel, and the cycle contract's cycles)."""
+
+MASTER_OUTSTANDING = 48
+"""Accesses a shim channel keeps in flight on its AXI4 master: a read word waits for its
+burst to fill, go out and come back, so one word a cycle needs ``max_burst`` (16 by
+default) + the memory's latency + about 4 in flight: a memory 28 cycles away."""
+
+MASTER_CACHE, MASTER_PROT, MASTER_QOS = 0b0011, 0b010, 0
+"""AxCACHE (normal, non-cacheable, bufferable), AxPROT (unprivileged, non-secure,
+data) and AxQOS of every burst: the BD's ``axcache``, ``secure_access`` and ``axqos``
+do not reach the bus yet (docs/axi.md)."""
 
 
 def _controller_bits(kind: str, direction: str) -> int:
@@ -66,6 +85,9 @@ class AXIDMA(wiring.Component):
     allowed : (int, int), optional
         Window protection, :class:`~.dma.DMA`'s ``allowed``: ``(start, words)``, the only
         word addresses the channels' memory ports may reach (docs/axi.md).
+    max_burst : int
+        Shim only: the longest AXI4 burst in words (:class:`~.axi_master.AXI4Master`;
+        default 16, 64 bytes, the shortest burst a shim BD's ``burst_length`` names).
 
     Attributes
     ----------
@@ -73,14 +95,15 @@ class AXIDMA(wiring.Component):
         The clock and the synchronous, active-low reset of every register inside.
     s_axil_* : the AXI4-Lite slave (:func:`~.axi_lite.axi_lite_signature`).
     m_axis_mm2s<n>_*, s_axis_s2mm<n>_* : each channel's stream.
-    mm2s<n>_*, s2mm<n>_* : each channel's memory port and token (see the module).
+    mm2s<n>_*, s2mm<n>_* : each channel's memory port (core and memory tile) and token.
+    m_axi_* : shim only, the AXI4 master (:class:`~.axi_master.AXI4Master`).
     pause, busy, error : as :class:`~.dma.DMA`'s.
     neighbour_acquire, neighbour_release : memory tile only, as :class:`~.dma.DMA`'s.
     """
 
     def __init__(self, kind: str, address_bits: int | None = None, *, column: int = 0,
                  row: int | None = None, compression: bool = True,
-                 allowed: tuple[int, int] | None = None) -> None:
+                 allowed: tuple[int, int] | None = None, max_burst: int = 16) -> None:
         self.kind = check_kind(kind)
         self.compression = compression
         self.allowed = check_allowed(kind, allowed)
@@ -89,18 +112,29 @@ class AXIDMA(wiring.Component):
         self.address_bits = address_bits or register_span(kind)
         dma = DMA_KINDS[kind]
         width = ADDRESS_BITS[kind]
+        self.master = None
+        if kind in MASTER_KINDS:
+            self.master = AXI4Master(dma.channels, dma.channels, max_burst=max_burst)
         ports = {"aclk": In(1), "aresetn": In(1),
                  **axi_lite_signature(self.address_bits).members}
+        memory_ports = self.master is None
         for n in range(dma.channels):
             ports |= _stream_ports(f"m_axis_mm2s{n}", Out)
-            ports |= {f"mm2s{n}_mem_addr": Out(width), f"mm2s{n}_mem_en": Out(1),
-                      f"mm2s{n}_mem_data": In(DATA_BITS), f"mm2s{n}_token": Out(1),
+            if memory_ports:
+                ports |= {f"mm2s{n}_mem_addr": Out(width), f"mm2s{n}_mem_en": Out(1),
+                          f"mm2s{n}_mem_data": In(DATA_BITS)}
+            ports |= {f"mm2s{n}_token": Out(1),
                       f"mm2s{n}_token_controller": Out(_controller_bits(kind, "mm2s"))}
         for n in range(dma.channels):
             ports |= _stream_ports(f"s_axis_s2mm{n}", In)
-            ports |= {f"s2mm{n}_mem_addr": Out(width), f"s2mm{n}_mem_data": Out(DATA_BITS),
-                      f"s2mm{n}_mem_we": Out(1), f"s2mm{n}_token": Out(1),
+            if memory_ports:
+                ports |= {f"s2mm{n}_mem_addr": Out(width), f"s2mm{n}_mem_data": Out(DATA_BITS),
+                          f"s2mm{n}_mem_we": Out(1)}
+            ports |= {f"s2mm{n}_token": Out(1),
                       f"s2mm{n}_token_controller": Out(_controller_bits(kind, "s2mm"))}
+        if self.master is not None:
+            ports |= {name: member for name, member in self.master.signature.members.items()
+                      if name.startswith("m_axi_")}
         ports |= {"pause": In(1), "busy": Out(1), "error": Out(1)}
         if len(dma.windows) > 1:
             lock_ids = 2 * dma.channels
@@ -117,8 +151,9 @@ class AXIDMA(wiring.Component):
         m.domains.aclk = domain = ClockDomain("aclk", local=True)
         m.d.comb += [domain.clk.eq(self.aclk), domain.rst.eq(~self.aresetn)]
         slave = AXILiteSlave(self.kind, self.address_bits)
+        outstanding = None if self.master is None else MASTER_OUTSTANDING
         dma = DMA(self.kind, self.column, self.row, compression=self.compression,
-                  allowed=self.allowed)
+                  allowed=self.allowed, outstanding=outstanding)
         m.submodules.registers = DomainRenamer("aclk")(slave)
         m.submodules.dma = DomainRenamer("aclk")(dma)
         for name, member in slave.signature.members.items():
@@ -134,9 +169,6 @@ class AXIDMA(wiring.Component):
                 getattr(self, f"{prefix}_tlast").eq(channel.o.payload.last),
                 getattr(self, f"{prefix}_tvalid").eq(channel.o.valid),
                 channel.o.ready.eq(getattr(self, f"{prefix}_tready")),
-                getattr(self, f"mm2s{n}_mem_addr").eq(channel.mem_addr),
-                getattr(self, f"mm2s{n}_mem_en").eq(channel.mem_en),
-                channel.mem_data.eq(getattr(self, f"mm2s{n}_mem_data")),
                 getattr(self, f"mm2s{n}_token").eq(channel.token),
                 getattr(self, f"mm2s{n}_token_controller").eq(channel.token_controller),
             ]
@@ -147,12 +179,13 @@ class AXIDMA(wiring.Component):
                 channel.i.payload.last.eq(getattr(self, f"{prefix}_tlast")),
                 channel.i.valid.eq(getattr(self, f"{prefix}_tvalid")),
                 getattr(self, f"{prefix}_tready").eq(channel.i.ready),
-                getattr(self, f"s2mm{n}_mem_addr").eq(channel.mem_addr),
-                getattr(self, f"s2mm{n}_mem_data").eq(channel.mem_data),
-                getattr(self, f"s2mm{n}_mem_we").eq(channel.mem_we),
                 getattr(self, f"s2mm{n}_token").eq(channel.token),
                 getattr(self, f"s2mm{n}_token_controller").eq(channel.token_controller),
             ]
+        if self.master is None:
+            self._memory_ports(m, dma)
+        else:
+            self._master(m, dma)
         m.d.comb += [dma.pause.eq(self.pause), self.busy.eq(dma.busy),
                      self.error.eq(dma.error)]
         if hasattr(dma, "neighbour_acquire"):
@@ -161,3 +194,47 @@ class AXIDMA(wiring.Component):
                 for outer, inner in zip(ours, theirs, strict=True):
                     wiring.connect(m, wiring.flipped(outer), inner)
         return m
+
+    def _memory_ports(self, m: Module, dma: DMA) -> None:
+        """Each channel's fixed memory port, out under its own names."""
+        for direction in ("mm2s", "s2mm"):
+            for n, channel in enumerate(getattr(dma, direction)):
+                for name, member in channel.signature.members.items():
+                    if not name.startswith("mem_"):
+                        continue
+                    ours = getattr(self, f"{direction}{n}_{name}")
+                    theirs = getattr(channel, name)
+                    m.d.comb += ours.eq(theirs) if member.flow is Out else theirs.eq(ours)
+
+    def _master(self, m: Module, dma: DMA) -> None:
+        """The shim's channels on the AXI4 master: MM2S ``n`` is read client ``n``,
+        S2MM ``n`` write client ``n``."""
+        master = self.master
+        m.submodules.master = DomainRenamer("aclk")(master)
+        for name, member in master.signature.members.items():
+            if name.startswith("m_axi_"):
+                ours, theirs = getattr(self, name), getattr(master, name)
+                m.d.comb += ours.eq(theirs) if member.flow is Out else theirs.eq(ours)
+        for n, channel in enumerate(dma.mm2s):
+            client = {k: getattr(master, f"rd{n}_{k}") for k in
+                      ("addr", "en", "ready", "valid", "data", "error", "cache", "prot", "qos")}
+            m.d.comb += [
+                client["addr"].eq(channel.mem_addr), client["en"].eq(channel.mem_en),
+                channel.mem_ready.eq(client["ready"]), channel.mem_valid.eq(client["valid"]),
+                channel.mem_data.eq(client["data"]), channel.mem_error.eq(client["error"]),
+            ]
+            self._bus_fields(m, client)
+        for n, channel in enumerate(dma.s2mm):
+            client = {k: getattr(master, f"wr{n}_{k}") for k in
+                      ("addr", "data", "en", "ready", "acked", "error", "cache", "prot", "qos")}
+            m.d.comb += [
+                client["addr"].eq(channel.mem_addr), client["data"].eq(channel.mem_data),
+                client["en"].eq(channel.mem_we), channel.mem_ready.eq(client["ready"]),
+                channel.mem_acked.eq(client["acked"]), channel.mem_error.eq(client["error"]),
+            ]
+            self._bus_fields(m, client)
+
+    @staticmethod
+    def _bus_fields(m: Module, client: dict) -> None:
+        m.d.comb += [client["cache"].eq(MASTER_CACHE), client["prot"].eq(MASTER_PROT),
+                     client["qos"].eq(MASTER_QOS)]

@@ -18,7 +18,9 @@ a reset of the top, as a host would run it:
   (a read gives the word in the next cycle, a write lands at the end of its cycle) and
   records every word each stream moves with its cycle, every completion token with its
   controller ID, and the cycles ``error`` is high; an access outside the program's
-  memory is a failure;
+  memory is a failure. A top with an AXI4 master (the shim's, ``m_axi_*``) reaches the
+  program's memory in a cocotbext-axi ``AxiRam`` instead, its five channels under the
+  same pause generator as the streams, and the memory after the run is the RAM's;
 * the program ends when every source has sent its words and ``busy`` has stayed low
   for a few cycles, or at its bound of cycles (a hang: a failure);
 * the master then reads every register the program's outcome decides (BD words with
@@ -48,8 +50,10 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import Combine, RisingEdge, with_timeout
 from cocotbext.axi import (
+    AxiBus,
     AxiLiteBus,
     AxiLiteMaster,
+    AxiRam,
     AxiStreamBus,
     AxiStreamFrame,
     AxiStreamSink,
@@ -97,7 +101,11 @@ class TB:
         self.sinks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, f"m_axis_mm2s{n}"),
                                     dut.aclk, dut.aresetn, reset_active_level=False,
                                     byte_size=DATA_BITS) for n in range(self.channels)]
-        self._ports = _Ports(dut, self.channels)
+        self.ram = None
+        if hasattr(dut, "m_axi_arvalid"):
+            self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.aclk, dut.aresetn,
+                              reset_active_level=False, size=config["ram_bytes"])
+        self._ports = _Ports(dut, self.channels, memory_ports=self.ram is None)
         dut.pause.value = 1
         if len(DMA_KINDS[self.kind].windows) > 1:   # no program names a neighbour's lock
             for p in range(2 * self.channels):
@@ -109,8 +117,12 @@ class TB:
         await reset_top(self.dut)
 
     def set_pauses(self, probability: float) -> None:
-        """A random pause generator on every stream (0: none)."""
-        for end in (*self.sources, *self.sinks):
+        """A random pause generator on every stream and the RAM's channels (0: none)."""
+        ram = () if self.ram is None else (
+            self.ram.write_if.aw_channel, self.ram.write_if.w_channel,
+            self.ram.write_if.b_channel, self.ram.read_if.ar_channel,
+            self.ram.read_if.r_channel)
+        for end in (*self.sources, *self.sinks, *ram):
             if probability:
                 end.set_pause_generator(pauses(self.rng.getrandbits(32), probability))
             else:
@@ -165,6 +177,8 @@ class TB:
         await self.reset()
         failures = await self.write_registers(program["writes"])
         memory = _Memory(program["first"], unpack_words(program["memory"]))
+        if self.ram is not None:
+            self.ram.write(4 * memory.first, _as_bytes(memory.words))
         for n, source in enumerate(self.sources):
             for frame in _frames(program["inputs"].get(f"s2mm{n}", [])):
                 source.send_nowait(AxiStreamFrame(frame))
@@ -181,11 +195,21 @@ class TB:
             answers = []
             host.cancel()
         self.dut.pause.value = 1
+        if self.ram is not None:
+            memory.words = _from_bytes(self.ram.read(4 * memory.first, 4 * memory.words.size))
         registers = await self.read_registers(program["reads"])
         for n, sink in enumerate(self.sinks):
             failures += _sink_agrees(sink, seen["outputs"][f"mm2s{n}"], f"mm2s{n}")
         return {**seen, "memory": pack_words(memory.words), "registers": registers,
                 "answers": answers, "failures": failures}
+
+
+def _as_bytes(words: np.ndarray) -> bytes:
+    return np.asarray(words, dtype="<u4").tobytes()
+
+
+def _from_bytes(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, dtype="<u4").astype(np.int64)
 
 
 def _frames(beats: list) -> list[list[int]]:
@@ -241,14 +265,14 @@ class _Memory:
 class _Ports:
     """Every cycle's look at the channels' memory ports, streams and tokens."""
 
-    def __init__(self, dut: object, channels: int) -> None:
+    def __init__(self, dut: object, channels: int, memory_ports: bool = True) -> None:
         self.dut = dut
+        mm2s = ("mem_addr", "mem_en", "mem_data") if memory_ports else ()
+        s2mm = ("mem_addr", "mem_data", "mem_we") if memory_ports else ()
         self.mm2s = [{name: getattr(dut, f"mm2s{n}_{name}") for name in
-                      ("mem_addr", "mem_en", "mem_data", "token", "token_controller")}
-                     for n in range(channels)]
+                      (*mm2s, "token", "token_controller")} for n in range(channels)]
         self.s2mm = [{name: getattr(dut, f"s2mm{n}_{name}") for name in
-                      ("mem_addr", "mem_data", "mem_we", "token", "token_controller")}
-                     for n in range(channels)]
+                      (*s2mm, "token", "token_controller")} for n in range(channels)]
         self.out = [{name: getattr(dut, f"m_axis_mm2s{n}_{name}") for name in
                      ("tdata", "tlast", "tvalid", "tready")} for n in range(channels)]
         self.into = [{name: getattr(dut, f"s_axis_s2mm{n}_{name}") for name in
@@ -257,7 +281,8 @@ class _Ports:
         self.registers = {name: getattr(dut, name) for name in
                           ("reg_write", "reg_read", "reg_addr", "reg_wdata")}
         for port in self.mm2s:
-            port["mem_data"].value = 0
+            if "mem_data" in port:
+                port["mem_data"].value = 0
 
     def _register_access(self, cycle: int) -> list | None:
         """``[cycle, address, word]`` of a write on the DMA's register port in this
@@ -284,7 +309,8 @@ class _Ports:
             if host is not None and (access := self._register_access(cycle)) is not None:
                 accesses.append(access)
             for n, port in enumerate(self.mm2s):
-                address = int(port["mem_addr"].value) if port["mem_en"].value else None
+                address = (int(port["mem_addr"].value)
+                           if "mem_en" in port and port["mem_en"].value else None)
                 out = self.out[n]
                 if out["tvalid"].value and out["tready"].value:
                     words[f"mm2s{n}"].append([int(out["tdata"].value), int(out["tlast"].value)])
@@ -294,7 +320,7 @@ class _Ports:
                 if address is not None:
                     port["mem_data"].value = memory.read(address)
             for n, port in enumerate(self.s2mm):
-                if port["mem_we"].value:
+                if "mem_we" in port and port["mem_we"].value:
                     memory.write(int(port["mem_addr"].value), int(port["mem_data"].value))
                 if self.into[n]["tvalid"].value and self.into[n]["tready"].value:
                     cycles[f"s2mm{n}"].append(cycle)

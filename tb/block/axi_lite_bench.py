@@ -79,11 +79,17 @@ class TB:
             self.cycle += 1
 
     def _hold_other_inputs(self) -> None:
-        """Every input but the AXI4-Lite port: streams idle, memory data 0, ``pause`` high."""
+        """Every input but the AXI4-Lite port: streams idle, memory data 0 (an AXI4
+        master's inputs 0), ``pause`` high."""
         dut, dma = self.dut, DMA_KINDS[self.kind]
+        if hasattr(dut, "m_axi_arvalid"):
+            for name in ("awready", "wready", "bid", "bresp", "bvalid", "arready", "rid",
+                         "rdata", "rresp", "rlast", "rvalid"):
+                getattr(dut, f"m_axi_{name}").value = 0
         for n in range(dma.channels):
             getattr(dut, f"m_axis_mm2s{n}_tready").value = 0
-            getattr(dut, f"mm2s{n}_mem_data").value = 0
+            if hasattr(dut, f"mm2s{n}_mem_data"):
+                getattr(dut, f"mm2s{n}_mem_data").value = 0
             for port in ("tdata", "tvalid", "tlast"):
                 getattr(dut, f"s_axis_s2mm{n}_{port}").value = 0
         if len(dma.windows) > 1:

@@ -12,12 +12,16 @@ the same programs again while a host makes ``--ops`` random AXI4-Lite reads and 
 in each (the master's channels paused at ``--pause``), each response, each register
 port access and each word read compared with the model's in its cycle. ``--passes``
 picks among the three. One line per kind, simulator and pass; status 1 on any mismatch.
+The shim's top reaches memory through its AXI4 master (a cocotbext-axi ``AxiRam``),
+whose answers are not the model's cycles: its pass without pauses compares words and
+outcome only, and its host pass is skipped, with a line that says so.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from ...hdl.axi_dma import MASTER_KINDS
 from .axi_dma_runner import RUNS_ON, run_axi_dma
 from .axi_lite import add_common_options
 
@@ -47,13 +51,22 @@ def main(argv: list[str] | None = None) -> int:
     for simulator in args.sim:
         for kind in args.kinds:
             for name in args.passes:
+                what = f"{simulator} {kind} {PASSES[name]}"
+                if kind in MASTER_KINDS and name == "host":
+                    print(f"{what}: skipped, its top reaches memory through an AXI4 master, "
+                          f"so its cycles are not the model's and a host's accesses have no "
+                          f"cycle of the model's run to be compared in")
+                    continue
+                if kind in MASTER_KINDS and name == "timed":
+                    what = f"{simulator} {kind} without pauses (words and outcome: an AXI4 " \
+                           f"master's memory is not cycle for cycle the model's)"
                 options = {"pauses": {"pause": args.pause}, "timed": {"pause": 0.0},
                            "host": {"pause": 0.0, "ops": args.ops,
                                     "axil_pause": args.pause}}[name]
                 result = run_axi_dma(kind, simulator, programs=args.programs,
                                      seed=args.seed, **options)
                 failed += bool(result["failed"])
-                _report(result, f"{simulator} {kind} {PASSES[name]}", args.seed)
+                _report(result, what, args.seed)
     return 1 if failed else 0
 
 
