@@ -3,10 +3,12 @@ stream programs on a memory that refuses requests and answers late, under stream
 backpressure; every word, the memory, the tokens and the registers after the run are the
 model's. A bus error and a window stop the channel with error_dm_access_to_unavailable."""
 
+import numpy as np
 import pytest
 
 from aiedma.model.arch.registers import STATUS_FIELDS, status_address
 from aiedma.tb.regress.axi_dma_runner import compare_run, expected_run, outcome_registers
+from aiedma.tb.system.dma_check import run_dma
 from aiedma.tb.system.stream_programs import random_stream_program
 from aiedma.tb.system.waiting_memory import run_on_waiting_memory
 
@@ -31,3 +33,23 @@ def test_a_bus_error_on_a_read_sets_the_channels_status_bit_and_nothing_hangs():
         got = run_on_waiting_memory(program, [status], latency=3, read_errors=errors, seed=2)
         assert not got["hang"]
         assert got["registers"][0][2] >> lsb & 1 == bit
+
+
+def test_a_window_on_a_waiting_memory_drops_what_the_model_drops():
+    """Window protection on the handshake port: the S2MM regions from word 2048 are outside
+    a 2048-word window, so their writes are left out and bit 9 set, as in the model's run
+    (run_dma with allowed), whatever the memory's latency."""
+    program = random_stream_program(3, "shim")
+    window = (0, 2048)
+    model = run_dma("shim", program.writes, program.memory, program.inputs, simulator=None,
+                    allowed=window)
+    statuses = [status_address("shim", d, n) for d in ("mm2s", "s2mm") for n in range(2)]
+    got = run_on_waiting_memory(program, statuses, latency=7, refuse=0.3, seed=3,
+                                allowed=window)
+    assert not got["hang"]
+    assert np.array_equal(got["memory"], model.memory)
+    assert {name: [[d, int(t)] for d, t in words] for name, words in model.outputs.items()} \
+        == got["outputs"]
+    lsb, _ = STATUS_FIELDS["error_dm_access_to_unavailable"]
+    flagged = [word >> lsb & 1 for _, _, word in got["registers"]]
+    assert flagged == [0, 0, 1, 1]        # both S2MM channels write outside it
