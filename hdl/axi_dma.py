@@ -39,22 +39,17 @@ from .dma import DMA
 from .layouts import check_kind
 from .lock_unit import lock_port_signature
 
-__all__ = ["AXIDMA", "MASTER_CACHE", "MASTER_KINDS", "MASTER_OUTSTANDING", "MASTER_PROT",
-           "MASTER_QOS"]
+__all__ = ["AXIDMA", "MASTER_KINDS", "MASTER_OUTSTANDING"]
 
 MASTER_KINDS = ("shim",)
 """Kinds whose AXI top reaches memory through an AXI4 master (the rest keep a block
 RAM's memory port per channel, and the cycle contract's cycles)."""
 
-MASTER_OUTSTANDING = 48
+MASTER_OUTSTANDING = 96
 """Accesses a shim channel keeps in flight on its AXI4 master: a read word waits for its
-burst to fill, go out and come back, so one word a cycle needs ``max_burst`` (16 by
-default) + the memory's latency + about 4 in flight: a memory 28 cycles away."""
-
-MASTER_CACHE, MASTER_PROT, MASTER_QOS = 0b0011, 0b010, 0
-"""AxCACHE (normal, non-cacheable, bufferable), AxPROT (unprivileged, non-secure,
-data) and AxQOS of every burst: the BD's ``axcache``, ``secure_access`` and ``axqos``
-do not reach the bus yet (docs/axi.md)."""
+burst to fill, go out and come back, so one word a cycle needs the burst's words (up to
+64, a BD's longest ``burst_length``) + the memory's latency + about 4 in flight: a
+memory 28 cycles away at the longest bursts."""
 
 
 def _controller_bits(kind: str, direction: str) -> int:
@@ -86,8 +81,9 @@ class AXIDMA(wiring.Component):
         Window protection, :class:`~.dma.DMA`'s ``allowed``: ``(start, words)``, the only
         word addresses the channels' memory ports may reach (docs/axi.md).
     max_burst : int
-        Shim only: the longest AXI4 burst in words (:class:`~.axi_master.AXI4Master`;
-        default 16, 64 bytes, the shortest burst a shim BD's ``burst_length`` names).
+        Shim only: the longest AXI4 burst in words (:class:`~.axi_master.AXI4Master`);
+        each BD's ``burst_length`` (64, 128 or 256 bytes) bounds its own bursts within
+        it. Default 64 (256 bytes, the longest a BD names).
 
     Attributes
     ----------
@@ -103,7 +99,7 @@ class AXIDMA(wiring.Component):
 
     def __init__(self, kind: str, address_bits: int | None = None, *, column: int = 0,
                  row: int | None = None, compression: bool = True,
-                 allowed: tuple[int, int] | None = None, max_burst: int = 16) -> None:
+                 allowed: tuple[int, int] | None = None, max_burst: int = 64) -> None:
         self.kind = check_kind(kind)
         self.compression = compression
         self.allowed = check_allowed(kind, allowed)
@@ -217,24 +213,27 @@ class AXIDMA(wiring.Component):
                 m.d.comb += ours.eq(theirs) if member.flow is Out else theirs.eq(ours)
         for n, channel in enumerate(dma.mm2s):
             client = {k: getattr(master, f"rd{n}_{k}") for k in
-                      ("addr", "en", "ready", "valid", "data", "error", "cache", "prot", "qos")}
+                      ("addr", "en", "ready", "valid", "data", "error", "burst", "cache", "prot",
+                       "qos")}
             m.d.comb += [
                 client["addr"].eq(channel.mem_addr), client["en"].eq(channel.mem_en),
                 channel.mem_ready.eq(client["ready"]), channel.mem_valid.eq(client["valid"]),
                 channel.mem_data.eq(client["data"]), channel.mem_error.eq(client["error"]),
             ]
-            self._bus_fields(m, client)
+            self._attributes(m, client, channel)
         for n, channel in enumerate(dma.s2mm):
             client = {k: getattr(master, f"wr{n}_{k}") for k in
-                      ("addr", "data", "en", "ready", "acked", "error", "cache", "prot", "qos")}
+                      ("addr", "data", "en", "ready", "acked", "error", "burst", "cache", "prot",
+                       "qos")}
             m.d.comb += [
                 client["addr"].eq(channel.mem_addr), client["data"].eq(channel.mem_data),
                 client["en"].eq(channel.mem_we), channel.mem_ready.eq(client["ready"]),
                 channel.mem_acked.eq(client["acked"]), channel.mem_error.eq(client["error"]),
             ]
-            self._bus_fields(m, client)
+            self._attributes(m, client, channel)
 
     @staticmethod
-    def _bus_fields(m: Module, client: dict) -> None:
-        m.d.comb += [client["cache"].eq(MASTER_CACHE), client["prot"].eq(MASTER_PROT),
-                     client["qos"].eq(MASTER_QOS)]
+    def _attributes(m: Module, client: dict, channel: object) -> None:
+        """The BD's bus attributes of each request (the channel's ``mem_burst``, ...)."""
+        m.d.comb += [client[name].eq(getattr(channel, f"mem_{name}"))
+                     for name in ("burst", "cache", "prot", "qos")]

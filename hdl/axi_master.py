@@ -106,12 +106,13 @@ def read_client_signature(address_bits: int) -> wiring.Signature:
     ``addr``, ``en`` out: a request, taken in a cycle with ``ready`` high. ``valid``,
     ``data``, ``error`` in: the answer to the client's oldest unanswered request, which it
     cannot refuse. ``cache``, ``prot``, ``qos`` out: the AXI attributes, sampled with the
-    first request of each burst.
+    first request of each burst; ``burst`` out, sampled with it too: the most words that
+    burst may hold (0, or more than the block's ``max_burst``: ``max_burst``).
     """
     return wiring.Signature({
         "addr": Out(address_bits), "en": Out(1), "ready": In(1),
         "valid": In(1), "data": In(DATA_BITS), "error": In(1),
-        "cache": Out(4), "prot": Out(3), "qos": Out(4),
+        "cache": Out(4), "prot": Out(3), "qos": Out(4), "burst": Out(range(MAX_BURST + 1)),
     })
 
 
@@ -121,12 +122,12 @@ def write_client_signature(address_bits: int, max_burst: int) -> wiring.Signatur
     ``addr``, ``data``, ``en`` out: a write, taken in a cycle with ``ready`` high.
     ``acked`` in: how many of the client's writes, oldest first, were answered this
     cycle (a burst's B), ``error`` in: that B was SLVERR or DECERR. ``cache``, ``prot``,
-    ``qos`` out, as for a read client.
+    ``qos``, ``burst`` out, as for a read client.
     """
     return wiring.Signature({
         "addr": Out(address_bits), "data": Out(DATA_BITS), "en": Out(1), "ready": In(1),
         "acked": In(range(max_burst + 1)), "error": In(1),
-        "cache": Out(4), "prot": Out(3), "qos": Out(4),
+        "cache": Out(4), "prot": Out(3), "qos": Out(4), "burst": Out(range(MAX_BURST + 1)),
     })
 
 
@@ -184,7 +185,7 @@ class BurstCoalescer(wiring.Component):
 
     Attributes
     ----------
-    addr, en, cache, prot, qos : In
+    addr, en, cache, prot, qos, burst : In
         A request, as the client's port has it (:func:`read_client_signature`).
     ready : Out(1)
         The request is taken; from registers only: low only while an open burst waits
@@ -198,7 +199,7 @@ class BurstCoalescer(wiring.Component):
         self.max_burst = max_burst
         super().__init__({
             "addr": In(address_bits), "en": In(1), "ready": Out(1),
-            "cache": In(4), "prot": In(3), "qos": In(4),
+            "cache": In(4), "prot": In(3), "qos": In(4), "burst": In(range(MAX_BURST + 1)),
             "bursts": Out(stream.Signature(burst_layout(address_bits))),
         })
 
@@ -212,8 +213,13 @@ class BurstCoalescer(wiring.Component):
         # A word address whose low bits are 0 starts a 4 KB page (or wraps the space).
         page_bits = min((PAGE_BYTES // WORD_BYTES - 1).bit_length(), self.address_bits)
         stop, take, extend, close = Signal(), Signal(), Signal(), Signal()
+        # The open burst's last count (words - 1): the client's ``burst`` at its first
+        # request, within ``max_burst``.
+        limit = Signal(8)
+        asked = self.burst
+        opened_limit = Mux((asked == 0) | (asked > self.max_burst), self.max_burst, asked) - 1
         m.d.comb += [
-            stop.eq((burst.count == self.max_burst - 1) | (next_addr[:page_bits] == 0)),
+            stop.eq((burst.count == limit) | (next_addr[:page_bits] == 0)),
             # An open burst is queued in any cycle it is not extended, so it needs room.
             self.ready.eq(~is_open | closed.w_rdy),
             take.eq(self.en & self.ready),
@@ -230,6 +236,7 @@ class BurstCoalescer(wiring.Component):
         with m.Elif(take):
             # a request that does not continue the burst opens the next one
             m.d.sync += [is_open.eq(1), burst.address.eq(self.addr), burst.count.eq(0),
+                         limit.eq(opened_limit),
                          burst.cache.eq(self.cache), burst.prot.eq(self.prot),
                          burst.qos.eq(self.qos), next_addr.eq(self.addr + 1)]
         with m.Elif(close):
@@ -343,7 +350,7 @@ class AXI4Master(wiring.Component):
         coalescer = BurstCoalescer(self.address_bits, self.max_burst)
         m.submodules[f"{prefix}{n}_bursts"] = coalescer
         m.d.comb += [getattr(coalescer, name).eq(self._client(prefix, n, name))
-                     for name in ("addr", "cache", "prot", "qos")]
+                     for name in ("addr", "cache", "prot", "qos", "burst")]
         return coalescer
 
     def _address_channel(self, m: Module, channel: str, bursts: list[stream.Interface],

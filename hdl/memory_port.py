@@ -20,9 +20,14 @@ from __future__ import annotations
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..model.bd.fields import FIELD_INDEX
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 
-__all__ = ["ACKED_BITS", "read_port_signature", "write_port_signature"]
+__all__ = ["ACKED_BITS", "BURST_WORDS_MAX", "bus_attributes_signature", "read_port_signature",
+           "write_port_signature"]
+
+BURST_WORDS_MAX = 64
+"""The longest burst a shim BD names (``burst_length`` 256 bytes), in words."""
 
 ACKED_BITS = 9
 """Width of a handshake write port's ``mem_acked``: up to 256 writes acknowledged in a
@@ -55,3 +60,15 @@ def write_port_signature(kind: str, handshake: bool = False) -> wiring.Signature
     if handshake:
         members |= {"mem_ready": In(1), "mem_acked": In(ACKED_BITS), "mem_error": In(1)}
     return wiring.Signature(members)
+
+
+def bus_attributes_signature(kind: str) -> wiring.Signature | None:
+    """What a kind's BD says of its bus accesses, beside a handshake port: ``mem_burst``
+    (the BD's ``burst_length`` in words, the longest burst its accesses may form),
+    ``mem_cache``, ``mem_prot`` and ``mem_qos`` (AxCACHE; AxPROT, non-secure unless the
+    BD's ``secure_access``; AxQOS), all of the BD the request offered now belongs to.
+    None for a kind whose BD has no such fields (only the shim's has)."""
+    if "burst_length" not in FIELD_INDEX[kind]:
+        return None
+    return wiring.Signature({"mem_burst": Out(range(BURST_WORDS_MAX + 1)), "mem_cache": Out(4),
+                             "mem_prot": Out(3), "mem_qos": Out(4)})

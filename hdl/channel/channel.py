@@ -45,8 +45,8 @@ tile a task whose start BD is not the channel's or a chain to one, stop it and s
 
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal, Value
-from amaranth.lib import wiring
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
@@ -62,12 +62,17 @@ from ...model.arch.registers import (
     status_address,
 )
 from ...model.bd.fields import BD_COUNT, FIELD_INDEX
-from ...model.cycle.contract import COMPLETION_LATENCY, address_generation_fields
+from ...model.cycle.contract import (
+    ADDRGEN_BD_SLOTS,
+    COMPLETION_LATENCY,
+    address_generation_fields,
+)
 from ..bd_table import BDTable, fetch_signature
 from ..compress import Compressor, Decompressor
 from ..handshake import check_outstanding
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature
+from ..memory_port import BURST_WORDS_MAX, bus_attributes_signature
 from ..register_port import drive_register_port, register_port_signature
 from ..task_queue import TaskQueue
 from .completion import Completion
@@ -241,6 +246,7 @@ class Channel(wiring.Component):
         if self.direction == "s2mm":
             self._fot(m, packets, ring, last_beat, cut)
             self._write_count(m, moved, last_beat)
+        self._bus_attributes(m, fetch, accepted, last_beat, moved)
         m.d.comb += [
             ring.push.eq(accepted), ring.record.eq(fetch.record),
             ring.gate_advance.eq(locks.gate_advance), ring.run_advance.eq(last_beat),
@@ -345,6 +351,35 @@ class Channel(wiring.Component):
             size = self.allowed.size_bits
             outside = outside | (address[size:] != self.allowed.start >> size)
         return outside
+
+    def _bus_attributes(self, m: Module, fetch: FetchStage, accepted: Value,
+                        last_beat: Value, moved: Value) -> None:
+        """On a handshake port of a kind whose BD has them (the shim's), the bus
+        attributes of the BD each request belongs to. The engine runs its BDs in the order
+        it takes them, so a queue pushed as it takes one and popped at its last beat has
+        the running BD at its head; an S2MM request leaves the datapath's register a cycle
+        after its word joined, so its attributes are held from that cycle."""
+        if not self.handshake or bus_attributes_signature(self.kind) is None:
+            return
+        bd = fetch.bd
+        attributes = data.StructLayout({"burst": range(BURST_WORDS_MAX + 1), "cache": 4,
+                                        "prot": 3, "qos": 4})
+        m.submodules.attributes = queue = SyncFIFO(width=attributes.size,
+                                                   depth=ADDRGEN_BD_SLOTS + 1)
+        taken = Signal(attributes)
+        m.d.comb += [
+            taken.burst.eq(bd.burst_length >> 2), taken.cache.eq(bd.axcache),
+            taken.prot.eq(Cat(0, ~bd.secure_access, 0)), taken.qos.eq(bd.axqos),
+            queue.w_en.eq(accepted), queue.w_data.eq(taken), queue.r_en.eq(last_beat),
+        ]
+        head = data.View(attributes, queue.r_data)
+        if self.direction == "s2mm":
+            held = Signal(attributes)
+            with m.If(moved):
+                m.d.sync += held.eq(head)
+            head = held
+        m.d.comb += [self.mem_burst.eq(head.burst), self.mem_cache.eq(head.cache),
+                     self.mem_prot.eq(head.prot), self.mem_qos.eq(head.qos)]
 
     def _handshake_port(self, m: Module, engine: wiring.Component) -> None:
         """The engine's handshake memory port, out. The datapath itself leaves out an

@@ -17,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..engine import MM2SEngine, S2MMEngine
 from ..layouts import data_beat_layout
-from ..memory_port import read_port_signature, write_port_signature
+from ..memory_port import bus_attributes_signature, read_port_signature, write_port_signature
 from .packet_stage import MM2SPacketStage, S2MMPacketStage
 
 __all__ = ["DIRECTION_PARTS", "DirectionParts", "connect_outside", "mm2s_signature",
@@ -26,20 +26,28 @@ __all__ = ["DIRECTION_PARTS", "DirectionParts", "connect_outside", "mm2s_signatu
 
 def mm2s_signature(kind: str, handshake: bool = False) -> wiring.Signature:
     """An MM2S channel's outside: its stream, its memory read port (the handshake port
-    with ``handshake``) and its token."""
+    with ``handshake``, and on the shim its BD's bus attributes) and its token."""
     return wiring.Signature({
         "o": Out(stream.Signature(data_beat_layout())),
-        **read_port_signature(kind, handshake).members, "token": Out(1),
+        **read_port_signature(kind, handshake).members, **_attributes(kind, handshake),
+        "token": Out(1),
     })
 
 
 def s2mm_signature(kind: str, handshake: bool = False) -> wiring.Signature:
     """An S2MM channel's outside: its stream, its memory write port (the handshake port
-    with ``handshake``) and its token."""
+    with ``handshake``, and on the shim its BD's bus attributes) and its token."""
     return wiring.Signature({
         "i": In(stream.Signature(data_beat_layout())),
-        **write_port_signature(kind, handshake).members, "token": Out(1),
+        **write_port_signature(kind, handshake).members, **_attributes(kind, handshake),
+        "token": Out(1),
     })
+
+
+def _attributes(kind: str, handshake: bool) -> dict:
+    """A handshake port's bus attributes, for a kind whose BD has them."""
+    signature = bus_attributes_signature(kind) if handshake else None
+    return {} if signature is None else dict(signature.members)
 
 
 def _mm2s_stream(m: Module, channel: wiring.Component, engine: wiring.Component,

@@ -60,16 +60,27 @@ def bram_write_port(dut: S2MMDatapath, memory: np.ndarray,
     return process
 
 
+_ATTRIBUTES = ("mem_burst", "mem_cache", "mem_prot", "mem_qos")
+
+
+def _attributes(port: object) -> tuple:
+    """The port's bus attributes (``hdl/memory_port.py``), if it has them."""
+    return tuple(getattr(port, name) for name in _ATTRIBUTES if hasattr(port, name))
+
+
 def waiting_read_port(port: object, memory: np.ndarray, *, latency: int = 1,
                       seed: int = 0, refuse: float = 0.0, jitter: int = 0,
-                      errors: Collection[int] = ()) -> Callable[[SimulatorContext],
-                                                                 Awaitable[None]]:
+                      errors: Collection[int] = (), requests: list | None = None,
+                      ) -> Callable[[SimulatorContext], Awaitable[None]]:
     """A handshake read port (``mem_en``/``mem_ready``, ``mem_valid``/``mem_data``).
 
     ``mem_ready`` is low in a cycle with probability ``refuse``. A request taken at edge
     ``t`` is answered, in request order and at most one a cycle, from cycle ``t +
     latency`` (plus up to ``jitter`` random cycles). Requests whose index (0 first) is
-    in ``errors`` are answered with ``mem_error`` high and random data.
+    in ``errors`` are answered with ``mem_error`` high and random data. ``requests``, if
+    given, collects ``(address, *attributes)`` of each request taken (its bus
+    attributes, ``mem_burst``, ``mem_cache``, ``mem_prot``, ``mem_qos``, where the port
+    has them).
     """
     rng = random.Random(seed)
     pending: deque[tuple[int, int, bool]] = deque()   # (due cycle, word, error)
@@ -77,9 +88,11 @@ def waiting_read_port(port: object, memory: np.ndarray, *, latency: int = 1,
     async def process(ctx: SimulatorContext) -> None:
         cycle = taken = 0
         ctx.set(port.mem_ready, 1)
-        async for _, _, en, ready, addr in ctx.tick().sample(port.mem_en, port.mem_ready,
-                                                             port.mem_addr):
+        async for _, _, en, ready, addr, *attributes in ctx.tick().sample(
+                port.mem_en, port.mem_ready, port.mem_addr, *_attributes(port)):
             cycle += 1
+            if en and ready and requests is not None:
+                requests.append((addr, *attributes))
             if en and ready:
                 error = taken in errors
                 word = rng.getrandbits(32) if error else int(memory[addr % len(memory)])
@@ -99,14 +112,14 @@ def waiting_read_port(port: object, memory: np.ndarray, *, latency: int = 1,
 
 def waiting_write_port(port: object, memory: np.ndarray, *, latency: int = 1,
                        seed: int = 0, refuse: float = 0.0, batch: int = 1,
-                       errors: Collection[int] = ()) -> Callable[[SimulatorContext],
-                                                                 Awaitable[None]]:
+                       errors: Collection[int] = (), requests: list | None = None,
+                       ) -> Callable[[SimulatorContext], Awaitable[None]]:
     """A handshake write port (``mem_we``/``mem_ready``, ``mem_acked``).
 
     A write taken at edge ``t`` lands in ``memory`` then and is acknowledged from cycle
     ``t + latency``, oldest first, up to ``batch`` a cycle (a bus acknowledges a burst
     at once). A cycle that acknowledges a write whose index is in ``errors`` raises
-    ``mem_error`` with its acknowledgements.
+    ``mem_error`` with its acknowledgements. ``requests`` as :func:`waiting_read_port`'s.
     """
     rng = random.Random(seed)
     pending: deque[tuple[int, bool]] = deque()        # (due cycle, error)
@@ -114,9 +127,12 @@ def waiting_write_port(port: object, memory: np.ndarray, *, latency: int = 1,
     async def process(ctx: SimulatorContext) -> None:
         cycle = taken = 0
         ctx.set(port.mem_ready, 1)
-        async for _, _, we, ready, addr, word in ctx.tick().sample(
-                port.mem_we, port.mem_ready, port.mem_addr, port.mem_data):
+        async for _, _, we, ready, addr, word, *attributes in ctx.tick().sample(
+                port.mem_we, port.mem_ready, port.mem_addr, port.mem_data,
+                *_attributes(port)):
             cycle += 1
+            if we and ready and requests is not None:
+                requests.append((addr, *attributes))
             if we and ready:
                 memory[addr % len(memory)] = word
                 pending.append((cycle - 1 + latency, taken in errors))

@@ -57,7 +57,8 @@ def run_on_waiting_memory(program: Any, registers: list[int], *, outstanding: in
     dict
         ``outputs`` (MM2S name -> ``[data, last]`` words), ``memory``, ``tokens`` (name
         -> controller IDs), ``registers`` (``(address, 0, word)``), ``error_cycles``,
-        ``length`` (cycles from ``pause`` low to the end) and ``hang``.
+        ``length`` (cycles from ``pause`` low to the end), ``hang``, and ``requests``
+        (channel name -> ``(address, *bus attributes)`` of each request taken).
     """
     kind = program.kind
     dma = DMA(kind, outstanding=outstanding, allowed=allowed)
@@ -65,7 +66,9 @@ def run_on_waiting_memory(program: Any, registers: list[int], *, outstanding: in
     memory = np.array(program.memory, dtype=np.uint64)
     rng = random.Random(seed)
     read_errors = read_errors or {}
-    got: dict[str, Any] = {"outputs": {}, "tokens": {}, "error_cycles": 0}
+    got: dict[str, Any] = {"outputs": {}, "tokens": {}, "error_cycles": 0,
+                           "requests": {f"{d}{n}": [] for d in ("mm2s", "s2mm")
+                                        for n in range(channels)}}
     state = {"fed": 0}
     feeds = program.inputs
 
@@ -135,9 +138,11 @@ def run_on_waiting_memory(program: Any, registers: list[int], *, outstanding: in
         mm2s, s2mm = dma.mm2s[n], dma.s2mm[n]
         sim.add_process(waiting_read_port(mm2s, memory, latency=latency, refuse=refuse,
                                           jitter=jitter, seed=seed + n,
-                                          errors=read_errors.get(n, ())))
+                                          errors=read_errors.get(n, ()),
+                                          requests=got["requests"][f"mm2s{n}"]))
         sim.add_process(waiting_write_port(s2mm, memory, latency=latency, refuse=refuse,
-                                           batch=4, seed=seed + 10 + n))
+                                           batch=4, seed=seed + 10 + n,
+                                           requests=got["requests"][f"s2mm{n}"]))
         sim.add_process(sink(f"mm2s{n}", mm2s.o))
         sim.add_process(tokens(f"mm2s{n}", mm2s))
         sim.add_process(tokens(f"s2mm{n}", s2mm))

@@ -559,3 +559,28 @@ def test_verilog_lints_clean(tmp_path):
                            "aiedma_axi_master.v"], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+class _BurstLimitedReader(ReadClient):
+    """A read client whose ``burst`` (the BD's ``burst_length`` in words) is ``burst``."""
+
+    def __init__(self, dut, n, addresses, rng, *, credit, burst):
+        super().__init__(dut, n, addresses, rng, credit=credit)
+        self.limit, self.burst_port = burst, getattr(dut, f"rd{n}_burst")
+
+    def drive(self, ctx, cycle):
+        super().drive(ctx, cycle)
+        ctx.set(self.burst_port, self.limit)
+
+
+@pytest.mark.parametrize(("burst", "longest"), [(8, 8), (16, 16), (64, 32), (0, 32)])
+def test_a_clients_burst_input_bounds_its_bursts_within_max_burst(burst, longest):
+    """``burst`` (sampled with a burst's first word) shortens bursts; 0 or more than
+    ``max_burst`` leaves them at ``max_burst``."""
+    rng = random.Random(6)
+    dut = AXI4Master(1, 1, max_burst=32, outstanding=64)
+    reader = _BurstLimitedReader(dut, 0, range(READ_BASE, READ_BASE + 256), rng, credit=64,
+                                 burst=burst)
+    slave = Slave(dut, rng, ready=1.0, latency=(3, 3))
+    run_and_check(dut, slave, [reader], [WriteClient(dut, 0, [], rng)], 32)
+    assert max(b["len"] + 1 for b in slave.ar) == longest

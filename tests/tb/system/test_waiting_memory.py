@@ -6,9 +6,13 @@ model's. A bus error and a window stop the channel with error_dm_access_to_unava
 import numpy as np
 import pytest
 
-from aiedma.model.arch.registers import STATUS_FIELDS, status_address
+from aiedma.model.arch.registers import STATUS_FIELDS, start_queue_address, status_address
+from aiedma.model.bd.descriptor import BufferDescriptor
+from aiedma.model.bd.task import Task
+from aiedma.model.system.stream import Beat
 from aiedma.tb.regress.axi_dma_runner import compare_run, expected_run, outcome_registers
 from aiedma.tb.system.dma_check import run_dma
+from aiedma.tb.system.random_programs import WritesProgram, bd_table_writes
 from aiedma.tb.system.stream_programs import random_stream_program
 from aiedma.tb.system.waiting_memory import run_on_waiting_memory
 
@@ -53,3 +57,24 @@ def test_a_window_on_a_waiting_memory_drops_what_the_model_drops():
     lsb, _ = STATUS_FIELDS["error_dm_access_to_unavailable"]
     flagged = [word >> lsb & 1 for _, _, word in got["registers"]]
     assert flagged == [0, 0, 1, 1]        # both S2MM channels write outside it
+
+
+@pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
+def test_each_request_carries_its_bds_bus_attributes(direction):
+    """Two chained shim BDs with different burst_length, axcache, axqos and secure_access:
+    every request of each carries its own BD's (AxPROT bit 1: non-secure); on S2MM the
+    request leaves a cycle after its word, the last word of the first BD included."""
+    first = BufferDescriptor("shim", buffer_length=40, base_address=100, burst_length=64,
+                             axcache=0b0011, axqos=5, secure_access=0, use_next_bd=1,
+                             next_bd=1, valid_bd=1)
+    second = BufferDescriptor("shim", buffer_length=30, base_address=300, burst_length=256,
+                              axcache=0b1111, axqos=12, secure_access=1, valid_bd=1)
+    writes = [*bd_table_writes("shim", {0: first, 1: second}),
+              (start_queue_address("shim", direction, 0), Task(0, 1, False).encode())]
+    inputs = {"s2mm0": [Beat(k, False) for k in range(70)]} if direction == "s2mm" else {}
+    program = WritesProgram(0, "shim", writes, np.arange(1024), inputs, "two BDs")
+    got = run_on_waiting_memory(program, [], latency=6, refuse=0.3, stall=0.3, seed=4)
+    requests = got["requests"][f"{direction}0"]
+    assert [r[0] for r in requests] == [*range(100, 140), *range(300, 330)]
+    assert {r[1:] for r in requests[:40]} == {(16, 0b0011, 0b010, 5)}
+    assert {r[1:] for r in requests[40:]} == {(64, 0b1111, 0b000, 12)}
