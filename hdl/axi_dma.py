@@ -211,29 +211,14 @@ class AXIDMA(wiring.Component):
             if name.startswith("m_axi_"):
                 ours, theirs = getattr(self, name), getattr(master, name)
                 m.d.comb += ours.eq(theirs) if member.flow is Out else theirs.eq(ours)
-        for n, channel in enumerate(dma.mm2s):
-            client = {k: getattr(master, f"rd{n}_{k}") for k in
-                      ("addr", "en", "ready", "valid", "data", "error", "burst", "cache", "prot",
-                       "qos")}
-            m.d.comb += [
-                client["addr"].eq(channel.mem_addr), client["en"].eq(channel.mem_en),
-                channel.mem_ready.eq(client["ready"]), channel.mem_valid.eq(client["valid"]),
-                channel.mem_data.eq(client["data"]), channel.mem_error.eq(client["error"]),
-            ]
-            self._attributes(m, client, channel)
-        for n, channel in enumerate(dma.s2mm):
-            client = {k: getattr(master, f"wr{n}_{k}") for k in
-                      ("addr", "data", "en", "ready", "acked", "error", "burst", "cache", "prot",
-                       "qos")}
-            m.d.comb += [
-                client["addr"].eq(channel.mem_addr), client["data"].eq(channel.mem_data),
-                client["en"].eq(channel.mem_we), channel.mem_ready.eq(client["ready"]),
-                channel.mem_acked.eq(client["acked"]), channel.mem_error.eq(client["error"]),
-            ]
-            self._attributes(m, client, channel)
-
-    @staticmethod
-    def _attributes(m: Module, client: dict, channel: object) -> None:
-        """The BD's bus attributes of each request (the channel's ``mem_burst``, ...)."""
-        m.d.comb += [client[name].eq(getattr(channel, f"mem_{name}"))
-                     for name in ("burst", "cache", "prot", "qos")]
+        # A client's ``<field>`` is its channel's ``mem_<field>`` (a write's ``en`` its
+        # ``mem_we``); the master's flow says which side drives it.
+        for prefix, channels in (("rd", dma.mm2s), ("wr", dma.s2mm)):
+            for n, channel in enumerate(channels):
+                for name, member in master.signature.members.items():
+                    field = name.removeprefix(f"{prefix}{n}_")
+                    if field == name:
+                        continue
+                    port = "mem_we" if (prefix, field) == ("wr", "en") else f"mem_{field}"
+                    ours, theirs = getattr(master, name), getattr(channel, port)
+                    m.d.comb += ours.eq(theirs) if member.flow is In else theirs.eq(ours)
