@@ -8,8 +8,10 @@
 #                task programs with RTL channels in the system model, the whole RTL
 #                DMA, its traces replayed on Icarus, AXIL (10000) random transactions
 #                per kind on each DMA's AXI4-Lite slave, GRAPHS random programs per
-#                kind on each whole AXI top (under stream pauses, cycle-exact, and
-#                with 50 host accesses each while they run), and the tutorial graph; every
+#                kind on each whole AXI top (under stream pauses; without, cycle-exact
+#                where the top has block RAM ports, words and outcome on the shim's
+#                AXI4 master; with 50 host accesses each while they run, core and
+#                memory tile), and the tutorial graph; every
 #                stage stops make on a mismatch, so the last line is the verdict.
 #                REGRESSION=blocks: every block on random BDs (WAVES=1 writes
 #                build/waves/); REGRESSION=verilog-bulk: BDS (100000) random BDs per
