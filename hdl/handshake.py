@@ -10,10 +10,10 @@ memory of that many cycles' latency.
 Why a BD's end waits: a channel completes a BD (releases its lock, ends its task) when
 its last access is done. On the fixed port that is a set number of cycles after the last
 beat (``COMPLETION_LATENCY``); here it is when the memory has answered every access of
-the BD, which :attr:`done` reports. The datapath takes no beat of the next BD until then
-(``closing``), so at most one BD waits to complete and a completion always names the BD
-whose last beat passed last: the price is a bubble of the memory's round trip at each
-BD boundary, which the fixed port does not have.
+the BD, which :attr:`done` reports, once a BD and in BD order. The next BDs' beats move
+on meanwhile: at a BD's last beat the datapath notes how many accesses it has asked in
+all (a *mark*), and the BD is done when that many are answered. Up to
+:data:`PENDING_BDS` BDs may wait so; with that many waiting the datapath takes no beat.
 
 An access a channel must not make (outside its window: ``blocked``, from the channel) is
 not asked: a read gives 0 in its place in the word order, a write is dropped, and
@@ -23,9 +23,9 @@ read and ``fault`` for either; the words still move, the channel stops after the
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.cycle.contract import DATA_BITS
@@ -33,7 +33,12 @@ from ..model.errors import AiedmaError, field_error
 from .layouts import beat_layout, check_kind, data_beat_layout
 from .memory_port import read_port_signature, write_port_signature
 
-__all__ = ["MM2SHandshakeDatapath", "S2MMHandshakeDatapath", "check_outstanding"]
+__all__ = ["PENDING_BDS", "MM2SHandshakeDatapath", "S2MMHandshakeDatapath",
+           "check_outstanding"]
+
+PENDING_BDS = 4
+"""BDs whose last beat has passed and whose accesses are not all answered, at most (the
+channel's completion keeps their records as long)."""
 
 
 def check_outstanding(outstanding: int) -> int:
@@ -48,6 +53,31 @@ def check_outstanding(outstanding: int) -> int:
 
 def _status_ports() -> dict[str, wiring.Member]:
     return {"blocked": In(1), "dropped": Out(1), "fault": Out(1), "done": Out(1)}
+
+
+def _marks(m: Module, outstanding: int, asked: Value, answered: Value, last: Value,
+           done: Value) -> Value:
+    """BD ends by the count of accesses: at a BD's ``last`` beat, the number of accesses
+    asked in all (this cycle's ``asked`` included) is queued; ``done`` is driven high in
+    the cycle the ``answered`` count (this cycle's included) reaches the oldest. The
+    counts wrap; they never lie more than ``outstanding`` apart, so the difference's top
+    bit says which is ahead. Returns whether a BD end can be queued (the queue's room)."""
+    width = outstanding.bit_length() + 2
+    m.submodules.marks = marks = SyncFIFO(width=width, depth=PENDING_BDS)
+    issued = Signal(width)          # accesses asked in all, modulo 2**width
+    replied = Signal(width)         # accesses answered in all
+    issued_now = Signal(width)
+    replied_now = Signal(width)
+    behind = Signal(width)
+    m.d.comb += [
+        issued_now.eq(issued + asked), replied_now.eq(replied + answered),
+        marks.w_en.eq(last), marks.w_data.eq(issued_now),
+        behind.eq(replied_now - marks.r_data),
+        done.eq(marks.r_rdy & ~behind[width - 1]),
+        marks.r_en.eq(done),
+    ]
+    m.d.sync += [issued.eq(issued_now), replied.eq(replied_now)]
+    return marks.w_rdy
 
 
 class MM2SHandshakeDatapath(wiring.Component):
@@ -74,7 +104,8 @@ class MM2SHandshakeDatapath(wiring.Component):
     fault : Out(1)
         A response carried a bus error (its word gives 0).
     done : Out(1)
-        Every read up to a BD's last beat has been answered: the BD completes now.
+        Every read up to a BD's last beat has been answered: the oldest BD whose last
+        beat has passed completes now (one a cycle, in BD order).
     """
 
     def __init__(self, kind: str, outstanding: int) -> None:
@@ -94,14 +125,12 @@ class MM2SHandshakeDatapath(wiring.Component):
         m.submodules.tags = tags = SyncFIFOBuffered(width=2, depth=n)
         m.submodules.words = words = SyncFIFOBuffered(width=DATA_BITS, depth=n)
         held = Signal(range(n + 1))     # beats taken whose words have not left
-        asked = Signal(range(n + 1))    # reads asked and not answered
-        closing = Signal()              # a BD's last beat is taken, its reads not all answered
-
-        beat = self.beats.payload
-        room = (held != n) & ~closing   # registers only
-        skip = beat.zero | self.blocked  # no read for this beat
         take = Signal()
         asks = Signal()
+        beat = self.beats.payload
+        may_end = _marks(m, n, asks, self.mem_valid, take & beat.last, self.done)
+        room = (held != n) & may_end    # registers only
+        skip = beat.zero | self.blocked  # no read for this beat
         m.d.comb += [
             self.mem_addr.eq(beat.address),
             self.mem_en.eq(self.beats.valid & room & ~skip),
@@ -124,15 +153,7 @@ class MM2SHandshakeDatapath(wiring.Component):
             give.eq(self.o.valid & self.o.ready),
             tags.r_en.eq(give), words.r_en.eq(give & ~head_zero),
         ]
-        m.d.sync += [held.eq(held + take - give), asked.eq(asked + asks - self.mem_valid)]
-
-        # The answer arriving now may be the last one owed.
-        settled = (asked == 0) | ((asked == 1) & self.mem_valid)
-        m.d.comb += self.done.eq(closing & settled)
-        with m.If(take & beat.last):
-            m.d.sync += closing.eq(1)
-        with m.Elif(self.done):
-            m.d.sync += closing.eq(0)
+        m.d.sync += held.eq(held + take - give)
         return m
 
 
@@ -171,15 +192,16 @@ class S2MMHandshakeDatapath(wiring.Component):
         m = Module()
         n = self.outstanding
         asked = Signal(range(n + 1))    # writes taken by the memory, not acknowledged
-        closing = Signal()
+        join = Signal()
+        beat = self.beats.payload
+        writes = join & ~beat.zero & ~self.blocked
+        may_end = _marks(m, n, writes, self.mem_acked, join & (beat.last | self.i.payload.last),
+                         self.done)
 
         sent = self.mem_we & self.mem_ready
         # A word joins when the request register is empty or sends now, and the writes
         # asked after it (the register's included) stay within ``outstanding``.
-        free = ~closing & Mux(self.mem_we, self.mem_ready & (asked + 2 <= n), asked + 1 <= n)
-        join = Signal()
-        beat = self.beats.payload
-        writes = join & ~beat.zero & ~self.blocked
+        free = may_end & Mux(self.mem_we, self.mem_ready & (asked + 2 <= n), asked + 1 <= n)
         m.d.comb += [
             self.i.ready.eq(self.beats.valid & free),
             self.beats.ready.eq(self.i.valid & free),
@@ -193,11 +215,4 @@ class S2MMHandshakeDatapath(wiring.Component):
         with m.Elif(sent):
             m.d.sync += self.mem_we.eq(0)
         m.d.sync += asked.eq(asked + sent - self.mem_acked)
-
-        settled = ~self.mem_we & (asked == self.mem_acked)
-        m.d.comb += self.done.eq(closing & settled)
-        with m.If(join & (beat.last | self.i.payload.last)):
-            m.d.sync += closing.eq(1)
-        with m.Elif(self.done):
-            m.d.sync += closing.eq(0)
         return m

@@ -3,7 +3,8 @@
 ``COMPLETION_LATENCY`` (``model/cycle/contract.py``) says when: MM2S in the cycle its
 last beat passes the gate (0), S2MM a cycle later, with its last write (1). On a
 handshake memory port (latency None) the engine says when: in the cycle its datapath's
-``done`` reports every access of the BD answered (:mod:`aiedma.hdl.handshake`). A BD of
+``done`` reports every access of the BD answered (:mod:`aiedma.hdl.handshake`), up to
+``PENDING_BDS`` BDs waiting for it in order. A BD of
 length 0 completes in the cycle it passes the lock requester; it runs only when no
 BD is pending, so there is at most one completion a cycle.
 """
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ...model.errors import AiedmaError, field_error
+from ..handshake import PENDING_BDS
 from .record import head_layout, head_of, record_layout
 
 __all__ = ["Completion"]
@@ -38,7 +41,8 @@ class Completion(wiring.Component):
     zero_record : In(record_layout(kind))
         A BD of length 0 completes now; its record.
     settled : In(1)
-        Latency None only: the engine's ``done``, the pending BD's accesses are answered.
+        Latency None only: the engine's ``done``, the oldest pending BD's accesses are
+        answered.
     done : Out(1)
     record : Out(head_layout(kind, "run"))
         A BD completes at the end of this cycle; its record (the fields completing reads).
@@ -64,14 +68,16 @@ class Completion(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         if self.latency is None:
-            # The datapath takes no beat of the next BD before ``settled``, so one BD waits.
-            last_record = Signal(self.layout)
-            with m.If(self.last_beat):
-                m.d.sync += [self.pending.eq(1), last_record.eq(self.run_head)]
-            with m.Elif(self.settled):
-                m.d.sync += self.pending.eq(0)
-            m.d.comb += [self.done.eq(self.pending & self.settled),
-                         self.record.eq(last_record)]
+            # Up to PENDING_BDS BDs wait for ``settled``, one a cycle in BD order (the
+            # datapath takes no beat with that many waiting).
+            m.submodules.waiting = waiting = SyncFIFO(width=self.layout.size,
+                                                      depth=PENDING_BDS)
+            m.d.comb += [
+                waiting.w_en.eq(self.last_beat), waiting.w_data.eq(self.run_head),
+                self.pending.eq(waiting.r_rdy),
+                self.done.eq(waiting.r_rdy & self.settled), waiting.r_en.eq(self.done),
+                self.record.eq(waiting.r_data),
+            ]
         elif self.latency:
             last_record = Signal(self.layout)
             m.d.sync += [self.pending.eq(self.last_beat), last_record.eq(self.run_head)]

@@ -119,6 +119,17 @@ def test_mm2s_moves_a_word_a_cycle_through_twenty_cycles_of_latency():
     assert cycles[-1] - cycles[0] == 599        # no gap between the first and last word
 
 
+def test_mm2s_moves_short_bds_back_to_back_through_twenty_cycles_of_latency():
+    """BDs end while their reads are in flight: 8 BDs of 10 words, no gap between them,
+    each done in order once its reads are answered."""
+    bds = [BufferDescriptor("shim", buffer_length=10, base_address=100 + 16 * k)
+           for k in range(8)]
+    got, cycles, log = run_mm2s("shim", bds, _image(2), seed=2, outstanding=32, latency=20)
+    assert got == mm2s_words(expected_beats(bds), _image(2))
+    assert cycles[-1] - cycles[0] == 79
+    _check_done_after_answers(bds, log)
+
+
 def test_mm2s_with_too_few_outstanding_reads_waits_for_the_memory():
     """The bound is real: 4 reads in flight through 20 cycles give 4 words a round trip."""
     bd = BufferDescriptor("shim", buffer_length=200, base_address=100)
@@ -157,7 +168,8 @@ def test_mm2s_blocked_reads_are_not_made_and_give_zero():
 def run_s2mm(kind: str, bds, memory, words, *, seed: int, outstanding: int = 8,
              latency: int = 1, refuse: float = 0.0, batch: int = 1, idle: float = 0.0,
              errors=()):
-    """S2MM engine on a waiting memory; returns per cycle (mem_acked, done, fault)."""
+    """S2MM engine on a waiting memory; returns per cycle (mem_acked, done, fault, a word
+    taken)."""
     engine = S2MMEngine(kind, outstanding=outstanding)
     rng = random.Random(seed)
     offer = random_pattern(rng, 40 * len(words) + 400, idle)
@@ -178,8 +190,8 @@ def run_s2mm(kind: str, bds, memory, words, *, seed: int, outstanding: int = 8,
                                        refuse=refuse, batch=batch, errors=errors))
     sim.add_testbench(feed)
     sim.add_testbench(words_in)
-    sim.add_testbench(record(log, engine.mem_acked, engine.done, engine.fault),
-                      background=True)
+    sim.add_testbench(record(log, engine.mem_acked, engine.done, engine.fault,
+                             engine.i.valid & engine.i.ready), background=True)
     sim.run()
     return log
 
@@ -196,6 +208,19 @@ def test_s2mm_memory_is_the_models_under_a_waiting_memory(kind, latency, refuse,
                    batch=batch, idle=idle)
     assert np.array_equal(memory, s2mm_memory(beats, words, np.zeros(WORDS, np.uint64)))
     _check_done_after_answers(bds, log)
+
+
+def test_s2mm_takes_short_bds_back_to_back_through_twenty_cycles_of_latency():
+    bds = [BufferDescriptor("shim", buffer_length=10, base_address=100 + 16 * k)
+           for k in range(8)]
+    beats = expected_beats(bds)
+    words = list(range(1, 81))
+    memory = np.zeros(WORDS, dtype=np.uint64)
+    log = run_s2mm("shim", bds, memory, words, seed=2, outstanding=32, latency=20, batch=16)
+    assert np.array_equal(memory, s2mm_memory(beats, words, np.zeros(WORDS, np.uint64)))
+    _check_done_after_answers(bds, log)
+    sent = [k for k, row in enumerate(log) if row[3]]
+    assert sent[-1] - sent[0] == 79               # a word joined every cycle
 
 
 def test_s2mm_bus_error_faults_and_the_words_still_move():
