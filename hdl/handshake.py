@@ -33,12 +33,22 @@ from ..model.errors import AiedmaError, field_error
 from .layouts import beat_layout, check_kind, data_beat_layout
 from .memory_port import read_port_signature, write_port_signature
 
-__all__ = ["PENDING_BDS", "MM2SHandshakeDatapath", "S2MMHandshakeDatapath",
-           "check_outstanding"]
+__all__ = ["ENDS_HELD", "HANDSHAKE_RECORDS", "PENDING_BDS", "MM2SHandshakeDatapath",
+           "S2MMHandshakeDatapath", "check_outstanding"]
 
 PENDING_BDS = 4
 """BDs whose last beat has passed and whose accesses are not all answered, at most (the
 channel's completion keeps their records as long)."""
+
+ENDS_HELD = 6
+"""MM2S: BDs whose last beat the datapath has taken and whose last word has not left,
+at most. Each of them, and the one after, keeps its record in the channel's ring of BDs
+in flight until its words have passed the stream."""
+
+HANDSHAKE_RECORDS = 16
+"""The ring's records on a handshake port (:class:`~.channel.record.InFlightRing`): the
+address generator's ``ADDRGEN_BD_SLOTS`` (5), the datapath's ``ENDS_HELD + 1`` and one
+in the packet stage, 13, fit in the 15 it holds."""
 
 
 def check_outstanding(outstanding: int) -> int:
@@ -125,11 +135,12 @@ class MM2SHandshakeDatapath(wiring.Component):
         m.submodules.tags = tags = SyncFIFOBuffered(width=2, depth=n)
         m.submodules.words = words = SyncFIFOBuffered(width=DATA_BITS, depth=n)
         held = Signal(range(n + 1))     # beats taken whose words have not left
+        ends = Signal(range(ENDS_HELD + 1))   # of them, BDs' last beats
         take = Signal()
         asks = Signal()
         beat = self.beats.payload
         may_end = _marks(m, n, asks, self.mem_valid, take & beat.last, self.done)
-        room = (held != n) & may_end    # registers only
+        room = (held != n) & (ends != ENDS_HELD) & may_end    # registers only
         skip = beat.zero | self.blocked  # no read for this beat
         m.d.comb += [
             self.mem_addr.eq(beat.address),
@@ -153,7 +164,8 @@ class MM2SHandshakeDatapath(wiring.Component):
             give.eq(self.o.valid & self.o.ready),
             tags.r_en.eq(give), words.r_en.eq(give & ~head_zero),
         ]
-        m.d.sync += held.eq(held + take - give)
+        m.d.sync += [held.eq(held + take - give),
+                     ends.eq(ends + (take & beat.last) - (give & head_last))]
         return m
 
 

@@ -69,7 +69,7 @@ from ...model.cycle.contract import (
 )
 from ..bd_table import BDTable, fetch_signature
 from ..compress import Compressor, Decompressor
-from ..handshake import check_outstanding
+from ..handshake import HANDSHAKE_RECORDS, check_outstanding
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature
 from ..memory_port import BURST_WORDS_MAX, bus_attributes_signature
@@ -79,7 +79,7 @@ from .completion import Completion
 from .direction import DIRECTION_PARTS, connect_outside
 from .fetch import FetchStage, unreachable
 from .lock_requests import LockRequester
-from .record import InFlightRing
+from .record import RECORDS, InFlightRing
 from .release_queue import ReleaseQueue
 
 __all__ = ["Channel"]
@@ -218,7 +218,8 @@ class Channel(wiring.Component):
         if len(dma.windows) > 1:
             m.d.comb += fetch.absent_locks.eq(self.absent_locks)
         m.submodules.engine = engine = parts.engine(kind, self.outstanding)
-        m.submodules.ring = ring = InFlightRing(kind)
+        m.submodules.ring = ring = InFlightRing(kind, HANDSHAKE_RECORDS if self.handshake
+                                                else RECORDS)
         m.submodules.locks = locks = LockRequester(kind)
         completion = self._completion(m, engine)
         m.submodules.releases = releases = ReleaseQueue(kind)

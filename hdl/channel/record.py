@@ -86,7 +86,8 @@ def head_of(head: str, record: data.View) -> Value:
 
 
 class InFlightRing(wiring.Component):
-    """``RECORDS`` records of the BDs in flight, with a write pointer and three heads.
+    """``records`` (``RECORDS``, a power of two) records of the BDs in flight, with a write
+    pointer and three heads.
 
     Parameters
     ----------
@@ -128,8 +129,9 @@ class InFlightRing(wiring.Component):
         A BD still runs or still streams.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, records: int = RECORDS) -> None:
         self.kind = kind
+        self.records = records      # a power of two: the pointers wrap by their bits
         super().__init__({
             "push": In(1), "record": In(record_layout(kind)),
             "gate_advance": In(1), "run_advance": In(1), "stage_advance": In(1),
@@ -146,7 +148,7 @@ class InFlightRing(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        bits = (RECORDS - 1).bit_length()
+        bits = (self.records - 1).bit_length()
         wr, gate_p, run_p, stage_p = (Signal(bits, name=n) for n in
                                       ("wr", "gate_p", "run_p", "stage_p"))
         behind = (gate_p + 1)[:bits]
@@ -155,7 +157,7 @@ class InFlightRing(wiring.Component):
         reads = {"gate": ((gate_p, self.gate_head), (behind, self.gate_next)),
                  "run": ((run_p, self.run_head),), "stage": ((stage_p, self.stage_head),)}
         for part, heads in reads.items():
-            memory = Memory(shape=head_layout(self.kind, part), depth=RECORDS, init=[])
+            memory = Memory(shape=head_layout(self.kind, part), depth=self.records, init=[])
             m.submodules[f"{part}_records"] = memory
             write = memory.write_port()
             m.d.comb += [write.addr.eq(wr), write.data.eq(head_of(part, self.record)),
@@ -196,8 +198,8 @@ class InFlightRing(wiring.Component):
         if hasattr(self, "stage_compress"):
             flags["compress"] = (self.stage_compress, self.record.compress)
         for name, (flag, value) in flags.items():
-            bits = Signal(RECORDS, name=f"{name}_bits")
-            next_bits = Signal(RECORDS, name=f"{name}_next")
+            bits = Signal(self.records, name=f"{name}_bits")
+            next_bits = Signal(self.records, name=f"{name}_next")
             m.d.comb += next_bits.eq(bits)
             with m.If(self.push):
                 m.d.comb += next_bits.bit_select(wr, 1).eq(value)

@@ -29,6 +29,15 @@ def test_shim_programs_on_a_waiting_memory_end_as_the_model(seed, latency, refus
     assert compare_run(expected_run(program), got, timed=False) == [], program.description
 
 
+def test_short_bds_far_from_their_memory_keep_their_records():
+    """Many short BDs in flight at once through 20 cycles of latency and 32 reads in flight:
+    each keeps its record (its TLAST) in the channel's ring until its words have passed."""
+    program = random_stream_program(4, "shim")
+    got = run_on_waiting_memory(program, outcome_registers("shim", program.writes),
+                                outstanding=32, latency=20, seed=4)
+    assert compare_run(expected_run(program), got, timed=False) == [], program.description
+
+
 def test_a_bus_error_on_a_read_sets_the_channels_status_bit_and_nothing_hangs():
     program = random_stream_program(2, "shim")      # MM2S 1 reads 32 words
     status = status_address("shim", "mm2s", 1)
