@@ -175,6 +175,8 @@ class Channel(wiring.Component):
         self.allowed = check_allowed(kind, allowed)
         self.outstanding = None if outstanding is None else check_outstanding(outstanding)
         self.handshake = outstanding is not None
+        # BDs in flight (each with a record until its words pass): more on a handshake port
+        self.records = HANDSHAKE_RECORDS if self.handshake else RECORDS
         check_direction(direction, "channel")
         self.shared_table = shared_table
         self.direction, self.index, self.column, self.row = direction, index, column, row
@@ -218,8 +220,7 @@ class Channel(wiring.Component):
         if len(dma.windows) > 1:
             m.d.comb += fetch.absent_locks.eq(self.absent_locks)
         m.submodules.engine = engine = parts.engine(kind, self.outstanding)
-        m.submodules.ring = ring = InFlightRing(kind, HANDSHAKE_RECORDS if self.handshake
-                                                else RECORDS)
+        m.submodules.ring = ring = InFlightRing(kind, self.records)
         m.submodules.locks = locks = LockRequester(kind)
         completion = self._completion(m, engine)
         m.submodules.releases = releases = ReleaseQueue(kind)
