@@ -161,11 +161,9 @@ def axi4_master_signature(address_bits: int, id_bits: int) -> wiring.Signature:
     return wiring.Signature({f"m_axi_{name}": member for name, member in members.items()})
 
 
-def _check_parameters(reads: int, writes: int, max_burst: int, address_bits: int,
-                      outstanding: int) -> None:
+def _check_parameters(reads: int, writes: int, max_burst: int, address_bits: int) -> None:
     """Refuse parameters the block cannot be built with (an :class:`AiedmaError`)."""
-    for name, value in (("reads", reads), ("writes", writes), ("address_bits", address_bits),
-                        ("outstanding", outstanding)):
+    for name, value in (("reads", reads), ("writes", writes), ("address_bits", address_bits)):
         if value < 1:
             raise field_error(AiedmaError, name, value, "must be at least 1")
     if not 1 <= max_burst <= MAX_BURST or max_burst & (max_burst - 1):
@@ -283,6 +281,11 @@ class _AddressIssue:
 class AXI4Master(wiring.Component):
     """One AXI4 master for several read and write clients (see the module's docstring).
 
+    A read client keeps its own count of the words it asked for and has not received
+    (the block keeps none): to stream a word a cycle it needs ``max_burst`` plus the read
+    latency plus 4 of them (the module's docstring), and with fewer its bursts end where
+    its count runs out.
+
     Parameters
     ----------
     reads, writes : int
@@ -292,12 +295,6 @@ class AXI4Master(wiring.Component):
         Most words a burst holds: a power of two from 1 to 256.
     address_bits : int
         Width of a client's word address; the AXI byte address is two bits wider.
-    outstanding : int
-        Words a read client may have asked for and not yet received, its credit. The
-        block keeps no count of it (each client holds its own, and asks no more); to
-        stream a word a cycle a client needs ``max_burst`` plus the read latency plus 4
-        (see the module's docstring), and with less than ``max_burst`` its bursts end
-        where its credit runs out.
 
     Attributes
     ----------
@@ -315,12 +312,11 @@ class AXI4Master(wiring.Component):
     """
 
     def __init__(self, reads: int, writes: int, max_burst: int = 64,
-                 address_bits: int = ADDRESS_BITS["shim"], outstanding: int = 32) -> None:
-        _check_parameters(reads, writes, max_burst, address_bits, outstanding)
+                 address_bits: int = ADDRESS_BITS["shim"]) -> None:
+        _check_parameters(reads, writes, max_burst, address_bits)
         self.reads, self.writes = reads, writes
         self.max_burst = max_burst
         self.address_bits = address_bits
-        self.outstanding = outstanding
         self.id_bits = max(1, (max(reads, writes) - 1).bit_length())
         members = {}
         for n in range(reads):

@@ -377,7 +377,7 @@ def build(reads, writes, seed, *, max_burst, count, credit=32, idle=(0.02, 0.3),
     """A master, its slave and random clients, each client in its own region; the clients
     idle in turn with the probabilities of ``idle`` (a busy client fills its bursts)."""
     rng = random.Random(seed)
-    dut = AXI4Master(reads, writes, max_burst=max_burst, outstanding=credit)
+    dut = AXI4Master(reads, writes, max_burst=max_burst)
     readers = [ReadClient(dut, n, address_runs(rng, count, READ_BASE + n * REGION), rng,
                           credit=credit, idle=idle[n % len(idle)]) for n in range(reads)]
     writers = [WriteClient(dut, n, address_runs(rng, count, WRITE_BASE + n * REGION), rng,
@@ -425,7 +425,7 @@ def test_ar_takes_waiting_clients_in_round_robin():
     # Single-word bursts (no two requests adjacent) from three busy clients, AR slow:
     # every client always has a burst waiting, so the grants must rotate.
     rng = random.Random(8)
-    dut = AXI4Master(3, 1, max_burst=4, outstanding=64)
+    dut = AXI4Master(3, 1, max_burst=4)
     readers = [ReadClient(dut, n, range(READ_BASE + n * REGION, READ_BASE + n * REGION + 80, 2),
                           rng, credit=64) for n in range(3)]
     slave = Slave(dut, rng, ready=0.3, latency=(1, 4))
@@ -438,7 +438,7 @@ def _stream_one_client(direction, words=600, start=PAGE_WORDS - 24, max_burst=64
     read client with the credit the master's docstring says streaming needs."""
     rng = random.Random(5)
     credit = max_burst + latency + 4
-    dut = AXI4Master(1, 1, max_burst=max_burst, outstanding=credit)
+    dut = AXI4Master(1, 1, max_burst=max_burst)
     addresses = [READ_BASE + start + k for k in range(words)]
     readers = [ReadClient(dut, 0, addresses if direction == "read" else [], rng, credit=credit)]
     writers = [WriteClient(dut, 0, addresses if direction == "write" else [], rng)]
@@ -482,7 +482,7 @@ def test_single_word_writes_keep_one_a_cycle_up_to_a_b_latency_of_six():
 
 def test_two_read_clients_fill_r_one_beat_a_cycle():
     rng = random.Random(6)
-    dut = AXI4Master(2, 1, max_burst=64, outstanding=128)
+    dut = AXI4Master(2, 1, max_burst=64)
     readers = [ReadClient(dut, n, range(READ_BASE + n * REGION, READ_BASE + n * REGION + 400),
                           rng, credit=128) for n in range(2)]
     writers = [WriteClient(dut, 0, [], rng)]
@@ -518,7 +518,6 @@ def test_errors_reach_their_client_with_their_words_and_the_master_goes_on():
     ({"max_burst": 512}, r"^max_burst=512: must be a power of two from 1 to 256"),
     ({"reads": 0}, r"^reads=0: must be at least 1$"),
     ({"writes": 0}, r"^writes=0: must be at least 1$"),
-    ({"outstanding": 0}, r"^outstanding=0: must be at least 1$"),
 ])
 def test_bad_parameters_are_refused_by_name(parameters, message):
     arguments = {"reads": 1, "writes": 1} | parameters
@@ -568,7 +567,7 @@ def test_a_clients_burst_input_bounds_its_bursts_within_max_burst(burst, longest
     """``burst`` (sampled with a burst's first word) shortens bursts; 0 or more than
     ``max_burst`` leaves them at ``max_burst``."""
     rng = random.Random(6)
-    dut = AXI4Master(1, 1, max_burst=32, outstanding=64)
+    dut = AXI4Master(1, 1, max_burst=32)
     reader = _BurstLimitedReader(dut, 0, range(READ_BASE, READ_BASE + 256), rng, credit=64,
                                  burst=burst)
     slave = Slave(dut, rng, ready=1.0, latency=(3, 3))
