@@ -49,6 +49,30 @@ def _bds(kind: str, seed: int, count: int = 12) -> list[BufferDescriptor]:
     return random_bds(kind, count, seed)
 
 
+def _simulate(top, engine, bds, port, stream, latency, watched) -> list:
+    """Run ``top`` with ``bds`` fed to ``engine``, the memory ``port`` process and the
+    ``stream`` testbench, ``latency + 10`` cycles more for the last BD's completion;
+    returns ``watched`` per cycle."""
+    log = []
+
+    async def feed(ctx):
+        await stream_send(ctx, engine.bd, [bd_to_payload(bd) for bd in bds])
+
+    async def streams(ctx):
+        await stream(ctx)
+        for _ in range(latency + 10):
+            await ctx.tick()
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_process(port)
+    sim.add_testbench(feed)
+    sim.add_testbench(streams)
+    sim.add_testbench(record(log, *watched), background=True)
+    sim.run()
+    return log
+
+
 def run_mm2s(kind: str, bds, memory, *, seed: int, outstanding: int = 8, latency: int = 1,
              refuse: float = 0.0, jitter: int = 0, stall: float = 0.0, errors=(),
              blocking: bool = False):
@@ -59,32 +83,18 @@ def run_mm2s(kind: str, bds, memory, *, seed: int, outstanding: int = 8, latency
     beats = expected_beats(bds)
     rng = random.Random(seed)
     ready = random_pattern(rng, 40 * len(beats) + 400, stall)
-    out, log = {}, []
-
-    async def feed(ctx):
-        await stream_send(ctx, engine.bd, [bd_to_payload(bd) for bd in bds])
+    out = {}
 
     async def take(ctx):
         out["got"] = await stream_receive(ctx, engine.o, len(beats), ready=ready,
                                           timeout=2000)
-        for _ in range(latency + 10):      # the last BD's completion
-            await ctx.tick()
 
-    sim = Simulator(top)
-    sim.add_clock(1e-6)
-    sim.add_process(waiting_read_port(engine, memory, latency=latency, seed=seed,
-                                      refuse=refuse, jitter=jitter, errors=errors))
-    sim.add_testbench(feed)
-    sim.add_testbench(take)
-    sim.add_testbench(record(log, engine.mem_valid, engine.done, engine.fault,
-                             engine.dropped, engine.o.valid & engine.o.ready),
-                      background=True)
-    sim.run()
+    port = waiting_read_port(engine, memory, latency=latency, seed=seed, refuse=refuse,
+                             jitter=jitter, errors=errors)
+    log = _simulate(top, engine, bds, port, take, latency,
+                    (engine.mem_valid, engine.done, engine.fault, engine.dropped,
+                     engine.o.valid & engine.o.ready))
     return [payload for _, payload in out["got"]], [cycle for cycle, _ in out["got"]], log
-
-
-def _data_beats_per_bd(bds) -> list[int]:
-    return [sum(1 for b in expected_beats([bd]) if not b["zero"]) for bd in bds]
 
 
 def _check_done_after_answers(bds, log, skipped=lambda beat: beat["zero"]) -> None:
@@ -173,27 +183,16 @@ def run_s2mm(kind: str, bds, memory, words, *, seed: int, outstanding: int = 8,
     engine = S2MMEngine(kind, outstanding=outstanding)
     rng = random.Random(seed)
     offer = random_pattern(rng, 40 * len(words) + 400, idle)
-    log = []
-
-    async def feed(ctx):
-        await stream_send(ctx, engine.bd, [bd_to_payload(bd) for bd in bds])
 
     async def words_in(ctx):
         await stream_send(ctx, engine.i, [{"data": w, "last": 0} for w in words],
                           offer=offer, timeout=2000)
-        for _ in range(latency + 10):
-            await ctx.tick()
 
-    sim = Simulator(engine)
-    sim.add_clock(1e-6)
-    sim.add_process(waiting_write_port(engine, memory, latency=latency, seed=seed,
-                                       refuse=refuse, batch=batch, errors=errors))
-    sim.add_testbench(feed)
-    sim.add_testbench(words_in)
-    sim.add_testbench(record(log, engine.mem_acked, engine.done, engine.fault,
-                             engine.i.valid & engine.i.ready), background=True)
-    sim.run()
-    return log
+    port = waiting_write_port(engine, memory, latency=latency, seed=seed, refuse=refuse,
+                              batch=batch, errors=errors)
+    return _simulate(engine, engine, bds, port, words_in, latency,
+                     (engine.mem_acked, engine.done, engine.fault,
+                      engine.i.valid & engine.i.ready))
 
 
 @pytest.mark.parametrize(("kind", "latency", "refuse", "batch", "idle"), [
