@@ -72,7 +72,7 @@ from ..compress import Compressor, Decompressor
 from ..handshake import HANDSHAKE_RECORDS, check_outstanding
 from ..layouts import check_kind
 from ..lock_unit import lock_port_signature
-from ..memory_port import BURST_WORDS_MAX, bus_attributes_signature
+from ..memory_port import bus_attributes_signature
 from ..register_port import drive_register_port, register_port_signature
 from ..task_queue import TaskQueue
 from .completion import Completion
@@ -361,11 +361,13 @@ class Channel(wiring.Component):
         it takes them, so a queue pushed as it takes one and popped at its last beat has
         the running BD at its head; an S2MM request leaves the datapath's register a cycle
         after its word joined, so its attributes are held from that cycle."""
-        if not self.handshake or bus_attributes_signature(self.kind) is None:
+        signature = bus_attributes_signature(self.kind) if self.handshake else None
+        if signature is None:
             return
         bd = fetch.bd
-        attributes = data.StructLayout({"burst": range(BURST_WORDS_MAX + 1), "cache": 4,
-                                        "prot": 3, "qos": 4})
+        # ``mem_burst`` ... as the port names them, ``burst`` ... here
+        attributes = data.StructLayout({name.removeprefix("mem_"): member.shape
+                                        for name, member in signature.members.items()})
         m.submodules.attributes = queue = SyncFIFO(width=attributes.size,
                                                    depth=ADDRGEN_BD_SLOTS + 1)
         taken = Signal(attributes)
