@@ -1,11 +1,12 @@
 """RTL in the loop on Verilator: a Verilated channel engine loaded into this process.
 
 Each engine top (``hdl.engine.MM2SEngine`` / ``S2MMEngine`` of one kind) is exported
-to Verilog and Verilated with a small generated C++ wrapper into a shared library
-(``build/loop/<top>-<hash>/``, rebuilt only when the Verilog changes), loaded with
-:mod:`ctypes`. The wrapper gives one ``set`` and one ``get`` per port, by index, in
-32-bit words, and ``eval``; a cycle is: set the inputs, ``eval``, read the settled
-outputs, then a rising clock edge. :class:`VerilatorEngine` has the engine protocol of
+to Verilog and Verilated inside a generated bench with its C++ wrapper
+(:mod:`.replay_bench`) into a shared library (``build/loop/<top>-<hash>/``, rebuilt
+only when the Verilog changes), loaded with :mod:`ctypes`. The wrapper gives one
+``set`` and one ``get`` per port, by index, in 32-bit words, ``eval``, ``edge`` and
+``replay``; a cycle is: set the inputs, read the settled outputs, then a rising clock
+edge. :class:`VerilatorEngine` has the engine protocol of
 :class:`aiedma.tb.system.loop.AmaranthEngine`, so :class:`aiedma.tb.system.loop.CheckedEngine`
 compares it with the model the same way.
 """
@@ -39,6 +40,7 @@ from ..common.tools import (
     verilator_cxx_flavour,
     verilator_env,
 )
+from .replay_bench import BENCH_TOP, bench_cxx, bench_verilog
 
 __all__ = ["BUILD", "SMALL_TOP", "PortRows", "VerilatedTop", "VerilatorEngine", "engine_cycle",
            "engine_top", "make_flags", "run_verilator", "verilog_ports"]
@@ -59,83 +61,6 @@ def verilog_ports(verilog: str, top: str) -> list[tuple[str, str, int]]:
     start = verilog.index(f"module {top}(")
     body = verilog[start:verilog.index("endmodule", start)]
     return [(d, name, int(high) + 1 if high else 1) for d, high, name in _PORT.findall(body)]
-
-
-def _c_type(width: int) -> str:
-    return "uint64_t" if width > 32 else "uint32_t"
-
-
-def _wrapper(ports: list[tuple[str, str, int]]) -> str:
-    """C++ for ``set``/``get`` by port index, 32-bit words, and the model's life cycle."""
-    sets, gets = [], []
-    for index, (direction, port, width) in enumerate(ports):
-        name = port.replace("__", "___05F")   # Verilator's escape of a double underscore
-        words = (width + 31) // 32
-        if width > 64:
-            write = "".join(f"t->{name}[{w}] = v[{w}]; " for w in range(words))
-            read = "".join(f"v[{w}] = t->{name}[{w}]; " for w in range(words))
-        elif width > 32:
-            write = f"t->{name} = (uint64_t)v[1] << 32 | v[0]; "
-            read = f"v[0] = (uint32_t)t->{name}; v[1] = (uint32_t)(t->{name} >> 32); "
-        else:
-            write, read = f"t->{name} = v[0]; ", f"v[0] = t->{name}; "
-        if direction == "input":
-            sets.append(f"    case {index}: {write}break;")
-        gets.append(f"    case {index}: {read}break;")
-    return "\n".join([
-        '#include "Vtop.h"',
-        '#include "verilated.h"',
-        "#include <cstdint>",
-        'extern "C" {',
-        "void* aiedma_new() { return new Vtop; }",
-        "void aiedma_delete(void* p) { delete static_cast<Vtop*>(p); }",
-        "void aiedma_eval(void* p) { static_cast<Vtop*>(p)->eval(); }",
-        "void aiedma_set(void* p, int port, const uint32_t* v) {",
-        "  Vtop* t = static_cast<Vtop*>(p);",
-        "  switch (port) {", *sets, "  }", "}",
-        "void aiedma_get(void* p, int port, uint32_t* v) {",
-        "  Vtop* t = static_cast<Vtop*>(p);",
-        "  switch (port) {", *gets, "  }", "}",
-        _REPLAY,
-        "}",
-        "double sc_time_stamp() { return 0; }",
-        "",
-    ])
-
-
-# A recorded run replayed in one C loop (:meth:`VerilatedTop.replay`): per cycle, drive
-# every recorded input, settle, compare every output under its care mask, clock. No
-# Python runs per cycle, so a replay runs at the Verilated model's own speed.
-_REPLAY = """\
-int64_t aiedma_replay(void* p, int64_t cycles, int clk,
-    int n_in, const int* in_port, const int* in_at, int in_stride, const uint32_t* in,
-    int n_out, const int* out_port, const int* out_at, const int* out_words, int out_stride,
-    const uint32_t* want, const uint32_t* care, uint32_t* got) {
-  Vtop* t = static_cast<Vtop*>(p);
-  const uint32_t one = 1, zero = 0;
-  for (int64_t c = 0; c < cycles; ++c) {
-    const uint32_t* row = in + c * in_stride;
-    // The clock falls with the new inputs: one evaluation settles both (no negedge logic).
-    aiedma_set(p, clk, &zero);
-    for (int i = 0; i < n_in; ++i) aiedma_set(p, in_port[i], row + in_at[i]);
-    t->eval();
-    const uint32_t* w = want + c * out_stride;
-    const uint32_t* m = care + c * out_stride;
-    uint32_t bad = 0;
-    for (int o = 0; o < n_out; ++o) {
-      uint32_t* g = got + out_at[o];
-      aiedma_get(p, out_port[o], g);
-      for (int k = 0; k < out_words[o]; ++k)
-        bad |= (g[k] ^ w[out_at[o] + k]) & m[out_at[o] + k];
-    }
-    if (bad) return c;
-    aiedma_set(p, clk, &one);
-    t->eval();
-  }
-  aiedma_set(p, clk, &zero);
-  t->eval();
-  return -1;
-}"""
 
 
 def make_flags(verilog: str) -> str:
@@ -197,15 +122,18 @@ class VerilatedTop:
     # Per top name, its ports and library: a whole DMA's Verilog takes a while to scan
     # and hash, and a regression makes a fresh top per program (its Verilog, too, is
     # one per name and process: top_verilog).
-    _tops: ClassVar[dict[str, tuple[dict[str, tuple[int, int]], ctypes.CDLL]]] = {}
+    _tops: ClassVar[dict[str, tuple[dict[str, tuple[int, int]], frozenset[str],
+                                    ctypes.CDLL]]] = {}
 
     def __init__(self, top: str, make: Any = None, cache: bool = True) -> None:
         if top not in self._tops:
             verilog = top_verilog(top, make, cache)
+            ports = verilog_ports(verilog, top)
             self._tops[top] = ({name: (index, width) for index, (_, name, width)
-                                in enumerate(verilog_ports(verilog, top))},
+                                in enumerate(ports)},
+                               frozenset(name for kind, name, _ in ports if kind == "input"),
                                self._library(top, verilog))
-        self.ports, self._lib = self._tops[top]
+        self.ports, self._inputs, self._lib = self._tops[top]
         self._model = ctypes.c_void_p(self._lib.aiedma_new())
         self._buffer = (ctypes.c_uint32 * 16)()
         self._dirty = True
@@ -223,8 +151,8 @@ class VerilatedTop:
     @classmethod
     def _library(cls, top: str, verilog: str) -> ctypes.CDLL:
         ports = verilog_ports(verilog, top)
-        wrapper = _wrapper(ports)
-        digest = hashlib.sha256((verilog + wrapper + verilator_cxx_flavour()
+        bench, wrapper = bench_verilog(ports, top), bench_cxx(ports, top)
+        digest = hashlib.sha256((verilog + bench + wrapper + verilator_cxx_flavour()
                                  + make_flags(verilog)).encode()).hexdigest()[:16]
         folder = BUILD / f"{top}-{digest}"
         library = folder / "libtop.so"
@@ -235,12 +163,12 @@ class VerilatedTop:
             with (BUILD / f"{top}-{digest}.lock").open("w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not library.exists():
-                    cls._build(folder, top, verilog, wrapper)
+                    cls._build(folder, top, verilog + bench, wrapper)
         key = str(library.resolve())
         if key not in cls._libraries:
             lib = ctypes.CDLL(key)   # RTLD_LOCAL: each top keeps its own Verilator runtime
             lib.aiedma_new.restype = ctypes.c_void_p
-            for name in ("aiedma_delete", "aiedma_eval"):
+            for name in ("aiedma_delete", "aiedma_eval", "aiedma_edge"):
                 getattr(lib, name).argtypes = [ctypes.c_void_p]
             for name in ("aiedma_set", "aiedma_get"):
                 getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_int,
@@ -248,7 +176,7 @@ class VerilatedTop:
             ints, words = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
             lib.aiedma_replay.restype = ctypes.c_int64
             lib.aiedma_replay.argtypes = [
-                ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
+                ctypes.c_void_p, ctypes.c_int64,
                 ctypes.c_int, ints, ints, ctypes.c_int, words,
                 ctypes.c_int, ints, ints, ints, ctypes.c_int, words, words, words]
             cls._libraries[key] = lib
@@ -266,7 +194,7 @@ class VerilatedTop:
         (folder / f"{top}.v").write_text(verilog)
         (folder / "wrapper.cpp").write_text(wrapper)
         command = [tool, "--cc", "--build", "--exe", "-O3", "--x-assign", "fast",
-                   "--x-initial", "fast", "--top-module", top, "--prefix", "Vtop",
+                   "--x-initial", "fast", "--top-module", BENCH_TOP, "--prefix", "Vtop",
                    *lint_flags(), "-j", "2", "-CFLAGS", "-fPIC -std=c++17",
                    "-LDFLAGS", "-shared", "--Mdir", "obj", "-o", "libtop.so",
                    f"{top}.v", "wrapper.cpp"]
@@ -300,10 +228,9 @@ class VerilatedTop:
         return value & ((1 << width) - 1)
 
     def edge(self) -> None:
-        """A rising clock edge (then the clock low again, settled)."""
-        for level in (0, 1, 0):
-            self.set("clk", level)
-            self.get("clk")
+        """A rising clock edge with the inputs set (then the clock low again, settled)."""
+        self._lib.aiedma_edge(self._model)
+        self._dirty = False
 
     def replay(self, inputs: dict[str, np.ndarray] | PortRows,
                want: dict[str, np.ndarray] | PortRows, care: dict[str, np.ndarray] | PortRows
@@ -331,6 +258,9 @@ class VerilatedTop:
         """
         ins, wants, cares = (rows if isinstance(rows, PortRows) else PortRows.of(self.ports, rows)
                              for rows in (inputs, want, care))
+        inputs_compared = [name for name in wants.names if name in self._inputs]
+        if inputs_compared:
+            raise ValueError(f"replay: {inputs_compared} are inputs: only outputs are compared")
         if wants.names != cares.names:
             raise ValueError(f"replay: expected rows of {wants.names}, care rows of "
                              f"{cares.names}: the same ports in the same order")
@@ -341,7 +271,7 @@ class VerilatedTop:
         got = np.zeros(max(wants.rows.shape[1], 1), dtype=np.uint32)
         ints, words = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
         first = self._lib.aiedma_replay(
-            self._model, cycles, self.ports["clk"][0],
+            self._model, cycles,
             len(ins.names), ins.indices.ctypes.data_as(ints), ins.at.ctypes.data_as(ints),
             ins.rows.shape[1], ins.rows.ctypes.data_as(words),
             len(wants.names), wants.indices.ctypes.data_as(ints),

@@ -32,7 +32,7 @@ def test_a_quick_build_is_kept_apart_from_an_optimised_one(monkeypatch, tmp_path
 
     monkeypatch.setattr(loop_verilator, "BUILD", tmp_path)
     monkeypatch.setattr(loop_verilator.VerilatedTop, "_build", staticmethod(build))
-    verilog = "module t(\n  input clk\n);\nendmodule\n"
+    verilog = "module t(clk);\n  input clk;\nendmodule\n"
     for value in ("1", "0"):
         monkeypatch.setenv(tools.QUICK_BUILDS, value)
         with pytest.raises(RuntimeError, match="stop"):
