@@ -1,7 +1,7 @@
 """Simulated cycles per second of graph runs and whole DMAs with RTL checked every cycle.
 
 ``python -m aiedma.flows.loop_bench [--iterations N] [--copy-iterations N] [--programs N]
-[--lockstep-programs N] [--only tutorial,copy,dma]`` prints three tables, each way
+[--lockstep-programs N] [--jobs J] [--only tutorial,copy,dma]`` prints three tables, each way
 measured one after the other in one process, every build made (and every top exported)
 before the clock starts: a build is not a run.
 
@@ -16,8 +16,9 @@ before the clock starts: a build is not a run.
   each) over the wall time of ``Graph.run`` end to end, graph building included.
 * ``dma``: random task programs on each kind's whole RTL DMA on Verilator
   (``python -m aiedma.tb dma-programs``): by replay (``--programs``, the model's run and
-  the replays timed apart) and in lockstep (``--lockstep-programs``, fewer: it is slow;
-  the ratio is per program).
+  the replays timed apart), the same replays on ``--jobs`` processes forked from the
+  bench's (default: every core; ``python -m aiedma.tb dma-programs --jobs``), and in
+  lockstep (``--lockstep-programs``, fewer: it is slow; the ratio is per program).
 
 Every run is checked on every cycle; a mismatch stops the bench. The figures are
 printed, never asserted.
@@ -26,14 +27,18 @@ printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import itertools
+import os
 import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
 
+from ..tb.common.shards import run_forked, shard_sizes
 from ..tb.common.simulators import IN_PROCESS
 from ..tb.common.tools import ToolMissing
+from ..tb.regress.dma_sweep import dma_shard
 from ..tb.system import dma_check
 from ..tb.system.loop import rtl_runner
 from ..tb.system.loop_replay import run_replayed
@@ -139,18 +144,43 @@ def _programs(kind: str, count: int, lockstep: bool) -> dict:
     return row if lockstep else {**row, **spent}
 
 
-def dma_rates(programs: int = 1000, lockstep_programs: int = 100) -> list[dict]:
-    """Random task programs on each kind's whole RTL DMA on Verilator, replay and lockstep.
+def _forked_programs(kind: str, count: int, jobs: int) -> dict:
+    """``count`` random programs of ``kind`` replayed on ``jobs`` processes forked from
+    this one (``python -m aiedma.tb dma-programs --jobs``), timed from the fork to the
+    last result."""
+    sizes = shard_sizes(count, jobs)
+    calls = [(first, kind, size, "verilator")
+             for first, size in zip(itertools.accumulate(sizes, initial=1), sizes,
+                                    strict=False)]
+    start = time.perf_counter()
+    results = run_forked(dma_shard, calls, jobs)
+    seconds = time.perf_counter() - start
+    for result in results:
+        if result.failed or result.value["mismatches"]:
+            raise AssertionError(f"{kind}, programs from seed {result.seed}: "
+                                 f"{result.error or result.value['failed']}")
+    return {"kind": kind, "way": f"replay x{len(results)}", "programs": count,
+            "cycles": sum(r.value["cycles"] for r in results), "seconds": seconds,
+            "per_program_s": seconds / count}
 
-    Each row has ``ratio``: the lockstep run's time per program over the replay's.
+
+def dma_rates(programs: int = 1000, lockstep_programs: int = 100,
+              jobs: int | None = None) -> list[dict]:
+    """Random task programs on each kind's whole RTL DMA on Verilator: replayed in this
+    process, replayed on ``jobs`` forked processes (default: every core; left out with
+    one), and in lockstep.
+
+    The replay row has ``ratio``: the lockstep run's time per program over the replay's.
     """
+    jobs = jobs or os.cpu_count() or 1
     rows = []
     for kind in PROGRAM_PLACES:
         dma_check.check_program_channels(random_program(1, kind), "verilator")   # build
         replayed = _programs(kind, programs, lockstep=False)
+        forked = [_forked_programs(kind, programs, jobs)] if jobs > 1 else []
         stepped = _programs(kind, lockstep_programs, lockstep=True)
         replayed["ratio"] = stepped["per_program_s"] / replayed["per_program_s"]
-        rows += [replayed, stepped]
+        rows += [replayed, *forked, stepped]
     return rows
 
 
@@ -177,12 +207,12 @@ def describe(rows: list[dict]) -> list[str]:
 
 def describe_dma(rows: list[dict]) -> list[str]:
     """The whole-DMA rows as text lines."""
-    lines = [f"{'kind':<9}{'way':<10}{'programs':>9}{'cycles':>9}{'seconds':>9}"
+    lines = [f"{'kind':<9}{'way':<11}{'programs':>9}{'cycles':>9}{'seconds':>9}"
              f"{'ms/program':>11}{'model s':>9}{'replay s':>9}{'ratio':>8}"]
     for r in rows:
         extra = (f"{r['model_s']:>9.2f}{r['replay_s']:>9.2f}{r['ratio']:>8.1f}"
                  if r["way"] == "replay" else "")
-        lines.append(f"{r['kind']:<9}{r['way']:<10}{r['programs']:>9}{r['cycles']:>9}"
+        lines.append(f"{r['kind']:<9}{r['way']:<11}{r['programs']:>9}{r['cycles']:>9}"
                      f"{r['seconds']:>9.2f}{1000 * r['per_program_s']:>11.2f}{extra}")
     return lines
 
@@ -194,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copy-iterations", type=int, default=COPY_ITERATIONS)
     parser.add_argument("--programs", type=int, default=1000)
     parser.add_argument("--lockstep-programs", type=int, default=100)
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="processes of the forked replay of the whole-DMA programs "
+                             "(default: every core)")
     parser.add_argument("--only", default="tutorial,copy,dma")
     args = parser.parse_args(argv)
     only = {name.strip() for name in args.only.split(",")}
@@ -207,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     if "dma" in only:
         print("random task programs on the whole RTL DMA, Verilator (ratio: lockstep time "
               "per program over the replay's):")
-        print("\n".join(describe_dma(dma_rates(args.programs, args.lockstep_programs))))
+        print("\n".join(describe_dma(dma_rates(args.programs, args.lockstep_programs,
+                                                  args.jobs))))
     return 0
 
 

@@ -1,11 +1,14 @@
 """Random task programs on the whole RTL DMA inside the system model, against the model.
 
 ``python -m aiedma.tb dma-programs [--programs N] [--seed S] [--sim amaranth verilator]
-[--kinds ...] [--lockstep]``: ``N`` random task programs (:func:`~aiedma.tb.system.random_programs.
-random_program`) per kind and simulator, each run with the model's channels and then with
-the whole RTL DMA in their place (:func:`~aiedma.tb.system.dma_check.check_program_channels`),
-compared on every cycle; one line per kind and simulator, exit 1 on any mismatch. On
-Verilator the model's run is replayed into the block; ``--lockstep`` runs the loop.
+[--kinds ...] [--lockstep] [--jobs J]``: ``N`` random task programs
+(:func:`~aiedma.tb.system.random_programs.random_program`) per kind and simulator, each
+run with the model's channels and then with the whole RTL DMA in their place
+(:func:`~aiedma.tb.system.dma_check.check_program_channels`), compared on every cycle;
+one line per kind and simulator, exit 1 on any mismatch. On Verilator the model's run
+is replayed into the block; ``--lockstep`` runs the loop. The task programs run on
+``J`` processes forked from this one (default: every core;
+:func:`~aiedma.tb.common.shards.run_forked`), the others in this one.
 The core and memory tiles also run ``N`` random finish-on-TLAST programs per simulator
 (:func:`~aiedma.tb.system.random_programs.random_fot_program`, through
 :func:`~aiedma.tb.system.dma_check.run_dma`: words, memory, tokens, locks, the FoT
@@ -26,13 +29,16 @@ lockstep), the words compared.
 from __future__ import annotations
 
 import argparse
+import itertools
+import os
 import time
 from collections.abc import Callable
 
 from ...model.arch.register_map import register_at
 from ...model.arch.registers import STATUS_FIELDS
+from ..common.shards import run_forked, shard_sizes
 from ..system.compression_programs import random_compression_program
-from ..system.dma_check import check_program_channels, check_program_status, run_dma
+from ..system.dma_check import check_program_status, run_dma
 from ..system.loop import RUNS_ON
 from ..system.random_faults import FAULT_BITS, FAULT_KINDS, random_fault_program
 from ..system.random_out_of_order import OUT_OF_ORDER_KINDS, random_out_of_order_program
@@ -42,6 +48,7 @@ from ..system.random_programs import (
     random_fot_program,
     random_program,
 )
+from .dma_sweep import dma_shard
 
 __all__ = ["RUNS_ON", "main"]
 
@@ -58,24 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lockstep", action="store_true",
                         help="on Verilator, run the block in the loop with the model rather "
                              "than replay the model's recorded run into it")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="processes the random task programs run on (default: every "
+                             "core); the other programs run in this one")
     args = parser.parse_args(argv)
     failed = 0
     for simulator in args.sim:
         for kind in args.kinds:
-            start, cycles, bad = time.perf_counter(), 0, 0
-            for seed in range(args.seed, args.seed + args.programs):
-                program = random_program(seed, kind)
-                try:
-                    cycles += check_program_channels(program, simulator, reuse=True,
-                                                     lockstep=args.lockstep).cycles
-                except AssertionError as error:
-                    bad += 1
-                    print(f"FAIL {simulator} {kind} seed={seed}: {error}\n  "
-                          f"{program.description}")
-            failed += bad
-            print(f"whole RTL DMA on {simulator}, {kind}: {args.programs} random task "
-                  f"programs (seeds {args.seed}..{args.seed + args.programs - 1}), {cycles} "
-                  f"cycles, {bad} mismatches, {time.perf_counter() - start:.1f} s")
+            failed += _task_programs(kind, args.seed, args.programs, simulator,
+                                     args.lockstep, args.jobs)
             if kind in ("tile", "memtile"):
                 failed += _fot_programs(kind, args.seed, args.programs, simulator)
                 failed += _writes_programs(kind, args.seed, args.programs, simulator,
@@ -88,6 +86,33 @@ def main(argv: list[str] | None = None) -> int:
                                           simulator)
             failed += _status_programs(kind, args.seed, max(1, args.programs // 4), simulator)
     return 1 if failed else 0
+
+
+def _task_programs(kind: str, first: int, count: int, simulator: str, lockstep: bool,
+                   jobs: int | None) -> int:
+    """Random task programs on ``jobs`` forked processes; prints one line (and one per
+    failed program), returns the mismatches."""
+    start = time.perf_counter()
+    sizes = shard_sizes(count, jobs or os.cpu_count() or 1)
+    firsts = itertools.accumulate(sizes, initial=first)
+    calls = [(seed, kind, size, simulator, lockstep)
+             for seed, size in zip(firsts, sizes, strict=False)]
+    results = run_forked(dma_shard, calls, jobs)
+    cycles = bad = 0
+    for result in results:
+        if result.failed:
+            bad += 1
+            print(f"FAIL {simulator} {kind} programs from seed {result.seed}: {result.error}")
+            continue
+        cycles += result.value["cycles"]
+        bad += result.value["mismatches"]
+        for seed, reason in result.value["failed"]:
+            print(f"FAIL {simulator} {kind} seed={seed}: {reason}\n  "
+                  f"{random_program(seed, kind).description}")
+    print(f"whole RTL DMA on {simulator}, {kind}: {count} random task programs (seeds "
+          f"{first}..{first + count - 1}, {len(results)} processes), {cycles} cycles, {bad} "
+          f"mismatches, {time.perf_counter() - start:.1f} s")
+    return bad
 
 
 def _status_programs(kind: str, first: int, count: int, simulator: str) -> int:

@@ -48,8 +48,10 @@ def shard_calls(kinds: Sequence[str], tasks: int, seed: int, shards: int,
             for kind in kinds for first, count in zip(firsts, sizes, strict=False)]
 
 
-def dma_shard(first_seed: int, kind: str, programs: int, simulator: str) -> dict:
-    """Programs ``first_seed .. first_seed + programs - 1`` of ``kind``, each checked.
+def dma_shard(first_seed: int, kind: str, programs: int, simulator: str,
+              lockstep: bool = False) -> dict:
+    """Programs ``first_seed .. first_seed + programs - 1`` of ``kind``, each checked
+    (on Verilator by replay, or in the loop with ``lockstep``).
 
     Returns ``kind, programs, tasks, cycles, seconds`` and ``failed``: ``[(seed, reason)]``
     of the first programs that differed (a Dask worker calls this by name).
@@ -61,7 +63,8 @@ def dma_shard(first_seed: int, kind: str, programs: int, simulator: str) -> dict
         _, channels, _, _ = program.build()
         tasks += sum(len(channel.queue) for channel in channels)
         try:
-            cycles += check_program_channels(program, simulator, reuse=True).cycles
+            cycles += check_program_channels(program, simulator, reuse=True,
+                                             lockstep=lockstep).cycles
         except AssertionError as error:
             bad += 1
             if len(failed) < _KEEP_FAILURES:
