@@ -23,6 +23,7 @@ recording something else.
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass, fields
 from typing import Any
@@ -56,25 +57,43 @@ class RecordingError(AiedmaError):
 
 @dataclass
 class EngineTrace:
-    """A recorded engine, one row per cycle from cycle 0.
+    """A recorded engine, from cycle 0.
 
     Attributes
     ----------
-    columns : dict of str to numpy.ndarray
-        :data:`COLUMNS`, int64, one entry per cycle.
+    blocks : list of (int, dict)
+        The cycles in order, in stretches ``(cycles, values)``: per column of
+        :data:`COLUMNS`, an array of that many entries, or one value held over them (a
+        stalled jump repeats its cycle). A replay reads these (:func:`~.loop_replay.
+        engine_ports`), so nothing is spread out cycle by cycle that it does not need.
     bds : list of BufferDescriptor
         The BDs the ``bd`` column indexes.
     runs : list of tuple
         The running BDs' beats ``(addresses, zeros, bd_id, bd)`` the ``run`` column indexes.
     """
 
-    columns: dict[str, np.ndarray]
+    blocks: list[tuple[int, dict[str, Any]]]
     bds: list[BufferDescriptor]
     runs: list[tuple]
 
     @property
     def cycles(self) -> int:
-        return int(self.columns["bd"].size)
+        return sum(length for length, _ in self.blocks)
+
+    @functools.cached_property
+    def columns(self) -> dict[str, np.ndarray]:
+        """:data:`COLUMNS`, int64, one entry per cycle, spread out on first use; the
+        trace's blocks are these columns from then on (a column changed is what a replay
+        sees)."""
+        total, columns = self.cycles, {}
+        for name in COLUMNS:
+            column, start = np.empty(total, dtype=np.int64), 0
+            for length, block in self.blocks:
+                column[start:start + length] = block[name]   # an array, or one value
+                start += length
+            columns[name] = column
+        self.blocks = [(total, columns)]
+        return columns
 
     def signals(self, cycle: int) -> EngineCycle:
         """What the model engine showed in ``cycle``."""
@@ -306,12 +325,4 @@ class EngineRecorder:
         if cycles > self.cycles and self._jump is not None:
             self._catch_up(cycles)
         self._flush()
-        total = sum(length for length, _ in self._blocks)
-        columns = {}
-        for name in COLUMNS:
-            column, start = np.empty(total, dtype=np.int64), 0
-            for length, block in self._blocks:
-                column[start:start + length] = block[name]   # an array, or one value
-                start += length
-            columns[name] = column
-        return EngineTrace(columns, self._bds, self._runs)
+        return EngineTrace(self._blocks, self._bds, self._runs)

@@ -58,16 +58,15 @@ _S2MM = (("i__ready", "stream_ready", None), ("mem_we", "mem_write", None),
          ("mem_addr", "mem_addr", "mem_write"), ("mem_data", "mem_data", "mem_write"))
 
 
-def _payloads(kind: str, trace: EngineTrace, rows: PortRows) -> None:
-    """The ``bd__payload`` of every cycle into ``rows`` (zeros where no BD is offered)."""
+def _payload_table(kind: str, trace: EngineTrace, words: int) -> np.ndarray:
+    """Each recorded BD's ``bd__payload`` as ``words`` 32-bit words, a row per BD, and
+    a last row of zeros for cycles with no BD offered (index -1)."""
     layout = bd_layout(kind)
-    k = rows.names.index("bd__payload")
-    at, count = int(rows.at[k]), int(rows.words[k])
-    table = np.zeros((len(trace.bds) + 1, count), dtype=np.uint32)   # row -1: no BD
+    table = np.zeros((len(trace.bds) + 1, words), dtype=np.uint32)
     for n, bd in enumerate(trace.bds):
         value = layout.const(bd_to_payload(bd)).as_value().value
-        table[n] = [(value >> (32 * w)) & 0xFFFF_FFFF for w in range(count)]
-    rows.rows[:, at:at + count] = table[trace.columns["bd"]]
+        table[n] = [(value >> (32 * w)) & 0xFFFF_FFFF for w in range(words)]
+    return table
 
 
 def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tuple[int, int]]
@@ -88,24 +87,34 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
         Per cycle, the inputs the model engine saw, the outputs it showed, and which
         output bits to compare.
     """
-    c = trace.columns
-    driven = (("bd__valid", c["bd"] >= 0), ("lock_grant", c["grant"]),
-              *((("o__ready", c["o_ready"]), ("mem_data", c["mem_data_in"] & 0xFFFF_FFFF))
-                if mm2s else (("i__valid", c["i_valid"]),
-                              ("i__payload", c["i_data"] & 0xFFFF_FFFF))))
-    inputs = PortRows(ports, ["bd__valid", "bd__payload", *(name for name, _ in driven[1:])],
-                      trace.cycles)
-    for name, column in driven:
-        inputs.put(name, column)
-    _payloads(kind, trace, inputs)
-    columns = dict(c, payload=(c["data"] & 0xFFFF_FFFF) | (c["stream_last"] << 32))
     compared = _COMMON + (_MM2S if mm2s else _S2MM)
-    names = [port for port, _, _ in compared]
-    want = PortRows(ports, names, trace.cycles)
-    care = PortRows(ports, names, trace.cycles)
-    for port, column, valid in compared:
-        want.put(port, columns[column])
-        care.mask(port, 1 if valid is None else columns[valid])
+    driven = ("bd__valid", "bd__payload", "lock_grant",
+              *(("o__ready", "mem_data") if mm2s else ("i__valid", "i__payload")))
+    inputs = PortRows(ports, driven, trace.cycles)
+    want = PortRows(ports, [port for port, _, _ in compared], trace.cycles)
+    care = PortRows(ports, want.names, trace.cycles)
+    k = inputs.names.index("bd__payload")
+    at, words = int(inputs.at[k]), int(inputs.words[k])
+    table = _payload_table(kind, trace, words)
+    start = 0
+    # Stretch by stretch: a value held over a stretch is written once for all of it.
+    for length, c in trace.blocks:
+        rows = slice(start, start + length)
+        start += length
+        inputs.put("bd__valid", np.asarray(c["bd"]) >= 0, rows)
+        inputs.rows[rows, at:at + words] = table[c["bd"]]
+        inputs.put("lock_grant", c["grant"], rows)
+        if mm2s:
+            inputs.put("o__ready", c["o_ready"], rows)
+            inputs.put("mem_data", np.asarray(c["mem_data_in"]) & 0xFFFF_FFFF, rows)
+        else:
+            inputs.put("i__valid", c["i_valid"], rows)
+            inputs.put("i__payload", np.asarray(c["i_data"]) & 0xFFFF_FFFF, rows)
+        payload = ((np.asarray(c["data"]) & 0xFFFF_FFFF)
+                   | (np.asarray(c["stream_last"], dtype=np.int64) << 32))
+        for port, column, valid in compared:
+            want.put(port, payload if column == "payload" else c[column], rows)
+            care.mask(port, 1 if valid is None else c[valid], rows)
     return inputs, want, care
 
 
