@@ -318,15 +318,20 @@ class SharedBuffer(_Node):
             Sorted element indices, only for the read ports that have any.
         """
         written = [self.programs[p].indices() for p in self.inputs if p in self.programs]
-        union = np.unique(np.concatenate(written)) if written else np.empty(0, np.int64)
+        reads = {port: self.programs[port].indices() for port in self.outputs
+                 if port in self.programs}
+        # A mask over the elements, not a sorted union: a graph compiles once per run.
+        size = max((int(a.max(initial=-1)) for a in (*written, *reads.values())),
+                   default=-1) + 1
+        covered = np.zeros(size, dtype=bool)
+        for indices in written:
+            covered[indices[indices >= 0]] = True
         found = {}
-        for port in self.outputs:
-            if port not in self.programs:
-                continue
-            read = self.programs[port].indices()
-            missing = np.setdiff1d(read[read >= 0], union)
+        for port, read in reads.items():
+            read = read[read >= 0]
+            missing = read[~covered[read]]
             if missing.size:
-                found[port] = missing
+                found[port] = np.unique(missing)
         return found
 
     def write_access(self, port: Port | int, tiling: Any) -> None:
