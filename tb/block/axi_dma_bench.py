@@ -20,7 +20,10 @@ a reset of the top, as a host would run it:
   controller ID, and the cycles ``error`` is high; an access outside the program's
   memory is a failure. A top with an AXI4 master (the shim's, ``m_axi_*``) reaches the
   program's memory in a cocotbext-axi ``AxiRam`` instead, its five channels under the
-  same pause generator as the streams, and the memory after the run is the RAM's;
+  same pause generator as the streams, and the memory after the run is the RAM's; a
+  program's ``read_faults`` and ``write_faults`` (word addresses) make the RAM answer
+  SLVERR for those words (cocotbext-axi's slave answers so when its memory raises), and
+  a faulted write leaves its word as it was;
 * the program ends when every source has sent its words and ``busy`` has stayed low
   for a few cycles, or at its bound of cycles (a hang: a failure);
 * the master then reads every register the program's outcome decides (BD words with
@@ -102,9 +105,11 @@ class TB:
                                     dut.aclk, dut.aresetn, reset_active_level=False,
                                     byte_size=DATA_BITS) for n in range(self.channels)]
         self.ram = None
+        self.faults: dict[str, set[int]] = {"read": set(), "write": set()}
         if hasattr(dut, "m_axi_arvalid"):
             self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.aclk, dut.aresetn,
                               reset_active_level=False, size=config["ram_bytes"])
+            _fail_on(self.ram, self.faults)
         self._ports = _Ports(dut, self.channels, memory_ports=self.ram is None)
         dut.pause.value = 1
         if len(DMA_KINDS[self.kind].windows) > 1:   # no program names a neighbour's lock
@@ -177,6 +182,8 @@ class TB:
         await self.reset()
         failures = await self.write_registers(program["writes"])
         memory = _Memory(program["first"], unpack_words(program["memory"]))
+        for way in self.faults:
+            self.faults[way] = set(program.get(f"{way}_faults", ()))
         if self.ram is not None:
             self.ram.write(4 * memory.first, _as_bytes(memory.words))
         for n, source in enumerate(self.sources):
@@ -202,6 +209,28 @@ class TB:
             failures += _sink_agrees(sink, seen["outputs"][f"mm2s{n}"], f"mm2s{n}")
         return {**seen, "memory": pack_words(memory.words), "registers": registers,
                 "answers": answers, "failures": failures}
+
+
+class BusFault(Exception):
+    """An access the program marks as faulty: cocotbext-axi's slave answers it SLVERR."""
+
+
+def _fail_on(ram: AxiRam, faults: dict[str, set[int]]) -> None:
+    """Make ``ram``'s slave raise on the words of ``faults["read"]`` and
+    ``faults["write"]`` (word addresses, looked up at each access)."""
+    read, write = ram.read_if._read, ram.write_if._write
+
+    async def faulty_read(address: int, length: int) -> bytes:
+        if address // 4 in faults["read"]:
+            raise BusFault(f"read of word {address // 4}")
+        return await read(address, length)
+
+    async def faulty_write(address: int, data: bytes) -> None:
+        if address // 4 in faults["write"]:
+            raise BusFault(f"write of word {address // 4}")
+        await write(address, data)
+
+    ram.read_if._read, ram.write_if._write = faulty_read, faulty_write
 
 
 def _as_bytes(words: np.ndarray) -> bytes:

@@ -70,6 +70,7 @@ REGRESSIONS: dict[str, Regression] = {r.name: r for r in (
                "random reads and writes per kind under random pauses, against the model"),
     Regression("axi-dma", axi_dma.main, axi_dma.RUNS_ON,
                "random programs on every channel of each whole AXI DMA top: AXI4-Lite "
-               "master, AXI4-Stream sources and sinks with random pauses, against the model"),
+               "master, AXI4-Stream sources and sinks with random pauses, the shim's memory "
+               "answering SLVERR, against the model"),
 )}
 """Every regression, by name, in the order ``python -m aiedma.tb`` lists them."""

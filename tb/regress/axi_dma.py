@@ -10,11 +10,16 @@ every word and TLAST, the memory, the tokens and the registers compared with the
 then the same number of programs with no pause, every word's cycle compared too; then
 the same programs again while a host makes ``--ops`` random AXI4-Lite reads and writes
 in each (the master's channels paused at ``--pause``), each response, each register
-port access and each word read compared with the model's in its cycle. ``--passes``
-picks among the three. One line per kind, simulator and pass; status 1 on any mismatch.
-The shim's top reaches memory through its AXI4 master (a cocotbext-axi ``AxiRam``),
-whose answers are not the model's cycles: its pass without pauses compares words and
-outcome only, and its host pass is skipped, with a line that says so.
+port access and each word read compared with the model's in its cycle; then, on a top
+with an AXI4 master (the shim's), as many programs whose memory answers SLVERR for some
+words (:func:`~.axi_dma_runner.bus_error_program`): the words, memory and status must
+be the model's with a faulted read giving 0, a faulted write leaving its word, and
+``error_dm_access_to_unavailable`` set on each channel that met one. ``--passes`` picks
+among the four. One line per kind, simulator and pass; status 1 on any mismatch. The
+shim's top reaches memory through its AXI4 master (a cocotbext-axi ``AxiRam``), whose
+answers are not the model's cycles: its pass without pauses compares words and outcome
+only, and its host pass is skipped, with a line that says so; the other tops have no
+bus to answer with an error, and skip the bus-error pass so.
 """
 
 from __future__ import annotations
@@ -22,13 +27,14 @@ from __future__ import annotations
 import argparse
 
 from ...hdl.axi_dma import MASTER_KINDS
-from .axi_dma_runner import RUNS_ON, run_axi_dma
+from .axi_dma_runner import RUNS_ON, run_axi_bus_errors, run_axi_dma
 from .axi_lite import add_common_options
 
 __all__ = ["PASSES", "RUNS_ON", "main"]
 
 PASSES = {"pauses": "under stream pauses", "timed": "every word's cycle too",
-          "host": "a host's accesses while it runs"}
+          "host": "a host's accesses while it runs",
+          "errors": "its memory answering SLVERR"}
 """The regression's passes: what each compares beyond every word and the outcome."""
 
 
@@ -42,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="random AXI4-Lite accesses a host makes while each program runs, "
                              "in the host pass (default 50)")
     parser.add_argument("--passes", nargs="+", choices=PASSES, default=list(PASSES),
-                        help="which passes to run (default: all three)")
+                        help="which passes to run (default: all four)")
     add_common_options(parser, RUNS_ON,
                        "probability of a pause per cycle on each stream's source and sink "
                        "(in the host pass: on each AXI4-Lite channel)")
@@ -52,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         for kind in args.kinds:
             for name in args.passes:
                 what = f"{simulator} {kind} {PASSES[name]}"
+                if kind not in MASTER_KINDS and name == "errors":
+                    print(f"{what}: skipped, its top has no AXI4 master (its memory ports "
+                          f"are the DMA's own), so no bus answers with an error")
+                    continue
                 if kind in MASTER_KINDS and name == "host":
                     print(f"{what}: skipped, its top reaches memory through an AXI4 master, "
                           f"so its cycles are not the model's and a host's accesses have no "
@@ -60,11 +70,15 @@ def main(argv: list[str] | None = None) -> int:
                 if kind in MASTER_KINDS and name == "timed":
                     what = f"{simulator} {kind} without pauses (words and outcome: an AXI4 " \
                            f"master's memory is not cycle for cycle the model's)"
-                options = {"pauses": {"pause": args.pause}, "timed": {"pause": 0.0},
-                           "host": {"pause": 0.0, "ops": args.ops,
-                                    "axil_pause": args.pause}}[name]
-                result = run_axi_dma(kind, simulator, programs=args.programs,
-                                     seed=args.seed, **options)
+                if name == "errors":
+                    result = run_axi_bus_errors(simulator, programs=args.programs,
+                                                seed=args.seed, pause=args.pause)
+                else:
+                    options = {"pauses": {"pause": args.pause}, "timed": {"pause": 0.0},
+                               "host": {"pause": 0.0, "ops": args.ops,
+                                        "axil_pause": args.pause}}[name]
+                    result = run_axi_dma(kind, simulator, programs=args.programs,
+                                         seed=args.seed, **options)
                 failed += bool(result["failed"])
                 _report(result, what, args.seed)
     return 1 if failed else 0
@@ -77,10 +91,11 @@ def _report(result: dict, what: str, seed: int) -> None:
         print(f"MISMATCH {what} seed {program}: {line}")
     if result["failed"] and not mismatches:
         print(f"FAIL {what}: {result.get('log', '')}")
+    faults = f", {result['faults']} words answered SLVERR" if "faults" in result else ""
     host = (f", {result['host_ops']} host accesses ({result['host_reads']} register port "
             f"reads compared in their cycle)" if result["host_ops"] else "")
     print(f"AXI DMA, {what}: {result['programs']} programs (seeds {seed}-"
           f"{seed + result['programs'] - 1}), {result['mm2s_words']} MM2S and "
           f"{result['s2mm_words']} S2MM words, {result['register_writes']} register writes "
-          f"and {result['register_reads']} reads{host}, {result['cycles']} cycles in "
+          f"and {result['register_reads']} reads{host}{faults}, {result['cycles']} cycles in "
           f"{result['seconds']:.1f} s; {len(mismatches)} mismatches")

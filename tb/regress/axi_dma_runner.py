@@ -22,21 +22,29 @@ read returned (status, locks, BD words, controls, counts: compared in the cycle)
 
 from __future__ import annotations
 
+import random
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from ...hdl.axi_dma import MASTER_KINDS
 from ...model.arch.kinds import DMA_KINDS, check_kind
 from ...model.arch.register_map import register_at, registers
-from ...model.arch.registers import STATUS_FIELDS
+from ...model.arch.registers import STATUS_FIELDS, start_queue_address, status_address
+from ...model.bd.descriptor import BufferDescriptor
+from ...model.bd.task import Task
+from ...model.system.stream import Beat
 from ..block.axi_dma_bench import CONFIG_ENV, RESULT_ENV, pack_words, unpack_words
 from ..block.cocotb_runner import log_tail, run_bench
 from ..common.simulators import check_simulator
 from ..system.dma_check import registers_after, run_dma
 from ..system.host_ops import host_timed_writes, random_host_ops
+from ..system.random_programs import WritesProgram, bd_table_writes
 from ..system.stream_programs import random_stream_program
 
-__all__ = ["RUNS_ON", "compare_host", "compare_run", "expected_run", "outcome_registers",
-           "run_axi_dma"]
+__all__ = ["RUNS_ON", "bus_error_program", "compare_host", "compare_run", "expected_run",
+           "expected_with_faults", "outcome_registers", "run_axi_bus_errors", "run_axi_dma"]
 
 RUNS_ON = ("verilator", "icarus")
 """cocotb runs the exported Verilog on Verilator. Not on Icarus: there each cycle with a
@@ -217,20 +225,46 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
          "ops": [[address, None if data is None else data.hex()] for address, data in h],
          "bound": 20 * want["length"] + 500 + 50 * len(h)}
         for p, want, h in zip(drawn, wants, host, strict=True)]}
+    return _run_config(kind, simulator, config, drawn, wants, host, build_root,
+                       timed=cycle_exact(kind, pause))
+
+
+def _bench_runs(kind: str, simulator: str, config: dict, build_root: str | Path
+                ) -> tuple[dict, bool, str]:
+    """The bench's result on ``config``'s programs (each run's memory unpacked), whether
+    it failed, and the tail of its log if so."""
     top = f"aiedma_axi_dma_{kind}"
     folder = (Path(build_root) / "cocotb" / simulator / top).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     result, failed, files = run_bench(simulator, top, folder, module=BENCH_MODULE,
                                       input_env=CONFIG_ENV, inputs=config,
                                       result_env=RESULT_ENV, prefix="axidma")
+    log = log_tail(files["log"]) if failed else ""
+    for path in files.values():
+        path.unlink(missing_ok=True)
+    for got in result["runs"]:
+        got["memory"] = unpack_words(got["memory"])
+    return result, failed, log
+
+
+def _run_config(kind: str, simulator: str, config: dict, drawn: list, wants: list,
+                host: list, build_root: str | Path, *, timed: bool) -> dict:
+    """Run the bench on ``config``'s programs and compare each top's run with its
+    ``wants`` (with the host's ops where it has any); :func:`run_axi_dma`'s summary."""
+    result, failed, log = _bench_runs(kind, simulator, config, build_root)
     mismatches = []
     for program, want, got, h in zip(drawn, wants, result["runs"], host, strict=True):
-        got["memory"] = unpack_words(got["memory"])
         found = (compare_host(program, h, got) if h
-                 else compare_run(want, got, timed=cycle_exact(kind, pause)))
+                 else compare_run(want, got, timed=timed))
         mismatches += [(program.seed, line) for line in found]
+    return _summary(drawn, wants, host, result, mismatches, log if failed else None)
+
+
+def _summary(drawn: list, wants: list, host: list, result: dict, mismatches: list,
+             log: str | None) -> dict:
+    """:func:`run_axi_dma`'s counts of a bench run (``log``: its tail, if it failed)."""
     summary = {
-        "programs": programs,
+        "programs": len(drawn),
         "mm2s_words": sum(len(w) for want in wants for w in want["outputs"].values()),
         "s2mm_words": sum(len(b) for p in drawn for b in p.inputs.values()),
         "register_writes": sum(len(p.writes) for p in drawn),
@@ -240,10 +274,115 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
                           if word is None),
         "cycles": sum(run["length"] for run in result["runs"]),
         "seconds": result["seconds"], "mismatches": mismatches,
-        "failed": bool(failed or mismatches)}
-    if failed:
-        summary["log"] = log_tail(files["log"])
-    for path in files.values():
-        path.unlink(missing_ok=True)
+        "failed": bool(log is not None or mismatches)}
+    if log is not None:
+        summary["log"] = log
     return summary
 
+
+
+_UNAVAILABLE = 1 << STATUS_FIELDS["error_dm_access_to_unavailable"][0]
+
+# The bus-error program's four shim channels: (direction, channel, first word, words),
+# each one BD of its own and one task; channel 0 of each direction meets the faults.
+_FAULT_BDS = (("mm2s", 0, 64, 48), ("mm2s", 1, 200, 32), ("s2mm", 0, 512, 40),
+              ("s2mm", 1, 800, 24))
+
+
+@dataclass
+class BusErrorProgram:
+    """A shim program whose memory answers some accesses with SLVERR (the AXI bench's
+    ``read_faults`` and ``write_faults``, word addresses)."""
+
+    program: WritesProgram
+    read_faults: list[int]
+    write_faults: list[int]
+
+
+def bus_error_program(seed: int) -> BusErrorProgram:
+    """Four shim channels, one BD and one task each (a token at its end): MM2S 0 reads 48
+    words of which 1 to 4 in a row answer SLVERR, S2MM 0 writes 40 of which 1 to 4 in a
+    row do; MM2S 1 and S2MM 1 meet no fault. Random memory and words, from ``seed``."""
+    rng = random.Random(seed)
+    bds, writes, inputs = {}, [], {}
+    for n, (direction, channel, first, words) in enumerate(_FAULT_BDS):
+        bds[n] = BufferDescriptor("shim", buffer_length=words, base_address=first,
+                                  burst_length=rng.choice((64, 128, 256)), valid_bd=1)
+        writes.append((start_queue_address("shim", direction, channel),
+                       Task(n, 1, True).encode()))
+        if direction == "s2mm":
+            inputs[f"s2mm{channel}"] = [Beat(rng.getrandbits(32), False) for _ in range(words)]
+    memory = np.asarray([rng.getrandbits(32) for _ in range(1024)], dtype=np.int64)
+    faults = []
+    for _, _, first, words in _FAULT_BDS[::2]:
+        start, length = rng.randrange(words - 4), rng.randint(1, 4)
+        faults.append(list(range(first + start, first + start + length)))
+    program = WritesProgram(seed, "shim", [*bd_table_writes("shim", bds), *writes], memory,
+                            inputs, f"bus errors at words {faults[0]} (read), "
+                                    f"{faults[1]} (written)")
+    return BusErrorProgram(program, *faults)
+
+
+def expected_with_faults(case: BusErrorProgram) -> dict:
+    """What the shim's top must do on ``case``: the model's run, where a faulted read
+    gives 0 and a faulted write leaves its word, and the status of each channel that met
+    a fault shows ``error_dm_access_to_unavailable`` (each runs one BD, so its stop
+    after that BD changes nothing else)."""
+    program = case.program
+    zeroed = program.memory.copy()
+    zeroed[case.read_faults] = 0
+    want = expected_run(WritesProgram(program.seed, "shim", program.writes, zeroed,
+                                      program.inputs, program.description))
+    memory = want["memory"].copy()
+    kept = [*case.read_faults, *case.write_faults]
+    memory[kept] = program.memory[kept]
+    faulted = {status_address("shim", d, 0) for d, way in (("mm2s", case.read_faults),
+                                                           ("s2mm", case.write_faults)) if way}
+    registers = [word | _UNAVAILABLE if address in faulted else word
+                 for address, word in zip(want["reads"], want["registers"], strict=True)]
+    return {**want, "memory": memory, "registers": registers}
+
+
+def bus_error_runs(simulator: str, *, programs: int = 4, seed: int = 1, pause: float = 0.3,
+                   build_root: str | Path = "build") -> tuple[list[BusErrorProgram], dict,
+                                                               bool, str]:
+    """The bench's runs of ``programs`` bus-error programs (:func:`bus_error_program`,
+    seeds ``seed`` on) on ``aiedma_axi_dma_shim``, its ``AxiRam`` answering SLVERR where
+    each says, every stream and the RAM's channels paused at ``pause``: the programs,
+    the bench's result, whether it failed and its log's tail if so."""
+    check_simulator(simulator, RUNS_ON, "run_axi_bus_errors")
+    if programs < 1:
+        raise ValueError(f"programs={programs}: must be at least 1")
+    cases = [bus_error_program(s) for s in range(seed, seed + programs)]
+    config = {"kind": "shim", "seed": seed, "pause": pause, "axil_pause": 0,
+              "ram_bytes": 1 << (4 * 1024 - 1).bit_length(), "programs": [
+        {"writes": [list(w) for w in c.program.writes], "first": 0,
+         "memory": pack_words(c.program.memory),
+         "reads": outcome_registers("shim", c.program.writes),
+         "inputs": {name: [[b.data, int(b.last)] for b in beats]
+                    for name, beats in c.program.inputs.items()},
+         "ops": [], "bound": 20 * 200 + 500,
+         "read_faults": c.read_faults, "write_faults": c.write_faults}
+        for c in cases]}
+    return cases, *_bench_runs("shim", simulator, config, build_root)
+
+
+def run_axi_bus_errors(simulator: str, *, programs: int = 4, seed: int = 1,
+                       pause: float = 0.3, build_root: str | Path = "build") -> dict:
+    """Run :func:`bus_error_runs` and compare each run with :func:`expected_with_faults`
+    (words, memory, tokens, registers).
+
+    Returns
+    -------
+    dict
+        As :func:`run_axi_dma`, and ``faults``: the faulted words in all.
+    """
+    cases, result, failed, log = bus_error_runs(simulator, programs=programs, seed=seed,
+                                                pause=pause, build_root=build_root)
+    wants = [expected_with_faults(case) for case in cases]
+    mismatches = [(case.program.seed, line)
+                  for case, want, got in zip(cases, wants, result["runs"], strict=True)
+                  for line in compare_run(want, got, timed=False)]
+    summary = _summary([c.program for c in cases], wants, [[] for _ in cases], result,
+                       mismatches, log if failed else None)
+    return {**summary, "faults": sum(len(c.read_faults) + len(c.write_faults) for c in cases)}
