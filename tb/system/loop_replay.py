@@ -102,8 +102,7 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
         rows = slice(start, start + length)
         start += length
         inputs.put("bd__valid", np.asarray(c["bd"]) >= 0, rows)
-        picked = table[c["bd"]]   # a row per cycle, or one row held
-        inputs.columns[at:at + words, rows] = picked.T if picked.ndim == 2 else picked[:, None]
+        inputs.rows[rows, at:at + words] = table[c["bd"]]
         inputs.put("lock_grant", c["grant"], rows)
         if mm2s:
             inputs.put("o__ready", c["o_ready"], rows)

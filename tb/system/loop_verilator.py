@@ -176,8 +176,9 @@ class VerilatedTop:
             ints, words = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
             lib.aiedma_replay.restype = ctypes.c_int64
             lib.aiedma_replay.argtypes = [
-                ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ints, ints, words,
-                ctypes.c_int, ints, ints, ints, words, words, words]
+                ctypes.c_void_p, ctypes.c_int64,
+                ctypes.c_int, ints, ints, ctypes.c_int, words,
+                ctypes.c_int, ints, ints, ints, ctypes.c_int, words, words, words]
             cls._libraries[key] = lib
         return cls._libraries[key]
 
@@ -263,20 +264,20 @@ class VerilatedTop:
         if wants.names != cares.names:
             raise ValueError(f"replay: expected rows of {wants.names}, care rows of "
                              f"{cares.names}: the same ports in the same order")
-        cycles = ins.cycles
-        if not (wants.cycles == cares.cycles == cycles):
-            raise ValueError(f"replay: {cycles} input rows, {wants.cycles} expected "
-                             f"rows, {cares.cycles} care rows: one of each per cycle")
-        got = np.zeros(max(wants.columns.shape[0], 1), dtype=np.uint32)
+        cycles = ins.rows.shape[0]
+        if not (wants.rows.shape[0] == cares.rows.shape[0] == cycles):
+            raise ValueError(f"replay: {cycles} input rows, {wants.rows.shape[0]} expected "
+                             f"rows, {cares.rows.shape[0]} care rows: one of each per cycle")
+        got = np.zeros(max(wants.rows.shape[1], 1), dtype=np.uint32)
         ints, words = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
         first = self._lib.aiedma_replay(
             self._model, cycles,
             len(ins.names), ins.indices.ctypes.data_as(ints), ins.at.ctypes.data_as(ints),
-            ins.columns.ctypes.data_as(words),
+            ins.rows.shape[1], ins.rows.ctypes.data_as(words),
             len(wants.names), wants.indices.ctypes.data_as(ints),
             wants.at.ctypes.data_as(ints), wants.words.ctypes.data_as(ints),
-            wants.columns.ctypes.data_as(words), cares.columns.ctypes.data_as(words),
-            got.ctypes.data_as(words))
+            wants.rows.shape[1], wants.rows.ctypes.data_as(words),
+            cares.rows.ctypes.data_as(words), got.ctypes.data_as(words))
         self._dirty = True
         if first < 0:
             return None, {}
@@ -284,11 +285,9 @@ class VerilatedTop:
 
 
 class PortRows:
-    """Ports' values over cycles: each port's ``ceil(width / 32)`` words, least
-    significant first, side by side in a row per cycle (:attr:`rows`), stored a word
-    column at a time (:attr:`columns`, C-contiguous, what :meth:`VerilatedTop.replay`
-    hands its C loop as it is): a port's values over the cycles are written in one
-    contiguous stretch, not one word in every row.
+    """Ports' values over cycles in one C-contiguous uint32 matrix, a row a cycle: each
+    port's ``ceil(width / 32)`` words side by side, least significant first (what
+    :meth:`VerilatedTop.replay` hands its C loop as it is).
 
     Parameters
     ----------
@@ -308,16 +307,7 @@ class PortRows:
         self.words = np.asarray([(w + 31) // 32 for w in self.widths], dtype=np.intc)
         self.at = np.asarray(np.cumsum(self.words) - self.words, dtype=np.intc)
         self._column = {name: k for k, name in enumerate(self.names)}
-        self.columns = np.zeros((int(self.words.sum()), cycles), dtype=np.uint32)
-
-    @property
-    def rows(self) -> np.ndarray:
-        """The values a row per cycle (a view of :attr:`columns`)."""
-        return self.columns.T
-
-    @property
-    def cycles(self) -> int:
-        return self.columns.shape[1]
+        self.rows = np.zeros((cycles, int(self.words.sum())), dtype=np.uint32)
 
     @classmethod
     def of(cls, ports: dict[str, tuple[int, int]], columns: dict[str, np.ndarray]) -> PortRows:
@@ -330,7 +320,7 @@ class PortRows:
             if block.shape[1] != packed.words[k]:
                 raise ValueError(f"replay: port {name} is {packed.widths[k]} bits, "
                                  f"its rows have {block.shape[1]} words")
-            packed.columns[packed.at[k]:packed.at[k] + packed.words[k]] = block.T
+            packed.rows[:, packed.at[k]:packed.at[k] + packed.words[k]] = block
         return packed
 
     def put(self, name: str, values: Any, rows: slice = slice(None)) -> None:
@@ -342,11 +332,11 @@ class PortRows:
         if width < 64:
             values = values & ((1 << width) - 1)
         if width <= 32:   # one word: the low 32 bits, as the cast keeps them
-            self.columns[at, rows] = values
+            self.rows[rows, at] = values
             return
         values = values.astype(np.uint64)
         for w in range(int(self.words[k])):
-            self.columns[at + w, rows] = (values >> np.uint64(32 * w)) & np.uint64(0xFFFF_FFFF)
+            self.rows[rows, at + w] = (values >> np.uint64(32 * w)) & np.uint64(0xFFFF_FFFF)
 
     def mask(self, name: str, when: Any, rows: slice = slice(None)) -> None:
         """Every bit of port ``name`` in ``rows`` where ``when`` is not 0, none elsewhere
@@ -355,11 +345,11 @@ class PortRows:
         at, full = int(self.at[k]), (1 << self.widths[k]) - 1
         chosen = np.asarray(when) != 0
         for w in range(int(self.words[k])):
-            self.columns[at + w, rows] = chosen * np.uint32(full >> (32 * w) & 0xFFFF_FFFF)
+            self.rows[rows, at + w] = chosen * np.uint32(full >> (32 * w) & 0xFFFF_FFFF)
 
     def value(self, name: str, row: int) -> int:
         """Port ``name`` in ``row``, as an int."""
-        return self.join(self.columns[:, row], self._column[name])
+        return self.join(self.rows[row], self._column[name])
 
     def join(self, words: np.ndarray, k: int) -> int:
         """Port ``k``'s value (an int) from a row of these columns' words."""

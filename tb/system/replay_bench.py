@@ -179,11 +179,10 @@ def bench_cxx(ports: Sequence[tuple[str, str, int]], top: str) -> str:
 # The bench's state and what the DPI functions do with it. ``current`` is the bench
 # being evaluated on this thread: DPI functions have no argument naming their model.
 _CORE = """\
-// The recorded rows come a word column at a time: word w of cycle c at [w * cycles + c].
 struct Replay {
   int64_t cycles, cycle, bad;
-  int n_in; const int* in_port; const int* in_at; const uint32_t* in;
-  int n_out; const int* out_port; const int* out_at; const int* out_words;
+  int n_in; const int* in_port; const int* in_at; int in_stride; const uint32_t* in;
+  int n_out; const int* out_port; const int* out_at; const int* out_words; int out_stride;
   const uint32_t* want; const uint32_t* care; uint32_t* got;
 };
 struct Bench {
@@ -206,10 +205,10 @@ void apply(Bench* b) {
 
 // Replayed cycle c's inputs into the row (ports left out keep their value).
 void load(Bench* b, const Replay& r, int64_t c) {
+  const uint32_t* src = r.in + c * r.in_stride;
   for (int i = 0; i < r.n_in; ++i) {
     const int port = r.in_port[i];
-    for (int w = 0; w < WORDS[port]; ++w)
-      b->row[IN_AT[port] + w] = r.in[(r.in_at[i] + w) * r.cycles + c];
+    std::memcpy(b->row + IN_AT[port], src + r.in_at[i], 4 * WORDS[port]);
   }
 }"""
 
@@ -223,14 +222,15 @@ void aiedma_bench_fetch(svBit advance, svBitVecVal* row) {
 void aiedma_bench_check(const svBitVecVal* outs) {
   Replay* r = current->replay;
   if (r == nullptr || r->bad >= 0) return;
-  const int64_t c = r->cycle, cycles = r->cycles;
+  const uint32_t* w = r->want + r->cycle * r->out_stride;
+  const uint32_t* m = r->care + r->cycle * r->out_stride;
   uint32_t bad = 0;
   for (int o = 0; o < r->n_out; ++o) {
     const uint32_t* v = outs + OUT_AT[r->out_port[o]];
+    uint32_t* g = r->got + r->out_at[o];
     for (int k = 0; k < r->out_words[o]; ++k) {
-      const int at = r->out_at[o] + k;
-      r->got[at] = v[k];
-      bad |= (v[k] ^ r->want[at * cycles + c]) & r->care[at * cycles + c];
+      g[k] = v[k];
+      bad |= (v[k] ^ w[r->out_at[o] + k]) & m[r->out_at[o] + k];
     }
   }
   if (bad) r->bad = r->cycle;
@@ -263,13 +263,13 @@ void aiedma_edge(void* p) {
 // A recorded run, one row of inputs a cycle, every compared output checked under its
 // care mask at the cycle's rising edge; the first cycle with a difference, or -1.
 int64_t aiedma_replay(void* p, int64_t cycles,
-    int n_in, const int* in_port, const int* in_at, const uint32_t* in,
-    int n_out, const int* out_port, const int* out_at, const int* out_words,
+    int n_in, const int* in_port, const int* in_at, int in_stride, const uint32_t* in,
+    int n_out, const int* out_port, const int* out_at, const int* out_words, int out_stride,
     const uint32_t* want, const uint32_t* care, uint32_t* got) {
   Bench* b = static_cast<Bench*>(p);
   if (cycles <= 0) return -1;
-  Replay r{cycles, 0, -1, n_in, in_port, in_at, in,
-           n_out, out_port, out_at, out_words, want, care, got};
+  Replay r{cycles, 0, -1, n_in, in_port, in_at, in_stride, in,
+           n_out, out_port, out_at, out_words, out_stride, want, care, got};
   load(b, r, 0);
   apply(b);
   b->replay = &r;

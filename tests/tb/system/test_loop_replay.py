@@ -128,7 +128,7 @@ def test_port_rows_keep_each_port_to_its_width_in_words_side_by_side():
     rows.put("payload", np.asarray([1, 1 << 32 | 5, -1, 0]))
     rows.put("valid", 3, slice(1, 3))
     rows.put("addr", np.asarray([1 << 17 | 9, 2]), slice(2, 4))
-    assert rows.rows.shape == (4, 4) and rows.columns.flags.c_contiguous
+    assert rows.rows.shape == (4, 4) and rows.rows.flags.c_contiguous
     assert [rows.value("payload", r) for r in range(4)] == [1, 1 << 32 | 5, (1 << 33) - 1, 0]
     assert [rows.value("valid", r) for r in range(4)] == [0, 1, 1, 0]
     assert [rows.value("addr", r) for r in range(4)] == [0, 0, 9, 2]
