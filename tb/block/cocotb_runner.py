@@ -3,8 +3,8 @@
 :func:`run_cocotb` exports the top's Verilog into
 ``<build_root>/cocotb/<simulator>/<top>/`` (``.../<top>/waves/`` for a traced
 build), builds it there (once: the build is
-reused while the Verilog text, the build options and the waves setting hash the
-same), and runs :mod:`aiedma.tb.block.cocotb_bench` on it with a stimulus file; the
+reused while the sources of the RTL and the model, the build options and the waves
+setting hash the same), and runs :mod:`aiedma.tb.block.cocotb_bench` on it with a stimulus file; the
 bench checks every cycle with the scoreboard of :mod:`aiedma.tb.common.scoreboard` and
 writes a result file, which is returned.
 
@@ -16,6 +16,7 @@ and each run has its own stimulus, result and log files.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import itertools
 import json
@@ -33,6 +34,7 @@ from ..common.tools import (
     ToolMissing,
     distribution_version,
     lint_flags,
+    rtl_source_key,
     verilator_cxx_flavour,
     verilator_env,
 )
@@ -138,6 +140,13 @@ def log_tail(path: Path) -> str:
     return "\n".join(lines[-_LOG_TAIL:])
 
 
+@functools.cache
+def _runner_source_key() -> str:
+    """A digest of this module's source, part of every build's key: the rewrite of the
+    Verilog for Icarus and the build options live here."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
 def _product(folder: Path, simulator: str, top: str) -> Path:
     """The file a finished build leaves: the executable or the vvp image."""
     return folder / (top if simulator == "verilator" else "sim.vvp")
@@ -146,20 +155,26 @@ def _product(folder: Path, simulator: str, top: str) -> Path:
 def ensure_built(runner: object, simulator: str, top: str, folder: Path,
                   waves: bool) -> None:
     """Export the top and build it, unless an identical build is already there (the
-    other cocotb runners, ``axi_lite_runner.py``, build through this too)."""
-    verilog = export_verilog(top, TOPS[top]())
-    if simulator == "icarus":
-        verilog = for_icarus(verilog)
+    other cocotb runners, ``axi_lite_runner.py``, build through this too).
+
+    The build's key holds what the Verilog is a function of (the sources of the RTL and
+    the model: :func:`~aiedma.tb.common.tools.rtl_source_key`, and the top's name) and
+    this module's source (the Icarus rewrite, the build options), not the Verilog itself:
+    a run whose build is there never elaborates the top, which takes seconds for a
+    channel and over ten for a whole AXI top, once per run otherwise."""
     args = _build_args(simulator)
     # A new cocotb (its VPI library is linked in) or Verilator also invalidates a build.
     tools = {name: distribution_version(name) for name in ("cocotb", "verilator")}
     cxx = verilator_cxx_flavour() if simulator == "verilator" else ""
-    key = hashlib.sha256(json.dumps([verilog, simulator, args, waves, TIMESCALE, tools, cxx])
-                         .encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([rtl_source_key(), top, _runner_source_key(), simulator,
+                                     args, waves, TIMESCALE, tools, cxx]).encode()).hexdigest()
     stamp = folder / "build.sha256"
     product = _product(folder, simulator, top)
     if product.exists() and stamp.exists() and stamp.read_text() == key:
         return
+    verilog = export_verilog(top, TOPS[top]())
+    if simulator == "icarus":
+        verilog = for_icarus(verilog)
     # A stale build is removed, not built over: Verilator's incremental make could
     # keep objects of the old design.
     for item in folder.iterdir():
