@@ -13,10 +13,12 @@ the one scoreboard, whichever simulator runs it:
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 from amaranth.sim import Simulator
@@ -38,8 +40,8 @@ from ..common.scoreboard import (
 )
 from ..common.simulators import SIMULATORS, check_simulator
 
-__all__ = ["RUNS_ON", "S2MM_MEMORY_WORDS", "RunResult", "check_addrgen", "check_mm2s",
-           "check_s2mm", "run_addrgen", "run_mm2s", "run_s2mm"]
+__all__ = ["RUNS_ON", "S2MM_MEMORY_WORDS", "ReusedSimulation", "RunResult", "check_addrgen",
+           "check_mm2s", "check_s2mm", "run_addrgen", "run_mm2s", "run_s2mm"]
 
 RUNS_ON = SIMULATORS
 """The harnesses run on every simulator."""
@@ -142,14 +144,15 @@ def check_addrgen(kind: str, bds: Sequence[BufferDescriptor],
         return RunResult([tuple(b) for b in result["beats"]], RunSummary(**result["summary"]),
                          result["cycles_per_second"])
     board = AddrgenScoreboard(kind, bds, trace, seed)
-    dut = dut if dut is not None else BDAddressGenerator(kind)
+    reused = ReusedSimulation.of("addrgen", kind) if dut is None and waves is None else None
+    dut = dut if dut is not None else reused.dut if reused else BDAddressGenerator(kind)
 
     def check(cycle: int, bd_ready: bool, o_valid: bool, beat) -> None:
         board.check(cycle, bd_ready, o_valid, int(beat.address), bool(beat.zero),
                     bool(beat.last))
 
     bench = _driver(dut.i, dut.o, bds, trace.cycles + _TAIL, ready, offer, check)
-    elapsed = simulate(dut, bench, waves)
+    elapsed = reused.run(bench) if reused else simulate(dut, bench, waves)
     return RunResult(board.beats, board.summary(), (trace.cycles + _TAIL) / elapsed)
 
 
@@ -173,13 +176,15 @@ def check_mm2s(kind: str, bds: Sequence[BufferDescriptor], memory: np.ndarray,
         return RunResult([tuple(w) for w in result["words"]], RunSummary(**result["summary"]),
                          result["cycles_per_second"])
     board = MM2SScoreboard(kind, bds, trace, seed)
-    dut = MM2SEngine(kind)
+    reused = ReusedSimulation.of("mm2s", kind) if waves is None else None
+    dut = reused.dut if reused else MM2SEngine(kind)
 
     def check(cycle: int, bd_ready: bool, o_valid: bool, word) -> None:
         board.check(cycle, o_valid, int(word.data), bool(word.last))
 
     bench = _driver(dut.bd, dut.o, bds, trace.cycles + _TAIL, ready, offer, check)
-    elapsed = simulate(dut, bench, waves, bram_read_port(dut, memory, seed=seed or 0))
+    port = bram_read_port(dut, memory, seed=seed or 0)
+    elapsed = reused.run(bench, port) if reused else simulate(dut, bench, waves, port)
     return RunResult(board.words, board.summary(), (trace.cycles + _TAIL) / elapsed)
 
 
@@ -241,10 +246,12 @@ def check_s2mm(kind: str, bds: Sequence[BufferDescriptor], words: Sequence[int],
                         result["cycles_per_second"], written)
     else:
         board = S2MMScoreboard(kind, bds, trace, seed)
-        dut = S2MMEngine(kind)
+        reused = ReusedSimulation.of("s2mm", kind) if waves is None else None
+        dut = reused.dut if reused else S2MMEngine(kind)
         written = memory.copy()
         bench = s2mm_driver(dut, bds, words, trace.cycles + _TAIL, valid, offer, board)
-        elapsed = simulate(dut, bench, waves, bram_write_port(dut, written))
+        port = bram_write_port(dut, written)
+        elapsed = reused.run(bench, port) if reused else simulate(dut, bench, waves, port)
         run = RunResult(board.writes, board.summary(), (trace.cycles + _TAIL) / elapsed,
                         written)
     if not np.array_equal(run.memory, want):
@@ -324,6 +331,65 @@ def _driver(bd_port, out_port, bds: list, cycles: int, ready, offer, check):
             taken += offered and bool(bd_ready)
 
     return bench
+
+
+class ReusedSimulation:
+    """One block of the harness on Amaranth's simulator, elaborated once per process and
+    reset between runs: elaborating a channel costs about half a second, a run of a few
+    BDs as long or less, and the tests run the same block hundreds of times.
+    ``Simulator.reset`` puts every signal and memory back to its initial value and
+    restarts the testbench and the processes, which run whatever the next run set."""
+
+    cache: ClassVar[dict[tuple[str, str, int], ReusedSimulation]] = {}
+    """By block, kind and thread (Dask shards may run as threads of one process)."""
+    _MAKE: ClassVar[dict[str, tuple[Callable[[str], Any], int]]] = {
+        # block -> (its class, how many memory-port processes a run adds)
+        "addrgen": (BDAddressGenerator, 0), "mm2s": (MM2SEngine, 1), "s2mm": (S2MMEngine, 1)}
+
+    def __init__(self, block: str, kind: str) -> None:
+        make, processes = self._MAKE[block]
+        self.key = (block, kind, threading.get_ident())
+        self.dut = make(kind)
+        self.sim = Simulator(self.dut)
+        self.sim.add_clock(1e-8)
+        self.bench: Any = None
+        self.processes: list[Any] = [None] * processes
+        self.used = False
+
+        async def bench(ctx: Any) -> None:
+            await self.bench(ctx)
+
+        self.sim.add_testbench(bench)
+        for index in range(processes):
+            async def process(ctx: Any, index: int = index) -> None:
+                await self.processes[index](ctx)
+
+            self.sim.add_process(process)
+
+    @classmethod
+    def of(cls, block: str, kind: str) -> ReusedSimulation:
+        """The simulation of ``block`` (``addrgen``, ``mm2s``, ``s2mm``) of ``kind`` in this
+        thread."""
+        key = (block, kind, threading.get_ident())
+        if key not in cls.cache:
+            cls.cache[key] = cls(block, kind)
+        return cls.cache[key]
+
+    def run(self, bench: Any, *processes: Any) -> float:
+        """Run ``bench`` and ``processes`` (one per memory port) from reset; the wall
+        time in seconds, as :func:`simulate`."""
+        if self.used:
+            self.sim.reset()
+        self.used, self.bench, self.processes[:] = True, bench, processes
+        start = time.perf_counter()
+        try:
+            self.sim.run()
+        except BaseException:
+            # A run stopped half-way (a mismatch) leaves the simulator mid-step.
+            if self.cache.get(self.key) is self:
+                del self.cache[self.key]
+            raise
+        return time.perf_counter() - start
 
 
 def simulate(dut, bench, waves, *processes) -> float:

@@ -1,6 +1,7 @@
 """The public RTL runners, the scoreboard's failure reports, coverage and the regression."""
 
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -76,6 +77,29 @@ def test_mm2s_difference_is_reported(monkeypatch):
     with pytest.raises(Mismatch, match=rf"MM2S channel, cycle {cycle}: word \(data, last\) = "
                                        r"\(0x00000000, False\), model \(0x00000001, False\)"):
         check_mm2s("memtile", [NPU_1D], memory, seed=9)
+
+
+def test_a_reused_simulation_is_reset_between_runs_and_dropped_after_a_mismatch(monkeypatch):
+    """The harness runs each block from one elaboration per process: a run after another
+    (a long one, left under backpressure) sees the block and its memory port afresh, as a
+    block built for it would, and a run stopped by a mismatch is not reused."""
+    memory = np.arange(100, 164)
+    first = check_mm2s("memtile", random_bds("memtile", 8, seed=3, allow_empty=True),
+                       np.arange(64), ready=[True, False] * 200, seed=3)
+    key = ("mm2s", "memtile", threading.get_ident())
+    reused = tb_run.ReusedSimulation.cache[key]
+    assert first.summary.words > 0
+    again = check_mm2s("memtile", [NPU_1D], memory, seed=4)
+    assert tb_run.ReusedSimulation.cache[key] is reused
+    assert [w for w, _ in again.beats] == [0, 0, *range(100, 113), 0]
+    assert again.summary.cycles == ADDRGEN_LATENCY + MM2S_LATENCY + 16   # from reset
+    monkeypatch.setattr(tb_run, "mm2s_trace", lambda kind, bds, mem, ready, offer:
+                        mm2s_trace(kind, bds, mem + 1, ready, offer))
+    with pytest.raises(Mismatch):
+        check_mm2s("memtile", [NPU_1D], memory)
+    assert key not in tb_run.ReusedSimulation.cache
+    monkeypatch.undo()
+    assert check_mm2s("memtile", [NPU_1D], memory).beats == again.beats
 
 
 @pytest.mark.parametrize(("call", "message"), [
