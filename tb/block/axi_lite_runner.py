@@ -1,9 +1,9 @@
 """Run the AXI4-Lite benches (:mod:`.axi_lite_bench`) on an ``aiedma_axi_dma_<kind>`` top.
 
 :func:`run_axi_lite` builds the top as :mod:`.cocotb_runner` does (the same build folder
-``<build_root>/cocotb/<simulator>/aiedma_axi_dma_<kind>/``, reused while the Verilog and
-the options hash the same) and runs one cocotb test of the bench on it, the
-configuration passed as a JSON file, the verdict read back from one.
+``<build_root>/cocotb/<simulator>/aiedma_axi_dma_<kind>/``, reused while the sources of
+the RTL and the model and the options hash the same) and runs one cocotb test of the
+bench on it, the configuration passed as a JSON file, the verdict read back from one.
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 :func:`run_cocotb` exports the top's Verilog into
 ``<build_root>/cocotb/<simulator>/<top>/`` (``.../<top>/waves/`` for a traced
-build), builds it there (once: the build is
-reused while the sources of the RTL and the model, the build options and the waves
-setting hash the same), and runs :mod:`aiedma.tb.block.cocotb_bench` on it with a stimulus file; the
-bench checks every cycle with the scoreboard of :mod:`aiedma.tb.common.scoreboard` and
-writes a result file, which is returned.
+build), builds it there (once: the build is reused while the sources of the RTL and
+the model, the build options and the waves setting hash the same), and runs
+:mod:`aiedma.tb.block.cocotb_bench` on it with a stimulus file; the bench checks every
+cycle with the scoreboard of :mod:`aiedma.tb.common.scoreboard` and writes a result
+file, which is returned.
 
 Nothing is written outside ``build_root``. Concurrent callers (pytest-xdist) share
 a build folder safely: a build holds an exclusive lock on it, runs a shared one,
