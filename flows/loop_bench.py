@@ -27,7 +27,6 @@ printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import sys
 import time
@@ -35,10 +34,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..tb.common.shards import run_forked, shard_sizes
+from ..tb.common.shards import run_forked
 from ..tb.common.simulators import IN_PROCESS
 from ..tb.common.tools import ToolMissing
-from ..tb.regress.dma_sweep import dma_shard
+from ..tb.regress.dma_sweep import dma_shard, program_calls
 from ..tb.system import dma_check
 from ..tb.system.loop import rtl_runner
 from ..tb.system.loop_replay import run_replayed
@@ -148,10 +147,7 @@ def _forked_programs(kind: str, count: int, jobs: int) -> dict:
     """``count`` random programs of ``kind`` replayed on ``jobs`` processes forked from
     this one (``python -m aiedma.tb dma-programs --jobs``), timed from the fork to the
     last result."""
-    sizes = shard_sizes(count, jobs)
-    calls = [(first, kind, size, "verilator")
-             for first, size in zip(itertools.accumulate(sizes, initial=1), sizes,
-                                    strict=False)]
+    calls = program_calls([kind], count, 1, jobs, "verilator")
     start = time.perf_counter()
     results = run_forked(dma_shard, calls, jobs)
     seconds = time.perf_counter() - start

@@ -218,15 +218,21 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
     words = first + max(p.memory.size for p in drawn)
     config = {"kind": kind, "seed": seed, "pause": pause, "axil_pause": axil_pause if ops else 0,
               "ram_bytes": 1 << (4 * words - 1).bit_length(), "programs": [
-        {"writes": [list(w) for w in p.writes], "first": first,
-         "memory": pack_words(p.memory), "reads": want["reads"],
-         "inputs": {name: [[b.data, int(b.last)] for b in beats]
-                    for name, beats in p.inputs.items()},
-         "ops": [[address, None if data is None else data.hex()] for address, data in h],
-         "bound": 20 * want["length"] + 500 + 50 * len(h)}
+        {**_bench_program(p, first, want["reads"], 20 * want["length"] + 500 + 50 * len(h)),
+         "ops": [[address, None if data is None else data.hex()] for address, data in h]}
         for p, want, h in zip(drawn, wants, host, strict=True)]}
     return _run_config(kind, simulator, config, drawn, wants, host, build_root,
                        timed=cycle_exact(kind, pause))
+
+
+def _bench_program(program: object, first: int, reads: list[int], bound: int) -> dict:
+    """A program as the bench's configuration states it: its writes, its memory from word
+    ``first``, the registers read after it, its S2MM words and its bound of cycles."""
+    return {"writes": [list(w) for w in program.writes], "first": first,
+            "memory": pack_words(program.memory), "reads": reads,
+            "inputs": {name: [[b.data, int(b.last)] for b in beats]
+                       for name, beats in program.inputs.items()},
+            "bound": bound}
 
 
 def _bench_runs(kind: str, simulator: str, config: dict, build_root: str | Path
@@ -356,13 +362,9 @@ def bus_error_runs(simulator: str, *, programs: int = 4, seed: int = 1, pause: f
     cases = [bus_error_program(s) for s in range(seed, seed + programs)]
     config = {"kind": "shim", "seed": seed, "pause": pause, "axil_pause": 0,
               "ram_bytes": 1 << (4 * 1024 - 1).bit_length(), "programs": [
-        {"writes": [list(w) for w in c.program.writes], "first": 0,
-         "memory": pack_words(c.program.memory),
-         "reads": outcome_registers("shim", c.program.writes),
-         "inputs": {name: [[b.data, int(b.last)] for b in beats]
-                    for name, beats in c.program.inputs.items()},
-         "ops": [], "bound": 20 * 200 + 500,
-         "read_faults": c.read_faults, "write_faults": c.write_faults}
+        {**_bench_program(c.program, 0, outcome_registers("shim", c.program.writes),
+                          20 * 200 + 500),
+         "ops": [], "read_faults": c.read_faults, "write_faults": c.write_faults}
         for c in cases]}
     return cases, *_bench_runs("shim", simulator, config, build_root)
 

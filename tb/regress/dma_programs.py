@@ -29,14 +29,13 @@ lockstep), the words compared.
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import time
 from collections.abc import Callable
 
 from ...model.arch.register_map import register_at
 from ...model.arch.registers import STATUS_FIELDS
-from ..common.shards import run_forked, shard_sizes
+from ..common.shards import run_forked
 from ..system.compression_programs import random_compression_program
 from ..system.dma_check import check_program_status, run_dma
 from ..system.loop import RUNS_ON
@@ -48,7 +47,7 @@ from ..system.random_programs import (
     random_fot_program,
     random_program,
 )
-from .dma_sweep import dma_shard
+from .dma_sweep import dma_shard, program_calls
 
 __all__ = ["RUNS_ON", "main"]
 
@@ -93,10 +92,8 @@ def _task_programs(kind: str, first: int, count: int, simulator: str, lockstep: 
     """Random task programs on ``jobs`` forked processes; prints one line (and one per
     failed program), returns the mismatches."""
     start = time.perf_counter()
-    sizes = shard_sizes(count, jobs or os.cpu_count() or 1)
-    firsts = itertools.accumulate(sizes, initial=first)
-    calls = [(seed, kind, size, simulator, lockstep)
-             for seed, size in zip(firsts, sizes, strict=False)]
+    calls = [(*call, lockstep) for call in program_calls(
+        [kind], count, first, jobs or os.cpu_count() or 1, simulator)]
     results = run_forked(dma_shard, calls, jobs)
     cycles = bad = 0
     for result in results:

@@ -30,7 +30,8 @@ from ..system.dma_check import check_program_channels
 from ..system.loop import RUNS_ON
 from ..system.random_programs import PROGRAM_PLACES, random_program
 
-__all__ = ["RUNS_ON", "TASKS_PER_PROGRAM", "dma_shard", "main", "shard_calls", "summarise"]
+__all__ = ["RUNS_ON", "TASKS_PER_PROGRAM", "dma_shard", "main", "program_calls", "shard_calls",
+           "summarise"]
 
 TASKS_PER_PROGRAM = 3
 """Tasks a random program queues: one on each of its three channels (each repeated)."""
@@ -42,7 +43,14 @@ def shard_calls(kinds: Sequence[str], tasks: int, seed: int, shards: int,
                 simulator: str) -> list[tuple]:
     """``(first_seed, kind, programs, simulator)`` per shard: each kind's
     ``ceil(tasks / TASKS_PER_PROGRAM)`` programs split into consecutive seed ranges."""
-    sizes = shard_sizes(-(-tasks // TASKS_PER_PROGRAM), shards)
+    return program_calls(kinds, -(-tasks // TASKS_PER_PROGRAM), seed, shards, simulator)
+
+
+def program_calls(kinds: Sequence[str], programs: int, seed: int, shards: int,
+                  simulator: str) -> list[tuple]:
+    """``(first_seed, kind, programs, simulator)`` per shard: each kind's ``programs``
+    programs from ``seed`` split into at most ``shards`` consecutive seed ranges."""
+    sizes = shard_sizes(programs, shards)
     firsts = [seed + done for done in itertools.accumulate(sizes, initial=0)]
     return [(first, kind, count, simulator)
             for kind in kinds for first, count in zip(firsts, sizes, strict=False)]
