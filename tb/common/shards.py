@@ -93,7 +93,14 @@ def run_forked(fn: Callable[..., Any], calls: Sequence[tuple],
     sweep: a forked worker starts in milliseconds with what this process has loaded
     (Verilated libraries, exported Verilog, elaborated designs). ``jobs`` defaults to
     every core; with one job, or one call, the calls run here. Linux only (``fork``).
+
+    Raises
+    ------
+    ValueError
+        ``jobs`` below 1.
     """
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs={jobs}: must be at least 1 (None: every core)")
     jobs = min(jobs or os.cpu_count() or 1, len(calls))
     if jobs <= 1:
         return [_call(fn, call) for call in calls]

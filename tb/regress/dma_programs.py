@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="processes the random task programs run on (default: every "
                              "core); the other programs run in this one")
     args = parser.parse_args(argv)
+    if args.programs < 1:
+        parser.error(f"--programs={args.programs}: must be at least 1")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs={args.jobs}: must be at least 1 (left out: every core)")
     failed = 0
     for simulator in args.sim:
         for kind in args.kinds:

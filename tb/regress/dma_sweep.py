@@ -68,8 +68,7 @@ def dma_shard(first_seed: int, kind: str, programs: int, simulator: str,
     cycles, tasks, failed, bad = 0, 0, [], 0
     for seed in range(first_seed, first_seed + programs):
         program = random_program(seed, kind)
-        _, channels, _, _ = program.build()
-        tasks += sum(len(channel.queue) for channel in channels)
+        tasks += program.tasks
         try:
             cycles += check_program_channels(program, simulator, reuse=True,
                                              lockstep=lockstep).cycles

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from aiedma.tb.common.shards import run_forked
+from aiedma.tb.regress import dma_programs
 from aiedma.tb.regress.dma_sweep import dma_shard
 
 
@@ -39,3 +42,21 @@ def test_whole_dma_programs_forked_give_what_they_give_here():
         assert theirs.value["mismatches"] == mine["mismatches"] == 0
         assert (theirs.value["cycles"], theirs.value["tasks"]) == (mine["cycles"], mine["tasks"])
         assert theirs.value["cycles"] > 0
+
+
+@pytest.mark.parametrize("jobs", [0, -2])
+def test_fewer_than_one_job_is_refused(jobs):
+    with pytest.raises(ValueError, match=rf"jobs={jobs}: must be at least 1"):
+        run_forked(pid_unless_13, [(2, 0)], jobs=jobs)
+
+
+@pytest.mark.parametrize(("argv", "rule"), [
+    (["--jobs", "0"], "--jobs=0: must be at least 1 (left out: every core)"),
+    (["--jobs", "-1"], "--jobs=-1: must be at least 1 (left out: every core)"),
+    (["--programs", "0"], "--programs=0: must be at least 1"),
+])
+def test_the_dma_programs_regression_refuses_counts_below_one(argv, rule, capsys):
+    with pytest.raises(SystemExit) as stop:
+        dma_programs.main(["--sim", "verilator", "--kinds", "tile", *argv])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"error: {rule}")

@@ -4,6 +4,7 @@ import pytest
 
 from aiedma.tb.common.shards import run_shards
 from aiedma.tb.regress import dma_sweep
+from aiedma.tb.system.random_programs import random_program
 
 
 def test_shards_cover_the_tasks_with_consecutive_seeds():
@@ -42,3 +43,12 @@ def test_bad_task_count_is_a_usage_error(capsys):
         dma_sweep.main(["--tasks", "0"])
     assert stop.value.code == 2
     assert "--tasks=0: must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["tile", "memtile", "shim"])
+def test_a_programs_task_count_is_what_its_build_queues(kind):
+    # The sweep counts tasks without building the program a second time.
+    for seed in range(1, 4):
+        program = random_program(seed, kind)
+        _, channels, _, _ = program.build()
+        assert program.tasks == sum(len(channel.queue) for channel in channels)

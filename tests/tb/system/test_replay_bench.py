@@ -82,9 +82,11 @@ def test_a_replay_stops_at_the_first_difference_with_the_outputs_then(make_top):
     assert top.replay(rows(top, 5, add, [1] * 5), want, care) == (4, {"total": 10})
 
 
-def test_outputs_only_are_compared_and_a_top_needs_a_clock(make_top):
+def test_outputs_only_are_compared_and_a_top_needs_a_clock_and_no_strobe(make_top):
     top = make_top()
     with pytest.raises(ValueError, match=r"\['add'\] are inputs"):
         top.replay(rows(top, 1, [0]), rows(top, 1, [0]), rows(top, 1, [0]))
     with pytest.raises(ValueError, match="no input named clk"):
         bench_verilog([("input", "rst", 1), ("output", "q", 1)], "t")
+    with pytest.raises(ValueError, match="top t: a port is named strobe, the bench's own input"):
+        bench_verilog([("input", "clk", 1), ("input", "strobe", 1), ("output", "q", 1)], "t")
