@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from amaranth.hdl import Shape
 from amaranth.lib import wiring
 
 from ..hdl.axi_dma import AXIDMA
@@ -33,21 +32,23 @@ from ..model.arch.kinds import DEFAULT_ROW, check_allowed
 from ..model.bd.packet import check_place
 from ..model.errors import AiedmaError
 from ..tb.common.tools import LINT_WAIVERS, ToolMissing, lint_flags, verilator_env
+from ..tb.system.loop_verilator import verilog_ports
 from .verilog_options import DEFAULT_OUT, add_options
 
 __all__ = ["LintResult", "export_and_lint", "main", "port_list"]
 
-def port_list(component: wiring.Component) -> str:
-    """The Verilog ports of a top, by direction: ``in: clk rst i__payload[199] ...``."""
-    ports: dict[str, list[str]] = {"in": ["clk", "rst"], "out": []}
-    for path, member in component.signature.members.flatten():
-        if not member.is_port:  # a sub-signature (``i``): its ports follow
-            continue
-        width = Shape.cast(member.shape).width
-        name = "__".join(str(p) for p in path)
-        ports["in" if member.flow is wiring.In else "out"].append(
-            name if width == 1 else f"{name}[{width}]")
-    return "; ".join(f"{d}: {' '.join(names)}" for d, names in ports.items())
+def port_list(verilog: str, top: str) -> str:
+    """The ports of module ``top`` in ``verilog``, by direction and in the module's order:
+    ``in: reg_write reg_wdata[32] ... clk rst; out: ...`` (an array member's ports one per
+    element, ``mm2s__0__...``; an AXI top's clock and reset are ``aclk`` and ``aresetn``)."""
+    header = verilog[verilog.index(f"module {top}(") + len(top) + 8:]
+    order = [name.strip() for name in header[:header.index(");")].split(",")]
+    declared = {name: (direction, width) for direction, name, width in verilog_ports(verilog, top)}
+    ports: dict[str, list[str]] = {"input": [], "output": []}
+    for name in order:
+        direction, width = declared[name]
+        ports[direction].append(name if width == 1 else f"{name}[{width}]")
+    return f"in: {' '.join(ports['input'])}; out: {' '.join(ports['output'])}"
 
 
 @dataclass(frozen=True)
@@ -109,11 +110,12 @@ def export_and_lint(out_dir: str | Path = DEFAULT_OUT,
     for top in names:
         component = built[top] if top in built else TOPS[top]()
         path = out / f"{top}.v"
-        path.write_text(export_verilog(top, component))
+        verilog = export_verilog(top, component)
+        path.write_text(verilog)
         while len(running) >= (os.cpu_count() or 1):
             finish(*running.pop(0))
         # cwd=out: whatever Verilator might leave behind stays beside the Verilog.
-        running.append((top, path, port_list(component), subprocess.Popen(
+        running.append((top, path, port_list(verilog, top), subprocess.Popen(
             [verilator, "--lint-only", "-Wall", *lint_flags(), path.name], cwd=out, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
     for job in running:
