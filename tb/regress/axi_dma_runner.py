@@ -236,34 +236,34 @@ def _bench_program(program: object, first: int, reads: list[int], bound: int) ->
 
 
 def _bench_runs(kind: str, simulator: str, config: dict, build_root: str | Path
-                ) -> tuple[dict, bool, str]:
-    """The bench's result on ``config``'s programs (each run's memory unpacked), whether
-    it failed, and the tail of its log if so."""
+                ) -> tuple[dict, str | None]:
+    """The bench's result on ``config``'s programs (each run's memory unpacked), and the
+    tail of its log if it failed (else None)."""
     top = f"aiedma_axi_dma_{kind}"
     folder = (Path(build_root) / "cocotb" / simulator / top).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     result, failed, files = run_bench(simulator, top, folder, module=BENCH_MODULE,
                                       input_env=CONFIG_ENV, inputs=config,
                                       result_env=RESULT_ENV, prefix="axidma")
-    log = log_tail(files["log"]) if failed else ""
+    log = log_tail(files["log"]) if failed else None
     for path in files.values():
         path.unlink(missing_ok=True)
     for got in result["runs"]:
         got["memory"] = unpack_words(got["memory"])
-    return result, failed, log
+    return result, log
 
 
 def _run_config(kind: str, simulator: str, config: dict, drawn: list, wants: list,
                 host: list, build_root: str | Path, *, timed: bool) -> dict:
     """Run the bench on ``config``'s programs and compare each top's run with its
     ``wants`` (with the host's ops where it has any); :func:`run_axi_dma`'s summary."""
-    result, failed, log = _bench_runs(kind, simulator, config, build_root)
+    result, log = _bench_runs(kind, simulator, config, build_root)
     mismatches = []
     for program, want, got, h in zip(drawn, wants, result["runs"], host, strict=True):
         found = (compare_host(program, h, got) if h
                  else compare_run(want, got, timed=timed))
         mismatches += [(program.seed, line) for line in found]
-    return _summary(drawn, wants, host, result, mismatches, log if failed else None)
+    return _summary(drawn, wants, host, result, mismatches, log)
 
 
 def _summary(drawn: list, wants: list, host: list, result: dict, mismatches: list,
@@ -284,7 +284,6 @@ def _summary(drawn: list, wants: list, host: list, result: dict, mismatches: lis
     if log is not None:
         summary["log"] = log
     return summary
-
 
 
 _UNAVAILABLE = 1 << STATUS_FIELDS["error_dm_access_to_unavailable"][0]
@@ -350,12 +349,12 @@ def expected_with_faults(case: BusErrorProgram) -> dict:
 
 
 def bus_error_runs(simulator: str, *, programs: int = 4, seed: int = 1, pause: float = 0.3,
-                   build_root: str | Path = "build") -> tuple[list[BusErrorProgram], dict,
-                                                               bool, str]:
+                   build_root: str | Path = "build"
+                   ) -> tuple[list[BusErrorProgram], dict, str | None]:
     """The bench's runs of ``programs`` bus-error programs (:func:`bus_error_program`,
     seeds ``seed`` on) on ``aiedma_axi_dma_shim``, its ``AxiRam`` answering SLVERR where
     each says, every stream and the RAM's channels paused at ``pause``: the programs,
-    the bench's result, whether it failed and its log's tail if so."""
+    the bench's result, and its log's tail if it failed (else None)."""
     check_simulator(simulator, RUNS_ON, "run_axi_bus_errors")
     if programs < 1:
         raise ValueError(f"programs={programs}: must be at least 1")
@@ -379,12 +378,12 @@ def run_axi_bus_errors(simulator: str, *, programs: int = 4, seed: int = 1,
     dict
         As :func:`run_axi_dma`, and ``faults``: the faulted words in all.
     """
-    cases, result, failed, log = bus_error_runs(simulator, programs=programs, seed=seed,
+    cases, result, log = bus_error_runs(simulator, programs=programs, seed=seed,
                                                 pause=pause, build_root=build_root)
     wants = [expected_with_faults(case) for case in cases]
     mismatches = [(case.program.seed, line)
                   for case, want, got in zip(cases, wants, result["runs"], strict=True)
                   for line in compare_run(want, got, timed=False)]
     summary = _summary([c.program for c in cases], wants, [[] for _ in cases], result,
-                       mismatches, log if failed else None)
+                       mismatches, log)
     return {**summary, "faults": sum(len(c.read_faults) + len(c.write_faults) for c in cases)}
