@@ -31,6 +31,7 @@ from ...model.cycle.timing import addrgen_trace, held_high, mm2s_trace, s2mm_tra
 from ...model.errors import AiedmaError, field_error
 from ..common.beats import expected_beats, s2mm_memory
 from ..common.memory import bram_read_port, bram_write_port
+from ..common.reset_sim import ResetSimulation
 from ..common.scoreboard import (
     AddrgenScoreboard,
     Mismatch,
@@ -333,12 +334,9 @@ def _driver(bd_port, out_port, bds: list, cycles: int, ready, offer, check):
     return bench
 
 
-class ReusedSimulation:
-    """One block of the harness on Amaranth's simulator, elaborated once per process and
-    reset between runs: elaborating a channel costs about half a second, a run of a few
-    BDs as long or less, and the tests run the same block hundreds of times.
-    ``Simulator.reset`` puts every signal and memory back to its initial value and
-    restarts the testbench and the processes, which run whatever the next run set."""
+class ReusedSimulation(ResetSimulation):
+    """One block of the harness (:class:`~..common.reset_sim.ResetSimulation`), elaborated
+    once per process and thread and reset between runs."""
 
     cache: ClassVar[dict[tuple[str, str, int], ReusedSimulation]] = {}
     """By block, kind and thread (Dask shards may run as threads of one process)."""
@@ -349,22 +347,7 @@ class ReusedSimulation:
     def __init__(self, block: str, kind: str) -> None:
         make, processes = self._MAKE[block]
         self.key = (block, kind, threading.get_ident())
-        self.dut = make(kind)
-        self.sim = Simulator(self.dut)
-        self.sim.add_clock(1e-8)
-        self.bench: Any = None
-        self.processes: list[Any] = [None] * processes
-        self.used = False
-
-        async def bench(ctx: Any) -> None:
-            await self.bench(ctx)
-
-        self.sim.add_testbench(bench)
-        for index in range(processes):
-            async def process(ctx: Any, index: int = index) -> None:
-                await self.processes[index](ctx)
-
-            self.sim.add_process(process)
+        super().__init__(make(kind), processes)
 
     @classmethod
     def of(cls, block: str, kind: str) -> ReusedSimulation:
@@ -375,21 +358,9 @@ class ReusedSimulation:
             cls.cache[key] = cls(block, kind)
         return cls.cache[key]
 
-    def run(self, bench: Any, *processes: Any) -> float:
-        """Run ``bench`` and ``processes`` (one per memory port) from reset; the wall
-        time in seconds, as :func:`simulate`."""
-        if self.used:
-            self.sim.reset()
-        self.used, self.bench, self.processes[:] = True, bench, processes
-        start = time.perf_counter()
-        try:
-            self.sim.run()
-        except BaseException:
-            # A run stopped half-way (a mismatch) leaves the simulator mid-step.
-            if self.cache.get(self.key) is self:
-                del self.cache[self.key]
-            raise
-        return time.perf_counter() - start
+    def forget(self) -> None:
+        if self.cache.get(self.key) is self:
+            del self.cache[self.key]
 
 
 def simulate(dut, bench, waves, *processes) -> float:

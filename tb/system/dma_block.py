@@ -19,14 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from amaranth.sim import Simulator
-
 from ...hdl.dma import DMA
 from ...model.arch.kinds import DEFAULT_ROW, DMA_KINDS
 from ...model.arch.registers import lock_value_address, status_address
 from ...model.system.registers import RegisterWriter, program_writes
 from ...model.system.scheduler import Agent, Stall, SystemReport, SystemRun
 from ...model.system.stream import Beat
+from ..common.reset_sim import ResetSimulation
 
 __all__ = ["RtlDmaAgent", "run_rtl_dma"]
 
@@ -62,26 +61,16 @@ class _AmaranthPorts:
         return self.ctx.get(payload.data), bool(self.ctx.get(payload.last))
 
 
-class AmaranthBlock:
+class AmaranthBlock(ResetSimulation):
     """One DMA block on Amaranth's simulator, elaborated once per placement and reset
-    between runs: elaborating a 12-channel block costs seconds, a random program runs a
-    few dozen cycles. ``Simulator.reset`` puts every signal and memory back to its
-    initial value and restarts the testbench, which runs whatever job is set."""
+    between runs (:class:`~..common.reset_sim.ResetSimulation`): elaborating a 12-channel
+    block costs seconds, a random program runs a few dozen cycles."""
 
     cache: ClassVar[dict[tuple, AmaranthBlock]] = {}
 
     def __init__(self, kind: str, column: int, row: int, compression: bool = True,
                  allowed: Any = None) -> None:
-        self.dut = DMA(kind, column, row, compression=compression, allowed=allowed)
-        self.sim = Simulator(self.dut)
-        self.sim.add_clock(1e-8)
-        self.job: Any = None
-        self.used = False
-
-        async def bench(ctx: Any) -> None:
-            await self.job(ctx)
-
-        self.sim.add_testbench(bench)
+        super().__init__(DMA(kind, column, row, compression=compression, allowed=allowed))
 
     @classmethod
     def of(cls, kind: str, column: int, row: int, compression: bool = True,
@@ -103,18 +92,9 @@ class AmaranthBlock:
         it (tests of the register port, the status, the control register)."""
         return cls.of(kind, 0, DEFAULT_ROW[kind], compression, reuse=True)
 
-    def run(self, job: Any) -> None:
-        """Run ``job`` (an async function of the simulator context) from reset."""
-        if self.used:
-            self.sim.reset()
-        self.used, self.job = True, job
-        try:
-            self.sim.run()
-        except BaseException:
-            # A run stopped half-way leaves the simulator mid-step: build a fresh one next.
-            for key in [k for k, v in self.cache.items() if v is self]:
-                del self.cache[key]
-            raise
+    def forget(self) -> None:
+        for key in [k for k, v in self.cache.items() if v is self]:
+            del self.cache[key]
 
 
 class _VerilatorPorts:
