@@ -5,9 +5,9 @@
 
 The :mod:`.dma_programs` check at scale. Each random task program
 (:func:`~aiedma.tb.system.random_programs.random_program`: three channels of one DMA,
-chains, repeats, a lock between an S2MM and an MM2S channel, packets, padding,
-backpressure) queues three tasks; it runs on the model channels and then with the whole
-RTL DMA in their place, compared on every cycle
+four on the memory tile, chains, repeats, a lock between an S2MM and MM2S channels,
+packets, padding, backpressure) queues a task on each of its channels; it runs on the
+model channels and then with the whole RTL DMA in their place, compared on every cycle
 (:func:`~aiedma.tb.system.dma_check.check_program_channels`). A sweep of ``--tasks``
 tasks per kind is split into shards of consecutive seeds
 (:func:`~aiedma.tb.common.shards.shard_sizes`), run on Dask
@@ -30,20 +30,19 @@ from ..system.dma_check import check_program_channels
 from ..system.loop import RUNS_ON
 from ..system.random_programs import PROGRAM_PLACES, random_program
 
-__all__ = ["RUNS_ON", "TASKS_PER_PROGRAM", "dma_shard", "main", "program_calls", "shard_calls",
-           "summarise"]
-
-TASKS_PER_PROGRAM = 3
-"""Tasks a random program queues: one on each of its three channels (each repeated)."""
+__all__ = ["RUNS_ON", "dma_shard", "main", "program_calls", "shard_calls", "summarise"]
 
 _KEEP_FAILURES = 5  # per shard: enough to start debugging, never a flood
 
 
 def shard_calls(kinds: Sequence[str], tasks: int, seed: int, shards: int,
                 simulator: str) -> list[tuple]:
-    """``(first_seed, kind, programs, simulator)`` per shard: each kind's
-    ``ceil(tasks / TASKS_PER_PROGRAM)`` programs split into consecutive seed ranges."""
-    return program_calls(kinds, -(-tasks // TASKS_PER_PROGRAM), seed, shards, simulator)
+    """``(first_seed, kind, programs, simulator)`` per shard: for each kind the programs
+    that queue at least ``tasks`` tasks (:attr:`ProgramPlace.tasks` each), split into
+    consecutive seed ranges."""
+    return [call for kind in kinds
+            for call in program_calls([kind], -(-tasks // PROGRAM_PLACES[kind].tasks), seed,
+                                      shards, simulator)]
 
 
 def program_calls(kinds: Sequence[str], programs: int, seed: int, shards: int,
@@ -68,7 +67,7 @@ def dma_shard(first_seed: int, kind: str, programs: int, simulator: str,
     cycles, tasks, failed, bad = 0, 0, [], 0
     for seed in range(first_seed, first_seed + programs):
         program = random_program(seed, kind)
-        tasks += program.tasks
+        tasks += program.place.tasks
         try:
             cycles += check_program_channels(program, simulator, reuse=True,
                                              lockstep=lockstep).cycles

@@ -175,6 +175,11 @@ class ProgramPlace:
         """Channels that acquire the lock the writer releases (each BD releases this many)."""
         return 1 if self.third_bd is None else 2
 
+    @property
+    def tasks(self) -> int:
+        """Tasks a program here queues: one on MM2S 0, on S2MM 1 and on each reader."""
+        return 2 + self.readers
+
 
 PROGRAM_PLACES: dict[str, ProgramPlace] = {
     "memtile": ProgramPlace(MEMORY_TILE_WINDOWS["own"], MEMORY_TILE_WINDOWS["own"] + 4096,
@@ -231,17 +236,6 @@ class RandomProgram:
         """Where it lives on its kind of tile."""
         return PROGRAM_PLACES[self.kind]
 
-    def _reader_bds(self) -> list[int]:
-        """The BD of each reader of the target region (MM2S 1, and MM2S 2 where the kind
-        has a third BD)."""
-        place = self.place
-        return [place.read_bd] if place.third_bd is None else [place.read_bd, place.third_bd]
-
-    @property
-    def tasks(self) -> int:
-        """The tasks the program queues: one on the writer, on MM2S 0 and on each reader."""
-        return 2 + len(self._reader_bds())
-
     def build(self) -> tuple[list, list, DMA, list[StreamSink]]:
         """``(agents, channels, dma, sinks)`` of a fresh system (a sink per reader)."""
         place = self.place
@@ -256,7 +250,7 @@ class RandomProgram:
         reader = dma.mm2s[0].connect(link)
         writer = dma.s2mm[1].connect(link)
         channels, sinks = [reader, writer], []
-        bds = self._reader_bds()
+        bds = [place.read_bd] if place.third_bd is None else [place.read_bd, place.third_bd]
         for r, bd in enumerate(bds):
             # MM2S 1's stream and sink are "out" and "sink" on every kind; MM2S 2's are numbered.
             out = Stream("out" if r == 0 else f"out{r}")

@@ -9,9 +9,10 @@ from aiedma.tb.system.random_programs import random_program
 
 def test_shards_cover_the_tasks_with_consecutive_seeds():
     calls = dma_sweep.shard_calls(["memtile", "tile"], 10, 7, 3, "verilator")
-    # 10 tasks -> 4 programs per kind, seeds 7..10 split 2/1/1
-    assert calls == [(7, "memtile", 2, "verilator"), (9, "memtile", 1, "verilator"),
-                     (10, "memtile", 1, "verilator"), (7, "tile", 2, "verilator"),
+    # 10 tasks -> 3 memory-tile programs of 4 tasks (seeds 7..9, one a shard) and 4
+    # core-tile programs of 3 (seeds 7..10 split 2/1/1)
+    assert calls == [(7, "memtile", 1, "verilator"), (8, "memtile", 1, "verilator"),
+                     (9, "memtile", 1, "verilator"), (7, "tile", 2, "verilator"),
                      (9, "tile", 1, "verilator"), (10, "tile", 1, "verilator")]
 
 
@@ -51,4 +52,4 @@ def test_a_programs_task_count_is_what_its_build_queues(kind):
     for seed in range(1, 4):
         program = random_program(seed, kind)
         _, channels, _, _ = program.build()
-        assert program.tasks == sum(len(channel.queue) for channel in channels)
+        assert program.place.tasks == sum(len(channel.queue) for channel in channels)
