@@ -1,7 +1,9 @@
 # aiedma: every target sets up .venv on first use, then runs.
 #
-#   make test    lint + the whole pytest suite (what CI runs)
-#   make sim     co-simulation regressions, RTL against the model every cycle: the
+#   make test    lint + the pytest suite but its `long` tests (what CI runs)
+#   make sim     the pytest suite's `long` tests (the longer versions of checks make
+#                test runs short), then co-simulation regressions, RTL against the
+#                model every cycle: the
 #                REGRESSION (default blocks; `python -m aiedma.tb` lists them all)
 #                on the simulator SIM (amaranth|verilator|icarus, as the regression
 #                supports; default: the regression's own), then random graphs and
@@ -46,6 +48,8 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
+# make test leaves out the tests marked long (pyproject.toml); make sim runs them.
+PYTEST_MARKS ?= not long
 REGRESSION ?= blocks
 SIM     ?=
 BDS     ?= 100000
@@ -94,9 +98,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 test: setup lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -m "$(PYTEST_MARKS)" $(PYTEST_ARGS)
 
 sim: setup
+	$(PY) -m pytest -m long $(PYTEST_ARGS)
 	$(SIM_RUN)
 	$(PY) -m aiedma.tb random-graphs --graphs $(GRAPHS)
 	$(PY) -m aiedma.tb dma-programs --programs $(GRAPHS) --sim verilator
@@ -106,7 +111,7 @@ sim: setup
 	$(PY) -m aiedma.tb axi-dma --sim verilator --programs $(GRAPHS)
 	$(PY) -m aiedma.tb axi-dma --sim icarus --programs 20
 	$(PY) -m aiedma.flows.graph_examples
-	@echo "make sim: PASS ($(REGRESSION) regression$(if $(SIM), on $(SIM)), $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches; $(AXIL) random AXI4-Lite transactions per kind on the AXI tops (Verilator), every response and word as the model's; $(GRAPHS) random programs per kind on the AXI tops under cocotbext-axi (Verilator; 20 on Icarus), with stream pauses, without, with a host's accesses and (the shim's) its memory answering SLVERR, every word, memory word, token and register as the model's)"
+	@echo "make sim: PASS (the long tests; $(REGRESSION) regression$(if $(SIM), on $(SIM)), $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches; $(AXIL) random AXI4-Lite transactions per kind on the AXI tops (Verilator), every response and word as the model's; $(GRAPHS) random programs per kind on the AXI tops under cocotbext-axi (Verilator; 20 on Icarus), with stream pauses, without, with a host's accesses and (the shim's) its memory answering SLVERR, every word, memory word, token and register as the model's)"
 
 bench: setup
 	$(PY) -m aiedma.flows.bench

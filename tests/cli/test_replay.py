@@ -119,6 +119,7 @@ def test_writes_for_a_channel_of_the_other_half_are_refused(tmp_path, capsys):
         "(shared by channels 1/3/5 of both directions)")
 
 
+@pytest.mark.long   # the shim's whole DMA Verilated: about 30 s on a fresh checkout
 def test_a_shim_read_replays_from_external_memory_on_the_rtl(tmp_path, capsys):
     path = writes_file(tmp_path, capsys, TILES, "--kind", "shim", "--base-address", "64",
                        "--channel", "1")

@@ -74,7 +74,7 @@ class WritesOneAhead(wiring.Component):
         return m
 
 
-@pytest.mark.parametrize("kind", ["tile", "memtile"])
+@pytest.mark.parametrize("kind", ["tile", pytest.param("memtile", marks=pytest.mark.long)])
 def test_mm2s_properties_prove(kind: str) -> None:
     status, _, work = run_harness(MM2SFormal(kind), f"mm2s_{kind}_prove", "prove", DEPTH, BUILD)
     assert status == "PASS", f"see {work}"
@@ -136,14 +136,19 @@ def _reference(kind: str, prop: str, dut=None):
     return AddrgenReferenceFormal(kind, prop, Bounds(length=3), dut=dut)
 
 
-@pytest.mark.parametrize(("kind", "prop"), [("tile", "equivalence"), ("memtile", "equivalence"),
-                                            ("memtile", "bounds"), ("shim", "no bubble")])
+# make test proves the core tile's equivalence and the shim's no-bubble rule; the memory
+# tile's proofs (padding: the longest) are long, and make formal runs every one deeper.
+@pytest.mark.parametrize(("kind", "prop"), [
+    ("tile", "equivalence"), ("shim", "no bubble"),
+    pytest.param("memtile", "equivalence", marks=pytest.mark.long),
+    pytest.param("memtile", "bounds", marks=pytest.mark.long)])
 def test_reference_proofs_pass(kind: str, prop: str) -> None:
     name = f"reference_{kind}_{prop.replace(' ', '_')}"
     status, _, work = run_harness(_reference(kind, prop), name, "bmc", REFERENCE_DEPTH, BUILD)
     assert status == "PASS", f"see {work}"
 
 
+@pytest.mark.long
 def test_reference_covers_reached() -> None:
     # Padding edges of every dimension, a dimension that never wraps, lengths 0 and 1,
     # back-to-back BDs: all reachable, so the proofs above are not vacuous.
@@ -154,7 +159,7 @@ def test_reference_covers_reached() -> None:
 
 @pytest.mark.parametrize(("mutant", "kind", "prop"), [
     (hdl_mutants.ShortWrap, "tile", "equivalence"),
-    (hdl_mutants.SkipsZero, "memtile", "equivalence"),
+    pytest.param(hdl_mutants.SkipsZero, "memtile", "equivalence", marks=pytest.mark.long),
     (hdl_mutants.BubbleAfterBD, "tile", "no bubble"),
 ])
 def test_reference_proofs_catch_mutants(mutant, kind: str, prop: str) -> None:

@@ -325,6 +325,7 @@ WHOLE_CHANNEL = "aiedma_mm2s_dma_channel_tile_nocompress"
 half the time."""
 
 
+@pytest.mark.long   # make fpga writes such a row for the AXI core-tile DMA on iCE40
 @pytest.mark.xdist_group("yowasp")
 def test_a_top_that_does_not_fit_is_a_row_with_the_reason(yowasp_lock, tmp_path, monkeypatch,
                                                           capsys):

@@ -1,7 +1,7 @@
 """The shim's AXI top on a memory that answers SLVERR (cocotbext-axi's AxiRam raising for
 chosen words): a faulted read gives 0, a faulted write leaves its word, and each channel
 that met a fault shows error_dm_access_to_unavailable; the other channels are the
-model's. Verilator (the shim's AXI build of test_axi_dma_cocotb.py)."""
+model's. The shim's AXI builds of test_axi_dma_cocotb.py: Icarus, and Verilator (``long``)."""
 
 import pytest
 
@@ -16,8 +16,9 @@ from aiedma.tb.regress.axi_dma_runner import (
 )
 
 
-def test_slverr_answers_give_the_model_with_the_faults_and_nothing_else():
-    cases, result, log = bus_error_runs("verilator", programs=3, pause=0.3)
+@pytest.mark.parametrize("simulator", ["icarus", pytest.param("verilator", marks=pytest.mark.long)])
+def test_slverr_answers_give_the_model_with_the_faults_and_nothing_else(simulator):
+    cases, result, log = bus_error_runs(simulator, programs=3, pause=0.3)
     assert log is None, log
     statuses = {f"register {status_address('shim', d, 0):#x}" for d in ("mm2s", "s2mm")}
     for case, got in zip(cases, result["runs"], strict=True):

@@ -1,14 +1,13 @@
 """The AXI4-Lite slave of the whole DMAs under cocotb 2 and cocotbext-axi
 (tb/block/axi_lite_bench.py): short random runs and the directed tests.
 
-Builds are cached in ``build/cocotb`` as the other cocotb tests' are. Two builds keep
-``make test`` short: the shim on Verilator (every test; its build takes about half the
-core tile's, which has the (de)compressors) and the core tile on Icarus (the random run
-only, so both register maps are fuzzed). The memory tile is left to ``make sim``: its
-Verilog is 229 k lines, which Icarus takes over a minute to load and Verilator minutes to
-build. Every kind on
-Verilator, 10^4 transactions each and the directed tests, is ``python -m aiedma.tb
-axi-lite`` in ``make sim``.
+Builds are cached in ``build/cocotb`` as the other cocotb tests' are. ``make test`` runs
+on Icarus, whose builds take seconds: the shim's top (the directed tests) and the core
+tile's (the random run; tests/tb/block/test_axi_dma_cocotb.py builds both). On Verilator,
+``long``: the shim (a build of about a minute), the random run and the directed tests. The
+memory tile is left to ``make sim``: its Verilog is 229 k lines, which Icarus takes over a
+minute to load and Verilator minutes to build. Every kind on Verilator, 10^4 transactions
+each and the directed tests, is ``python -m aiedma.tb axi-lite`` in ``make sim``.
 """
 
 from __future__ import annotations
@@ -32,7 +31,8 @@ TRANSACTIONS = {"verilator": 300, "icarus": 200}
 (the test checks it), fewer than on Verilator since each costs more there."""
 
 
-@pytest.mark.parametrize(("simulator", "kind"), [("verilator", "shim"), ("icarus", "tile")])
+@pytest.mark.parametrize(("simulator", "kind"), [
+    ("icarus", "tile"), pytest.param("verilator", "shim", marks=pytest.mark.long)])
 def test_random_reads_and_writes_match_the_model(simulator, kind):
     result = run(kind, simulator, "axi_lite_fuzz", transactions=TRANSACTIONS[simulator], seed=7)
     counts = result["counts"]
@@ -45,16 +45,22 @@ def test_random_reads_and_writes_match_the_model(simulator, kind):
     assert any("unaligned" in label for label in counts)
 
 
-def test_unmapped_addresses_answer_slverr():
-    run("shim", "verilator", "unmapped_addresses_answer_slverr")
+SHIM_SIMULATORS = ["icarus", pytest.param("verilator", marks=pytest.mark.long)]
 
 
-def test_partial_strobes_answer_slverr():
-    run("shim", "verilator", "partial_strobes_answer_slverr")
+@pytest.mark.parametrize("simulator", SHIM_SIMULATORS)
+def test_unmapped_addresses_answer_slverr(simulator):
+    run("shim", simulator, "unmapped_addresses_answer_slverr")
 
 
-def test_back_to_back_one_transaction_a_cycle():
-    result = run("shim", "verilator", "back_to_back_one_a_cycle")
+@pytest.mark.parametrize("simulator", SHIM_SIMULATORS)
+def test_partial_strobes_answer_slverr(simulator):
+    run("shim", simulator, "partial_strobes_answer_slverr")
+
+
+@pytest.mark.parametrize("simulator", SHIM_SIMULATORS)
+def test_back_to_back_one_transaction_a_cycle(simulator):
+    result = run("shim", simulator, "back_to_back_one_a_cycle")
     assert result["writes_cycles"] <= 72 and result["reads_cycles"] <= 72
 
 

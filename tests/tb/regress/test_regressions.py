@@ -55,9 +55,16 @@ def test_a_simulator_the_regression_does_not_run_on_is_refused(argv, rule, capsy
     assert capsys.readouterr().err == f"error: {rule}\n"
 
 
-def _make_n(*variables):
-    return subprocess.run(["make", "-n", "sim", *variables], cwd=REPO, capture_output=True,
+def _make_n(*variables, target="sim"):
+    return subprocess.run(["make", "-n", target, *variables], cwd=REPO, capture_output=True,
                           text=True)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_test_leaves_the_long_tests_to_make_sim():
+    done = _make_n(target="test")
+    assert done.returncode == 0, done.stderr
+    assert '.venv/bin/python -m pytest -m "not long" -n auto' in done.stdout.splitlines()
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
@@ -72,8 +79,11 @@ def _make_n(*variables):
 def test_make_sim_takes_the_regression_and_the_simulator_apart(variables, command):
     done = _make_n(*variables)
     assert done.returncode == 0, done.stderr
-    first = next(line for line in done.stdout.splitlines() if "-m aiedma.tb " in line)
+    lines = done.stdout.splitlines()
+    first = next(line for line in lines if "-m aiedma.tb " in line)
     assert first == f".venv/bin/python {command}"
+    # the suite's long tests come first: they stop make before the longest stages
+    assert lines.index(".venv/bin/python -m pytest -m long -n auto") < lines.index(first)
     for stage in ("random-graphs --graphs 200", "dma-programs --programs 200 --sim verilator",
                   "dma-programs --programs 50 --sim amaranth", "trace-replay --programs 50",
                   "axi-lite --sim verilator --transactions 10000",

@@ -19,7 +19,7 @@ from aiedma.tb.system.random_programs import program_dma
 KINDS = ["tile", "memtile"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ["tile", pytest.param("memtile", marks=pytest.mark.long)])
 def test_random_compression_programs_on_the_whole_rtl_dma_equal_the_model(kind):
     for seed in range(1, 9):
         program = random_compression_program(seed, kind)
@@ -64,7 +64,9 @@ def test_the_mlir_aie_figure_on_the_rtl(kind):
     assert len(out) == 64 + 40
 
 
-@pytest.mark.parametrize("kind", KINDS)
+# The memory tile without its (de)compressors is a block of its own to elaborate (about
+# 11 s a worker): long, beside its random programs with them.
+@pytest.mark.parametrize("kind", ["tile", pytest.param("memtile", marks=pytest.mark.long)])
 def test_the_mlir_aie_figure_without_compressors_moves_every_word(kind):
     """The same program on the DMA built without them: 128 words, as they are."""
     own = DMA_KINDS[kind].memory_window("own").start

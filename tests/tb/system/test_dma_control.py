@@ -86,7 +86,7 @@ def test_control_words_read_back_alike_in_the_model_and_the_rtl(kind):
         if name != "reset")
 
 
-@pytest.mark.parametrize("kind", ["tile", "memtile"])
+@pytest.mark.parametrize("kind", ["tile", pytest.param("memtile", marks=pytest.mark.long)])
 def test_without_compressors_the_enables_read_0_in_the_model_and_the_rtl(kind):
     """Built without the (de)compressors the enable bits are not implemented: a write of
     every bit reads back with them 0 and every other field as written."""

@@ -277,7 +277,8 @@ def test_an_access_the_memory_tile_does_not_reach_is_not_made_and_stops_the_chan
         assert list(result.memory[:2]) == [0, 1]        # nothing wrapped into memory
 
 
-@pytest.mark.parametrize("kind", ["tile", "memtile"])
+# The memory tile with a window is a block of its own to elaborate (about 11 s a worker).
+@pytest.mark.parametrize("kind", ["tile", pytest.param("memtile", marks=pytest.mark.long)])
 @pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
 def test_an_access_outside_the_allowed_window_is_not_made_and_stops_the_channel(kind,
                                                                                  direction):
@@ -355,7 +356,7 @@ def test_the_python_api_keeps_raising_and_a_channel_run_as_hardware_stops_instea
 
 
 @pytest.mark.parametrize("kind", FAULT_KINDS)
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [0, *(pytest.param(s, marks=pytest.mark.long) for s in (1, 2))])
 def test_random_fault_programs_rtl_against_the_model(kind, seed):
     program = random_fault_program(seed, kind)
     run_dma(kind, program.writes, memory=program.memory, inputs=program.inputs,

@@ -250,7 +250,7 @@ def test_a_channel_reset_clears_the_fot_flags_and_a_task_pushed_after_it_runs(ki
     assert len(result.tokens["s2mm0"]) == 2
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ["tile", pytest.param("memtile", marks=pytest.mark.long)])
 def test_random_fot_programs_on_the_whole_rtl_dma_equal_the_model(kind):
     modes = set()
     for seed in (4, 5, 6, 9):      # seeds whose programs cover the four modes
@@ -261,7 +261,7 @@ def test_random_fot_programs_on_the_whole_rtl_dma_equal_the_model(kind):
     assert modes == set(range(len(FOT_MODES)))
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ["tile", pytest.param("memtile", marks=pytest.mark.long)])
 def test_random_fot_programs_keep_every_engine_port_equal_in_the_loop(kind):
     """The channels' engines as RTL beside the model's, every port compared every cycle
     (:func:`~aiedma.tb.system.loop.run_with_rtl`): the cut beat, the lock gate's next

@@ -18,7 +18,9 @@ from aiedma.tb.system.waiting_memory import run_on_waiting_memory
 
 
 @pytest.mark.parametrize(("seed", "latency", "refuse", "jitter", "stall"), [
-    (1, 1, 0.0, 0, 0.0), (2, 5, 0.3, 3, 0.3), (3, 20, 0.2, 8, 0.2), (4, 12, 0.5, 2, 0.5)])
+    (1, 1, 0.0, 0, 0.0), (3, 20, 0.2, 8, 0.2),
+    *(pytest.param(*case, marks=pytest.mark.long)
+      for case in ((2, 5, 0.3, 3, 0.3), (4, 12, 0.5, 2, 0.5)))])
 def test_shim_programs_on_a_waiting_memory_end_as_the_model(seed, latency, refuse, jitter,
                                                              stall):
     program = random_stream_program(seed, "shim")
