@@ -59,6 +59,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from ..model.errors import AiedmaError, field_error
+from .arbiter import round_robin
 
 __all__ = [
     "B_DEPTH",
@@ -242,33 +243,6 @@ class BurstCoalescer(wiring.Component):
         return m
 
 
-def _round_robin(m: Module, requests: list[Value], advance: Value,
-                 name: str) -> tuple[Signal, Signal]:
-    """Choose among ``requests`` in round robin: the first one asking after the one last
-    chosen (which is remembered in a cycle with ``advance`` high).
-
-    Returns the chosen index and whether any request asks.
-    """
-    n = len(requests)
-    grant = Signal(range(max(n, 2)), name=f"{name}_grant")
-    any_request = Signal(name=f"{name}_any")
-    m.d.comb += any_request.eq(Cat(*requests).any())
-    if n == 1:
-        return grant, any_request
-    last = Signal(range(n), init=n - 1, name=f"{name}_last")
-    with m.Switch(last):
-        for previous in range(n):
-            with m.Case(previous):
-                # The later assignment wins: the nearest asker after `previous` comes last.
-                for k in reversed(range(1, n + 1)):
-                    index = (previous + k) % n
-                    with m.If(requests[index]):
-                        m.d.comb += grant.eq(index)
-    with m.If(advance):
-        m.d.sync += last.eq(grant)
-    return grant, any_request
-
-
 @dataclass(frozen=True)
 class _AddressIssue:
     """What an address channel (AR or AW) does this cycle."""
@@ -360,7 +334,7 @@ class AXI4Master(wiring.Component):
         load = Signal(name=f"{channel}_load")
         head = Signal(layout, name=f"{channel}_head")
         requests = [b.valid & ok for b, ok in zip(bursts, eligible, strict=True)]
-        grant, any_request = _round_robin(m, requests, load, channel)
+        grant, any_request = round_robin(m, requests, load, channel)
         handshake = full & self._axi(f"{channel}ready")
         m.d.comb += [
             head.eq(Array(Value.cast(b.payload) for b in bursts)[grant]),
