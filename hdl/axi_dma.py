@@ -12,10 +12,14 @@ memory port (``outstanding`` accesses in flight a channel, :mod:`.handshake`), s
 channels wait for the bus. The core tile and the memory tile keep each channel's memory
 port as the DMA's own (``mm2s<n>_mem_addr``, ``mm2s<n>_mem_en``, ``mm2s<n>_mem_data``;
 ``s2mm<n>_mem_addr``, ``s2mm<n>_mem_data``, ``s2mm<n>_mem_we``, :mod:`.memory_port`:
-a block RAM's, the cycle contract's); the memories inside those blocks are later work
-(docs/axi.md). Every kind has each channel's completion token (``mm2s<n>_token``, with
-the controller ID it carries on ``mm2s<n>_token_controller``), ``pause``, ``busy`` and
-``error``, and the memory tile its neighbour lock ports. Clock and
+a block RAM's, the cycle contract's), or, built with ``memory=True`` (exported as
+``aiedma_axi_dma_<kind>_mem``), hold their memory inside: a
+:class:`~.tile_memory.TileMemory` of the window the DMA may reach, on the channels'
+handshake ports, which a host loads and reads through a second AXI4-Lite slave
+(``s_axil_mem_*``, byte addresses within the window). Every kind has each channel's
+completion token (``mm2s<n>_token``, with the controller ID it carries on
+``mm2s<n>_token_controller``), ``pause``, ``busy`` and ``error``, and the memory tile
+its neighbour lock ports. Clock and
 reset are AXI's ``aclk`` and ``aresetn`` (synchronous, active low), the names Vivado's IP
 integrator takes for an interface's clock and reset: the block's ``aclk`` domain is
 defined here and driven by them, so the Verilog has no other clock or reset port.
@@ -33,13 +37,16 @@ from ..model.arch.registers import CONTROL_FIELDS
 from ..model.bd.fields import FIELD_INDEX
 from ..model.bd.packet import check_place
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
+from ..model.errors import AiedmaError
 from .axi_lite import AXILiteSlave, axi_lite_signature
 from .axi_master import AXI4Master
 from .dma import DMA
 from .layouts import check_kind
 from .lock_unit import lock_port_signature
+from .tile_memory import TileMemory, check_memory
 
-__all__ = ["AXIDMA", "MASTER_KINDS", "MASTER_OUTSTANDING"]
+__all__ = ["AXIDMA", "MASTER_KINDS", "MASTER_OUTSTANDING", "MEMORY_BANKS", "MEMORY_OUTSTANDING",
+           "MEMORY_WORDS"]
 
 MASTER_KINDS = ("shim",)
 """Kinds whose AXI top reaches memory through an AXI4 master (the rest keep a block
@@ -50,6 +57,21 @@ MASTER_OUTSTANDING = 96
 burst to fill, go out and come back, so one word a cycle needs the burst's words (up to
 64, a BD's longest ``burst_length``) + the memory's latency + about 4 in flight: a
 memory 28 cycles away at the longest bursts."""
+
+
+MEMORY_WORDS = {"tile": 16384, "memtile": 16384}
+"""Words of the memory inside a top built with ``memory=True`` and no ``allowed``: the
+core tile's whole 64 KB, and 64 KB of the memory tile's own 512 KB (all of it is 256
+ECP5 block RAMs, more than the largest ECP5 has); the window starts at the kind's own
+memory."""
+
+MEMORY_BANKS = {"tile": 8, "memtile": 16}
+"""Banks of that memory by default: the AIE-ML's own (AM020)."""
+
+MEMORY_OUTSTANDING = 8
+"""Accesses a channel keeps in flight on the memory inside: a request is queued, served
+the next cycle at the earliest and answered the cycle after, so three keep a word a
+cycle; the rest ride out a few cycles of meeting other channels in a bank."""
 
 
 def _controller_bits(kind: str, direction: str) -> int:
@@ -84,6 +106,12 @@ class AXIDMA(wiring.Component):
         Shim only: the longest AXI4 burst in words (:class:`~.axi_master.AXI4Master`);
         each BD's ``burst_length`` (64, 128 or 256 bytes) bounds its own bursts within
         it. Default 64 (256 bytes, the longest a BD names).
+    memory : bool
+        Core and memory tile only: the memory inside (:class:`~.tile_memory.TileMemory`),
+        the words of ``allowed`` (default: ``MEMORY_WORDS`` from the kind's own memory),
+        behind a second AXI4-Lite slave ``s_axil_mem_*``.
+    memory_banks : int, optional
+        The memory's banks (default ``MEMORY_BANKS``).
 
     Attributes
     ----------
@@ -93,16 +121,28 @@ class AXIDMA(wiring.Component):
     m_axis_mm2s<n>_*, s_axis_s2mm<n>_* : each channel's stream.
     mm2s<n>_*, s2mm<n>_* : each channel's memory port (core and memory tile) and token.
     m_axi_* : shim only, the AXI4 master (:class:`~.axi_master.AXI4Master`).
+    s_axil_mem_* : with ``memory``, the memory's AXI4-Lite slave.
     pause, busy, error : as :class:`~.dma.DMA`'s.
     neighbour_acquire, neighbour_release : memory tile only, as :class:`~.dma.DMA`'s.
     """
 
     def __init__(self, kind: str, address_bits: int | None = None, *, column: int = 0,
                  row: int | None = None, compression: bool = True,
-                 allowed: tuple[int, int] | None = None, max_burst: int = 64) -> None:
+                 allowed: tuple[int, int] | None = None, max_burst: int = 64,
+                 memory: bool = False, memory_banks: int | None = None) -> None:
         self.kind = check_kind(kind)
         self.compression = compression
+        self.memory = memory
+        if memory:
+            if kind in MASTER_KINDS:
+                raise AiedmaError(f"memory=True: the {kind} reaches its memory through its "
+                                  f"AXI4 master; only {sorted(MEMORY_WORDS)} hold one inside")
+            if allowed is None:
+                allowed = (DMA_KINDS[kind].memory_window("own").start, MEMORY_WORDS[kind])
         self.allowed = check_allowed(kind, allowed)
+        if memory:
+            self.memory_banks = check_memory(self.allowed.words,
+                                             memory_banks or MEMORY_BANKS[kind])[1]
         self.column, self.row = column, DEFAULT_ROW[kind] if row is None else row
         check_place(self.column, self.row, ValueError)
         self.address_bits = address_bits or register_span(kind)
@@ -113,7 +153,10 @@ class AXIDMA(wiring.Component):
             self.master = AXI4Master(dma.channels, dma.channels, max_burst=max_burst)
         ports = {"aclk": In(1), "aresetn": In(1),
                  **axi_lite_signature(self.address_bits).members}
-        memory_ports = self.master is None
+        memory_ports = self.master is None and not memory
+        if memory:
+            words = self.allowed.words
+            ports |= axi_lite_signature((4 * words - 1).bit_length(), "s_axil_mem").members
         for n in range(dma.channels):
             ports |= _stream_ports(f"m_axis_mm2s{n}", Out)
             if memory_ports:
@@ -147,7 +190,8 @@ class AXIDMA(wiring.Component):
         m.domains.aclk = domain = ClockDomain("aclk", local=True)
         m.d.comb += [domain.clk.eq(self.aclk), domain.rst.eq(~self.aresetn)]
         slave = AXILiteSlave(self.kind, self.address_bits)
-        outstanding = None if self.master is None else MASTER_OUTSTANDING
+        outstanding = MASTER_OUTSTANDING if self.master is not None else (
+            MEMORY_OUTSTANDING if self.memory else None)
         dma = DMA(self.kind, self.column, self.row, compression=self.compression,
                   allowed=self.allowed, outstanding=outstanding)
         m.submodules.registers = DomainRenamer("aclk")(slave)
@@ -178,10 +222,12 @@ class AXIDMA(wiring.Component):
                 getattr(self, f"s2mm{n}_token").eq(channel.token),
                 getattr(self, f"s2mm{n}_token_controller").eq(channel.token_controller),
             ]
-        if self.master is None:
-            self._memory_ports(m, dma)
-        else:
+        if self.master is not None:
             self._master(m, dma)
+        elif self.memory:
+            self._memory_inside(m, dma)
+        else:
+            self._memory_ports(m, dma)
         m.d.comb += [dma.pause.eq(self.pause), self.busy.eq(dma.busy),
                      self.error.eq(dma.error)]
         if hasattr(dma, "neighbour_acquire"):
@@ -201,6 +247,25 @@ class AXIDMA(wiring.Component):
                     ours = getattr(self, f"{direction}{n}_{name}")
                     theirs = getattr(channel, name)
                     m.d.comb += ours.eq(theirs) if member.flow is Out else theirs.eq(ours)
+
+    def _memory_inside(self, m: Module, dma: DMA) -> None:
+        """The memory inside: the channels' handshake ports, and the host's AXI4-Lite
+        slave on its host port."""
+        words = self.allowed.words
+        memory = TileMemory(self.kind, words, self.memory_banks, len(dma.mm2s), len(dma.s2mm))
+        host = AXILiteSlave(self.kind, (4 * words - 1).bit_length(), prefix="s_axil_mem",
+                            words=words)
+        m.submodules.memory = DomainRenamer("aclk")(memory)
+        m.submodules.memory_slave = DomainRenamer("aclk")(host)
+        for name, member in host.signature.members.items():
+            outside = name.startswith("s_axil_mem_")
+            theirs, ours = getattr(self if outside else memory, name), getattr(host, name)
+            m.d.comb += ours.eq(theirs) if member.flow is In else theirs.eq(ours)
+        for ports, channels in ((memory.read, dma.mm2s), (memory.write, dma.s2mm)):
+            for port, channel in zip(ports, channels, strict=True):
+                for name, member in port.signature.members.items():
+                    ours, theirs = getattr(port, name), getattr(channel, name)
+                    m.d.comb += ours.eq(theirs) if member.flow is In else theirs.eq(ours)
 
     def _master(self, m: Module, dma: DMA) -> None:
         """The shim's channels on the AXI4 master: MM2S ``n`` is read client ``n``,

@@ -1,4 +1,5 @@
-"""An AXI4-Lite slave in front of a DMA's register port (``register_port.py``).
+"""An AXI4-Lite slave in front of a DMA's register port (``register_port.py``), or of a
+tile memory's host port (the same port, :mod:`.tile_memory`).
 
 :class:`AXILiteSlave` takes AXI4-Lite reads and writes (32-bit data) and drives the
 project's register port, whose one address serves a read or a write a cycle. Which
@@ -55,7 +56,7 @@ from .layouts import check_kind
 from .register_port import REGISTER_ADDRESS_BITS, register_port_signature
 
 __all__ = ["OKAY", "SLVERR", "AXILiteSlave", "RegisterDecode", "axi_lite_signature",
-           "register_decode"]
+           "memory_decode", "register_decode"]
 
 OKAY, SLVERR = 0b00, 0b10
 """AXI response codes the slave gives."""
@@ -66,8 +67,9 @@ R_DEPTH = 3
 """Read responses the slave holds: one being taken, one just made, one in flight."""
 
 
-def axi_lite_signature(address_bits: int) -> wiring.Signature:
-    """AXI4-Lite, seen from the slave, with Vivado's port names (``s_axil_awaddr``, ...)."""
+def axi_lite_signature(address_bits: int, prefix: str = "s_axil") -> wiring.Signature:
+    """AXI4-Lite, seen from the slave, with Vivado's port names (``s_axil_awaddr``, ...;
+    ``prefix`` replaces ``s_axil``)."""
     members = {
         "awaddr": In(address_bits), "awprot": In(3), "awvalid": In(1), "awready": Out(1),
         "wdata": In(32), "wstrb": In(4), "wvalid": In(1), "wready": Out(1),
@@ -75,7 +77,7 @@ def axi_lite_signature(address_bits: int) -> wiring.Signature:
         "araddr": In(address_bits), "arprot": In(3), "arvalid": In(1), "arready": Out(1),
         "rdata": Out(32), "rresp": Out(2), "rvalid": Out(1), "rready": In(1),
     }
-    return wiring.Signature({f"s_axil_{name}": member for name, member in members.items()})
+    return wiring.Signature({f"{prefix}_{name}": member for name, member in members.items()})
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,16 @@ def register_decode(kind: str, address: Value) -> RegisterDecode:
             hits["writable"].append(hit)
     return RegisterDecode(*(Cat(*values).any() if values else Const(0)
                             for values in hits.values()))
+
+
+def memory_decode(words: int, address: Value) -> RegisterDecode:
+    """A memory of ``words`` words at byte address 0: every whole word below it is read
+    and written."""
+    checks = [address[:2] == 0]
+    if 4 * words < 1 << len(address):   # (a compare no address can fail is a lint warning)
+        checks.append(address < 4 * words)
+    inside = Cat(*checks).all()
+    return RegisterDecode(inside, inside, inside)
 
 
 def _block_hit(block: RegisterBlock, address: Value) -> Value:
@@ -141,6 +153,12 @@ class AXILiteSlave(wiring.Component):
         Width of ``s_axil_awaddr`` / ``s_axil_araddr``: at least what the kind's registers
         need (17 for the core tile and shim, 20 for the memory tile). Address bits above
         the register port's 20 must be 0 for a register.
+    prefix : str
+        The ports' prefix (``s_axil``: ``s_axil_awaddr``, ...).
+    words : int, optional
+        The slave fronts a memory of ``words`` words (:class:`~.tile_memory.TileMemory`'s
+        host port) instead of the kind's registers: every whole word below ``4 * words``
+        is mapped, read and written (``address_bits`` need only reach it).
 
     Attributes
     ----------
@@ -150,14 +168,21 @@ class AXILiteSlave(wiring.Component):
         flipped).
     """
 
-    def __init__(self, kind: str, address_bits: int = REGISTER_ADDRESS_BITS) -> None:
+    def __init__(self, kind: str, address_bits: int = REGISTER_ADDRESS_BITS, *,
+                 prefix: str = "s_axil", words: int | None = None) -> None:
         self.kind = check_kind(kind)
-        need = register_span(kind)
+        self.prefix, self.words = prefix, words
+        if words is None:
+            need, what = register_span(kind), f"the {kind} DMA's registers"
+        else:
+            need, what = (4 * words - 1).bit_length(), f"a memory of {words} words"
+            if need > REGISTER_ADDRESS_BITS:
+                raise ValueError(f"words={words}: a memory behind the register port holds "
+                                 f"at most {1 << (REGISTER_ADDRESS_BITS - 2)} words")
         if address_bits < need:
-            raise ValueError(f"address_bits={address_bits}: the {kind} DMA's registers "
-                             f"need {need} address bits")
+            raise ValueError(f"address_bits={address_bits}: {what} need {need} address bits")
         self.address_bits = address_bits
-        super().__init__({**axi_lite_signature(address_bits).members,
+        super().__init__({**axi_lite_signature(address_bits, prefix).members,
                           **register_port_signature().flip().members})
 
     def elaborate(self, platform: object) -> Module:
@@ -185,9 +210,9 @@ class AXILiteSlave(wiring.Component):
             self.reg_wdata.eq(w["data"]),
             self.reg_read.eq(do_read & ar["readable"]),
             b_queue.w_en.eq(do_write), b_queue.w_data.eq(~taken),
-            self.s_axil_bvalid.eq(b_queue.r_rdy),
-            self.s_axil_bresp.eq(Mux(b_queue.r_data, SLVERR, OKAY)),
-            b_queue.r_en.eq(self.s_axil_bready),
+            self._bus("bvalid").eq(b_queue.r_rdy),
+            self._bus("bresp").eq(Mux(b_queue.r_data, SLVERR, OKAY)),
+            b_queue.r_en.eq(self._bus("bready")),
         ]
         # A read's word is on reg_rdata the cycle after it goes: queue it then.
         in_flight_mapped, in_flight_readable = Signal(), Signal()
@@ -197,12 +222,16 @@ class AXILiteSlave(wiring.Component):
             r_queue.w_en.eq(read_in_flight),
             r_queue.w_data.eq(Cat(Mux(in_flight_readable, self.reg_rdata, 0),
                                   ~in_flight_mapped)),
-            self.s_axil_rvalid.eq(r_queue.r_rdy),
-            self.s_axil_rdata.eq(r_queue.r_data[:32]),
-            self.s_axil_rresp.eq(Mux(r_queue.r_data[32], SLVERR, OKAY)),
-            r_queue.r_en.eq(self.s_axil_rready),
+            self._bus("rvalid").eq(r_queue.r_rdy),
+            self._bus("rdata").eq(r_queue.r_data[:32]),
+            self._bus("rresp").eq(Mux(r_queue.r_data[32], SLVERR, OKAY)),
+            r_queue.r_en.eq(self._bus("rready")),
         ]
         return m
+
+    def _bus(self, name: str) -> Signal:
+        """The AXI4-Lite port ``name`` (``awaddr``, ...) under the slave's prefix."""
+        return getattr(self, f"{self.prefix}_{name}")
 
     def _read_room(self, m: Module, r_queue: fifo.SyncFIFO, issued: Signal) -> Signal:
         """A register: the R queue has room for one more read (those queued and those
@@ -210,7 +239,7 @@ class AXILiteSlave(wiring.Component):
         reads one flip-flop, not the queue's level and an adder."""
         reserved = Signal(range(R_DEPTH + 1))
         room = Signal(init=1)
-        taken = r_queue.r_rdy & self.s_axil_rready
+        taken = r_queue.r_rdy & self._bus("rready")
         after = Signal(range(R_DEPTH + 1))
         m.d.comb += after.eq(reserved + issued - taken)
         m.d.sync += [reserved.eq(after), room.eq(after < R_DEPTH)]
@@ -223,21 +252,22 @@ class AXILiteSlave(wiring.Component):
         w = {"full": Signal(name="w_full"), "data": Signal(32, name="w_data"),
              "whole": Signal(name="w_whole"), "take": Signal(name="w_take")}
         ready = ~w["full"] | w["take"]
-        m.d.comb += self.s_axil_wready.eq(ready)
-        with m.If(self.s_axil_wvalid & ready):
-            m.d.sync += [w["full"].eq(1), w["data"].eq(self.s_axil_wdata),
-                         w["whole"].eq(self.s_axil_wstrb == ALL_BYTES)]
+        m.d.comb += self._bus("wready").eq(ready)
+        with m.If(self._bus("wvalid") & ready):
+            m.d.sync += [w["full"].eq(1), w["data"].eq(self._bus("wdata")),
+                         w["whole"].eq(self._bus("wstrb") == ALL_BYTES)]
         with m.Elif(w["take"]):
             m.d.sync += w["full"].eq(0)
         return aw, w, ar
 
     def _address_holding(self, m: Module, channel: str) -> dict:
         """An address channel's holding register: the word address and its decode."""
-        valid = getattr(self, f"s_axil_{channel}valid")
-        address = getattr(self, f"s_axil_{channel}addr")
+        valid = self._bus(f"{channel}valid")
+        address = self._bus(f"{channel}addr")
         word = Signal(self.address_bits, name=f"{channel}_word")
         m.d.comb += word.eq(Cat(Const(0, 2), address[2:]))
-        decode = register_decode(self.kind, word)
+        decode = (register_decode(self.kind, word) if self.words is None
+                  else memory_decode(self.words, word))
         held = {"full": Signal(name=f"{channel}_full"),
                 "addr": Signal(REGISTER_ADDRESS_BITS, name=f"{channel}_addr"),
                 "mapped": Signal(name=f"{channel}_mapped"),
@@ -245,7 +275,7 @@ class AXILiteSlave(wiring.Component):
                 "writable": Signal(name=f"{channel}_writable"),
                 "take": Signal(name=f"{channel}_take")}
         ready = ~held["full"] | held["take"]
-        m.d.comb += getattr(self, f"s_axil_{channel}ready").eq(ready)
+        m.d.comb += self._bus(f"{channel}ready").eq(ready)
         with m.If(valid & ready):
             m.d.sync += [held["full"].eq(1), held["addr"].eq(word[:REGISTER_ADDRESS_BITS]),
                          held["mapped"].eq(decode.mapped),

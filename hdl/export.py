@@ -17,7 +17,7 @@ from amaranth.lib import wiring
 from ..model.arch.registers import COMPRESSING_KINDS
 from ..model.bd.fields import KINDS
 from .addrgen import BDAddressGenerator
-from .axi_dma import AXIDMA
+from .axi_dma import AXIDMA, MEMORY_WORDS
 from .axi_lite import AXILiteSlave
 from .channel import Channel
 from .dma import DMA
@@ -54,6 +54,9 @@ TOPS |= {
 TOPS |= {f"aiedma_dma_{kind}": (lambda kind=kind: DMA(kind)) for kind in KINDS}
 # The whole DMAs behind an AXI4-Lite register slave, streams under AXI4-Stream names.
 TOPS |= {f"aiedma_axi_dma_{kind}": (lambda kind=kind: AXIDMA(kind)) for kind in KINDS}
+# The core and memory tiles' AXI tops with their memory inside (``memory=True``).
+TOPS |= {f"aiedma_axi_dma_{kind}_mem": (lambda kind=kind: AXIDMA(kind, memory=True))
+         for kind in MEMORY_WORDS}
 
 # Their whole channels and DMAs built without the (de)compressors (``compression=False``,
 # an optional feature left out): the same ports, ``_nocompress`` after the name.

@@ -12,7 +12,8 @@ from aiedma.tb.system.loop_verilator import verilog_ports
 
 LEFT_TO_MAKE_VERILOG = frozenset({
     "aiedma_dma_memtile", "aiedma_axi_dma_memtile", "aiedma_dma_memtile_nocompress",
-    "aiedma_dma_tile", "aiedma_axi_dma_tile", "aiedma_dma_tile_nocompress"})
+    "aiedma_dma_tile", "aiedma_axi_dma_tile", "aiedma_dma_tile_nocompress",
+    "aiedma_axi_dma_tile_mem", "aiedma_axi_dma_memtile_mem"})
 """The whole core-tile and memory-tile DMAs: 25-70 s each to export and lint (the memory
 tile's 40 s and more). ``make verilog`` lints them; here the shim's whole DMA and AXI top
 stand for them (the same register port, fetch port, lock unit and channels, fewer of

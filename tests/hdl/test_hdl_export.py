@@ -21,8 +21,9 @@ def test_every_block_and_kind_is_a_top():
     dmas = {f"aiedma_{dma}_{kind}" for dma in ("dma", "axi_dma") for kind in KINDS}
     lite = {f"{top}_nocompress" for top in whole | dmas
             if top.endswith(("_tile", "_memtile")) and "axi_dma" not in top}
+    inside = {"aiedma_axi_dma_tile_mem", "aiedma_axi_dma_memtile_mem"}
     assert set(TOPS) == ({f"aiedma_{block}_{kind}" for block in blocks for kind in KINDS}
-                         | whole | dmas | lite)
+                         | whole | dmas | lite | inside)
 
 
 @pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
@@ -70,3 +71,22 @@ def test_a_place_its_packet_headers_cannot_carry_is_refused(top):
         build("tile", row=32)
     with pytest.raises(ValueError, match=r"^column=128: must be in 0..127$"):
         build("tile", column=128)
+
+
+def test_the_memory_inside_is_the_window_it_may_reach():
+    tile, memtile = AXIDMA("tile", memory=True), AXIDMA("memtile", memory=True)
+    assert (tile.allowed.start, tile.allowed.words, tile.memory_banks) == (0, 16384, 8)
+    assert (memtile.allowed.start, memtile.allowed.words, memtile.memory_banks) == (
+        131072, 16384, 16)
+    assert "s_axil_mem_awaddr" in tile.signature.members
+    assert "mm2s0_mem_addr" not in tile.signature.members
+    small = AXIDMA("tile", memory=True, allowed=(4096, 4096), memory_banks=2)
+    assert len(small.s_axil_mem_awaddr) == 14 and small.memory_banks == 2
+
+
+def test_a_memory_inside_is_refused_for_the_shim_and_for_a_bad_bank_count():
+    from aiedma.model.errors import AiedmaError
+    with pytest.raises(AiedmaError, match=r"^memory=True: the shim reaches its memory"):
+        AXIDMA("shim", memory=True)
+    with pytest.raises(AiedmaError, match=r"^memory_banks=3: must be a power of two"):
+        AXIDMA("tile", memory=True, memory_banks=3)
