@@ -23,7 +23,10 @@ a reset of the top, as a host would run it:
   same pause generator as the streams, and the memory after the run is the RAM's; a
   program's ``read_faults`` and ``write_faults`` (word addresses) make the RAM answer
   SLVERR for those words (cocotbext-axi's slave answers so when its memory raises), and
-  a faulted write leaves its word as it was;
+  a faulted write leaves its word as it was. A top with its memory inside
+  (``aiedma_axi_dma_<kind>_mem``, ``s_axil_mem_*``) gets the program's memory through a
+  second ``AxiLiteMaster`` before ``pause`` falls, and the memory after the run is what
+  that master reads back;
 * the program ends when every source has sent its words and ``busy`` has stayed low
   for a few cycles, or at its bound of cycles (a hang: a failure);
 * the master then reads every register the program's outcome decides (BD words with
@@ -110,7 +113,12 @@ class TB:
             self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.aclk, dut.aresetn,
                               reset_active_level=False, size=config["ram_bytes"])
             _fail_on(self.ram, self.faults)
-        self._ports = _Ports(dut, self.channels, memory_ports=self.ram is None)
+        self.memory_master = None
+        if hasattr(dut, "s_axil_mem_awvalid"):
+            self.memory_master = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil_mem"),
+                                               dut.aclk, dut.aresetn, reset_active_level=False)
+        self._ports = _Ports(dut, self.channels,
+                             memory_ports=self.ram is None and self.memory_master is None)
         dut.pause.value = 1
         if len(DMA_KINDS[self.kind].windows) > 1:   # no program names a neighbour's lock
             for p in range(2 * self.channels):
@@ -186,6 +194,8 @@ class TB:
             self.faults[way] = set(program.get(f"{way}_faults", ()))
         if self.ram is not None:
             self.ram.write(4 * memory.first, _as_bytes(memory.words))
+        if self.memory_master is not None:   # (the memory's window starts at ``first``)
+            await self.memory_master.write(0, _as_bytes(memory.words))
         for n, source in enumerate(self.sources):
             for frame in _frames(program["inputs"].get(f"s2mm{n}", [])):
                 source.send_nowait(AxiStreamFrame(frame))
@@ -204,6 +214,9 @@ class TB:
         self.dut.pause.value = 1
         if self.ram is not None:
             memory.words = _from_bytes(self.ram.read(4 * memory.first, 4 * memory.words.size))
+        if self.memory_master is not None:
+            memory.words = _from_bytes(
+                (await self.memory_master.read(0, 4 * memory.words.size)).data)
         registers = await self.read_registers(program["reads"])
         for n, sink in enumerate(self.sinks):
             failures += _sink_agrees(sink, seen["outputs"][f"mm2s{n}"], f"mm2s{n}")

@@ -161,7 +161,7 @@ def cycle_exact(kind: str, pause: float) -> bool:
 
 def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
                 pause: float = 0.3, ops: int = 0, axil_pause: float = 0.3,
-                build_root: str | Path = "build") -> dict:
+                memory: bool = False, build_root: str | Path = "build") -> dict:
     """Run ``programs`` random programs on ``aiedma_axi_dma_<kind>`` and compare each.
 
     Parameters
@@ -180,6 +180,11 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
     axil_pause : float
         With ``ops``: the chance of a pause in a cycle on each of the AXI4-Lite
         master's channels (the program's own writes included).
+    memory : bool
+        Run ``aiedma_axi_dma_<kind>_mem``, the top with its memory inside: the bench
+        loads each program's memory through its ``s_axil_mem`` slave and reads it back
+        after the run; its channels wait on the memory's banks, so cycles are not
+        compared (nor ``ops`` taken).
     build_root : path
         Everything goes below ``<build_root>/cocotb/<simulator>/``.
 
@@ -211,18 +216,23 @@ def run_axi_dma(kind: str, simulator: str, *, programs: int = 20, seed: int = 1,
         raise ValueError(f"ops={ops}: must be 0 for the {kind}, whose top reaches memory "
                          f"through its AXI4 master, so its cycles are not the model's (the "
                          f"host's reads are compared in their cycle)")
+    if memory and (ops or kind in MASTER_KINDS):
+        raise ValueError(f"memory=True: only for the core and memory tile (kind={kind!r}), "
+                         f"with ops=0 (ops={ops}): their channels then wait on the memory's "
+                         f"banks, so the host's reads cannot be compared in their cycle")
     drawn = [random_stream_program(s, kind) for s in range(seed, seed + programs)]
     wants = [expected_run(p) for p in drawn]
     host = [random_host_ops(p, ops, p.seed) for p in drawn]
     first = 0 if kind == "shim" else DMA_KINDS[kind].memory_window("own").start
     words = first + max(p.memory.size for p in drawn)
-    config = {"kind": kind, "seed": seed, "pause": pause, "axil_pause": axil_pause if ops else 0,
+    config = {"kind": kind, "top": f"aiedma_axi_dma_{kind}{'_mem' if memory else ''}",
+              "seed": seed, "pause": pause, "axil_pause": axil_pause if ops else 0,
               "ram_bytes": 1 << (4 * words - 1).bit_length(), "programs": [
         {**_bench_program(p, first, want["reads"], 20 * want["length"] + 500 + 50 * len(h)),
          "ops": [[address, None if data is None else data.hex()] for address, data in h]}
         for p, want, h in zip(drawn, wants, host, strict=True)]}
     return _run_config(kind, simulator, config, drawn, wants, host, build_root,
-                       timed=cycle_exact(kind, pause))
+                       timed=cycle_exact(kind, pause) and not memory)
 
 
 def _bench_program(program: object, first: int, reads: list[int], bound: int) -> dict:
@@ -239,7 +249,7 @@ def _bench_runs(kind: str, simulator: str, config: dict, build_root: str | Path
                 ) -> tuple[dict, str | None]:
     """The bench's result on ``config``'s programs (each run's memory unpacked), and the
     tail of its log if it failed (else None)."""
-    top = f"aiedma_axi_dma_{kind}"
+    top = config.get("top", f"aiedma_axi_dma_{kind}")
     folder = (Path(build_root) / "cocotb" / simulator / top).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     result, failed, files = run_bench(simulator, top, folder, module=BENCH_MODULE,

@@ -39,3 +39,8 @@ def test_bus_errors_need_programs():
 def test_a_top_without_an_axi_master_skips_the_pass_and_says_why(capsys):
     assert axi_dma.main(["--kinds", "tile", "--sim", "verilator", "--passes", "errors"]) == 0
     assert "skipped, its top has no AXI4 master" in capsys.readouterr().out
+
+
+def test_the_shim_skips_the_memory_inside_pass_and_says_why(capsys):
+    assert axi_dma.main(["--kinds", "shim", "--sim", "icarus", "--passes", "memory"]) == 0
+    assert "skipped, its memory is outside, behind its AXI4 master" in capsys.readouterr().out

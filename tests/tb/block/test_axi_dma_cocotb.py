@@ -68,6 +68,23 @@ def test_on_icarus_every_word_moves_in_the_models_cycle_and_a_hosts_accesses_agr
     assert result["host_ops"] == 60 and result["host_reads"] > 0
 
 
+@pytest.mark.parametrize("kind, simulator", [
+    ("tile", "icarus"), pytest.param("tile", "verilator", marks=pytest.mark.long),
+    pytest.param("memtile", "icarus", marks=pytest.mark.long)])
+def test_with_the_memory_inside_every_word_and_the_memory_are_the_models(kind, simulator):
+    """``aiedma_axi_dma_<kind>_mem``: each program's memory loaded and read back through
+    the ``s_axil_mem`` slave, streams paused at random; the channels wait on the memory's
+    banks, so words, memory, tokens and registers are compared, not cycles."""
+    result = run(kind, simulator, programs=3, seed=21, pause=0.3, memory=True)
+    assert result["mm2s_words"] > 0 and result["s2mm_words"] > 0
+
+
+def test_a_memory_inside_is_refused_with_a_hosts_pass_or_on_the_shim():
+    for kind, options in (("tile", {"ops": 5, "pause": 0}), ("shim", {})):
+        with pytest.raises(ValueError, match=r"^memory=True: only for the core and memory "):
+            run_axi_dma(kind, "icarus", build_root=BUILD, memory=True, **options)
+
+
 def _as_bench_saw(want: dict) -> dict:
     """What the bench reports for a top that did exactly what the model did."""
     return {"outputs": copy.deepcopy(want["outputs"]), "memory": want["memory"].copy(),
