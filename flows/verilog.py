@@ -26,8 +26,9 @@ from pathlib import Path
 
 from amaranth.lib import wiring
 
-from ..hdl.axi_dma import AXIDMA
+from ..hdl.axi_dma import AXIDMA, MASTER_KINDS, MEMORY_BANKS, MEMORY_WORDS
 from ..hdl.export import TOPS, export_verilog
+from ..hdl.tile_memory import check_memory
 from ..model.arch.kinds import DEFAULT_ROW, check_allowed
 from ..model.bd.packet import check_place
 from ..model.errors import AiedmaError
@@ -127,7 +128,8 @@ def _axi_top(args: argparse.Namespace, parser: argparse.ArgumentParser
              ) -> dict[str, wiring.Component]:
     """The AXI top ``--axi`` asks for, built with its options (none without ``--axi``)."""
     if args.axi is None:
-        given = [name for name in ("allowed", "column", "row") if getattr(args, name) is not None]
+        given = [name for name in ("allowed", "column", "row", "memory", "banks")
+                 if getattr(args, name) is not None]
         if given:
             parser.error(f"--{given[0]}: an option of the --axi top; name its kind with --axi")
         return {}
@@ -136,6 +138,17 @@ def _axi_top(args: argparse.Namespace, parser: argparse.ArgumentParser
     row = DEFAULT_ROW[args.axi] if args.row is None else args.row
     check_place(args.column or 0, row, AiedmaError)
     allowed = check_allowed(args.axi, args.allowed)
+    if args.banks is not None and not args.memory:
+        parser.error("--banks: an option of the memory inside; add --memory")
+    if args.memory:
+        if args.axi in MASTER_KINDS:
+            parser.error(f"--memory: the {args.axi} reaches its memory through its AXI4 "
+                         f"master; only the core and memory tile hold one inside")
+        check_memory(allowed.words if allowed else MEMORY_WORDS[args.axi],
+                     args.banks or MEMORY_BANKS[args.axi])
+        top = AXIDMA(args.axi, column=args.column or 0, row=row, allowed=allowed,
+                     memory=True, memory_banks=args.banks)
+        return {f"aiedma_axi_dma_{args.axi}_mem": top}
     top = AXIDMA(args.axi, column=args.column or 0, row=row, allowed=allowed)
     return {f"aiedma_axi_dma_{args.axi}": top}
 

@@ -27,3 +27,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--column", type=int, help="the --axi top's tile column (default 0)")
     parser.add_argument("--row", type=int,
                         help="the --axi top's tile row (default: the kind's first row)")
+    parser.add_argument("--memory", action="store_true", default=None,
+                        help="the --axi top with its memory inside, the --allowed window's "
+                             "words (core and memory tile: aiedma_axi_dma_<kind>_mem)")
+    parser.add_argument("--banks", type=int,
+                        help="with --memory: its block RAM banks (default: the tile's own, "
+                             "8 or 16)")

@@ -271,6 +271,20 @@ def test_verilog_builds_one_axi_top_with_its_window_and_place(monkeypatch, tmp_p
     assert (top.allowed.start, top.allowed.words) == (0x100000, 0x100000)
 
 
+def test_verilog_builds_an_axi_top_with_its_memory_inside(monkeypatch, tmp_path):
+    from aiedma.flows import verilog as verilog_export
+
+    built = {}
+    monkeypatch.setattr(verilog_export, "export_and_lint",
+                        lambda out, built=None, tops=built: tops.update(built) or [])
+    argv = ["verilog", "--axi", "memtile", "--allowed", str(0x20000), "8192", "--memory",
+            "--banks", "4", "--out", str(tmp_path / "ip")]
+    assert cli.main(argv) == 0
+    (name, top), = built.items()
+    assert name == "aiedma_axi_dma_memtile_mem"
+    assert (top.allowed.start, top.allowed.words, top.memory_banks) == (0x20000, 8192, 4)
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--allowed", "0", "4096"], "aiedma verilog: error: --allowed: an option of the --axi top; "
                                  "name its kind with --axi"),
@@ -279,6 +293,13 @@ def test_verilog_builds_one_axi_top_with_its_window_and_place(monkeypatch, tmp_p
     (["--axi", "tile", "--allowed", "0", "32768"],
      "error: allowed=[0, 32768]: must end within the tile DMA's 14-bit word addresses"),
     (["--axi", "memtile", "--row", "40"], "error: row=40: must be in 0..31"),
+    (["--memory"], "aiedma verilog: error: --memory: an option of the --axi top"),
+    (["--axi", "shim", "--memory"], "aiedma verilog: error: --memory: the shim reaches its "
+                                    "memory through its AXI4 master"),
+    (["--axi", "tile", "--banks", "4"], "aiedma verilog: error: --banks: an option of the "
+                                        "memory inside; add --memory"),
+    (["--axi", "tile", "--memory", "--banks", "3"],
+     "error: memory_banks=3: must be a power of two from 2 to memory_words (16384)"),
 ])
 def test_verilog_options_that_build_no_top_are_refused_and_nothing_is_written(argv, message,
                                                                                tmp_path, capsys):
