@@ -51,10 +51,11 @@ class Run:
     taken: dict = field(default_factory=lambda: {"aw": [], "w": [], "ar": []})
 
 
-def simulate(aw=(), w=(), ar=(), bready=None, rready=None, cycles=40, store=None):
-    """Run the slave; ``aw``/``ar``: (from_cycle, address), ``w``: (from_cycle, data, strb);
-    ``bready``/``rready``: function of the cycle (default always high)."""
-    dut = AXILiteSlave("tile")
+def simulate(aw=(), w=(), ar=(), bready=None, rready=None, cycles=40, store=None, dut=None):
+    """Run the slave (default: the core tile's); ``aw``/``ar``: (from_cycle, address),
+    ``w``: (from_cycle, data, strb); ``bready``/``rready``: function of the cycle (default
+    always high)."""
+    dut = dut or AXILiteSlave("tile")
     store = dict(store or {})
     run = Run()
     queues = {"aw": list(aw), "w": list(w), "ar": list(ar)}
@@ -167,6 +168,23 @@ def test_an_unmapped_address_answers_slverr_and_changes_nothing():
 def test_a_partial_strobe_answers_slverr_and_changes_nothing(strobe):
     run = simulate(aw=[(0, LOCK)], w=[(0, 0x11, strobe)])
     assert run.writes == [] and [resp for _, resp in run.b] == [SLVERR]
+
+
+def test_a_memory_slave_maps_every_whole_word_below_its_size_and_no_more():
+    """``words=16``: byte addresses 0-63 are the memory's (here with a wider bus, so the
+    words past it answer SLVERR); a partial strobe is refused as for a register."""
+    def memory():
+        return AXILiteSlave("tile", 8, words=16)
+    run = simulate(aw=[(0, 0), (0, 60), (0, 64), (0, 8)],
+                   w=[(0, 1, 0xF), (0, 2, 0xF), (0, 3, 0xF), (0, 4, 0x3)],
+                   ar=[(8, 60), (8, 252)], dut=memory())
+    assert [(a, d) for _, a, d in run.writes] == [(0, 1), (60, 2)]
+    assert [resp for _, resp in run.b] == [OKAY, OKAY, SLVERR, SLVERR]
+    assert [(resp, data) for _, resp, data in run.r] == [(OKAY, 2), (SLVERR, 0)]
+    with pytest.raises(ValueError, match=r"^address_bits=5: a memory of 16 words need 6 "):
+        AXILiteSlave("tile", 5, words=16)
+    with pytest.raises(ValueError, match=r"^words=524288: a memory behind the register port "):
+        AXILiteSlave("tile", 24, words=1 << 19)
 
 
 def test_write_only_reads_0_and_read_only_takes_a_write_that_changes_nothing():
