@@ -157,8 +157,9 @@ class AXILiteSlave(wiring.Component):
         The ports' prefix (``s_axil``: ``s_axil_awaddr``, ...).
     words : int, optional
         The slave fronts a memory of ``words`` words (:class:`~.tile_memory.TileMemory`'s
-        host port) instead of the kind's registers: every whole word below ``4 * words``
-        is mapped, read and written (``address_bits`` need only reach it).
+        host port) instead of the kind's registers: every word below ``4 * words`` is
+        mapped, read and written, a write's bytes as its ``wstrb`` says (on
+        ``reg_wstrb``; ``address_bits`` need only reach it).
 
     Attributes
     ----------
@@ -183,7 +184,7 @@ class AXILiteSlave(wiring.Component):
             raise ValueError(f"address_bits={address_bits}: {what} need {need} address bits")
         self.address_bits = address_bits
         super().__init__({**axi_lite_signature(address_bits, prefix).members,
-                          **register_port_signature().flip().members})
+                          **register_port_signature(strobes=words is not None).flip().members})
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
@@ -203,11 +204,13 @@ class AXILiteSlave(wiring.Component):
             m.d.sync += prefer_read.eq(do_write)
         m.d.comb += [aw["take"].eq(do_write), w["take"].eq(do_write), ar["take"].eq(do_read)]
         # The register port, from the holding registers.
-        taken = aw["mapped"] & w["whole"]
+        # (a memory takes any strobe, passed on; a register only a whole word)
+        taken = aw["mapped"] & (w["whole"] if self.words is None else 1)
         m.d.comb += [
             self.reg_addr.eq(Mux(do_write, aw["addr"], ar["addr"])),
             self.reg_write.eq(do_write & taken & aw["writable"]),
             self.reg_wdata.eq(w["data"]),
+            *([self.reg_wstrb.eq(w["strobe"])] if self.words is not None else []),
             self.reg_read.eq(do_read & ar["readable"]),
             b_queue.w_en.eq(do_write), b_queue.w_data.eq(~taken),
             self._bus("bvalid").eq(b_queue.r_rdy),
@@ -250,12 +253,14 @@ class AXILiteSlave(wiring.Component):
         aw = self._address_holding(m, "aw")
         ar = self._address_holding(m, "ar")
         w = {"full": Signal(name="w_full"), "data": Signal(32, name="w_data"),
-             "whole": Signal(name="w_whole"), "take": Signal(name="w_take")}
+             "whole": Signal(name="w_whole"), "strobe": Signal(4, name="w_strobe"),
+             "take": Signal(name="w_take")}
         ready = ~w["full"] | w["take"]
         m.d.comb += self._bus("wready").eq(ready)
         with m.If(self._bus("wvalid") & ready):
             m.d.sync += [w["full"].eq(1), w["data"].eq(self._bus("wdata")),
-                         w["whole"].eq(self._bus("wstrb") == ALL_BYTES)]
+                         w["whole"].eq(self._bus("wstrb") == ALL_BYTES),
+                         w["strobe"].eq(self._bus("wstrb"))]
         with m.Elif(w["take"]):
             m.d.sync += w["full"].eq(0)
         return aw, w, ar

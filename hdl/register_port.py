@@ -18,7 +18,8 @@ REGISTER_ADDRESS_BITS = 20
 """Width of a tile-local register byte address (the memory tile's BDs start at 0xA0000)."""
 
 
-def register_port_signature(*, readable: bool = True) -> wiring.Signature:
+def register_port_signature(*, readable: bool = True, strobes: bool = False
+                            ) -> wiring.Signature:
     """The register port, seen from the block that serves it.
 
     Parameters
@@ -26,6 +27,9 @@ def register_port_signature(*, readable: bool = True) -> wiring.Signature:
     readable : bool
         With the read half: ``reg_read`` in, ``reg_rdata`` out (the word the previous
         cycle read). A block that is only written (a channel) leaves it out.
+    strobes : bool
+        With ``reg_wstrb`` in, which bytes a write stores (a memory's port,
+        :mod:`.tile_memory`; registers take whole words only).
 
     Returns
     -------
@@ -37,6 +41,8 @@ def register_port_signature(*, readable: bool = True) -> wiring.Signature:
     members = {"reg_addr": In(REGISTER_ADDRESS_BITS), "reg_write": In(1), "reg_wdata": In(32)}
     if readable:
         members |= {"reg_read": In(1), "reg_rdata": Out(32)}
+    if strobes:
+        members |= {"reg_wstrb": In(4)}
     return wiring.Signature(members)
 
 

@@ -12,9 +12,9 @@ Clients, each bank serving one of them a cycle:
 
 * **the host**, on a register port (:func:`~.register_port.register_port_signature`,
   the port an :class:`~.axi_lite.AXILiteSlave` drives; byte addresses within the
-  window). It comes first in every bank and never waits, so the slave's contract
-  holds: a read's word on ``reg_rdata`` in the next cycle, a write stored at the end of
-  its cycle;
+  window; a write stores the bytes ``reg_wstrb`` names). It comes first in every bank
+  and never waits, so the slave's contract holds: a read's word on ``reg_rdata`` in the
+  next cycle, a write stored at the end of its cycle;
 * **each DMA channel**, on its handshake memory port (:mod:`.memory_port`). A request
   goes into the channel's queue of two, whose room is its ``mem_ready`` (a register:
   no path from one channel's request to another's ready); each bank serves, of the
@@ -112,7 +112,7 @@ class TileMemory(wiring.Component):
 
     Attributes
     ----------
-    reg_addr, reg_write, reg_wdata, reg_read, reg_rdata
+    reg_addr, reg_write, reg_wdata, reg_wstrb, reg_read, reg_rdata
         The host's port (:func:`~.register_port.register_port_signature`): byte
         addresses within the window.
     read : In(read_port_signature(kind, handshake=True)).array(readers)
@@ -123,7 +123,7 @@ class TileMemory(wiring.Component):
         self.kind = check_kind(kind)
         self.words, self.banks = check_memory(words, banks)
         super().__init__({
-            **register_port_signature().members,
+            **register_port_signature(strobes=True).members,
             "read": In(read_port_signature(kind, handshake=True)).array(readers),
             "write": In(write_port_signature(kind, handshake=True)).array(writers),
         })
@@ -163,7 +163,7 @@ class TileMemory(wiring.Component):
         per client, whether the bank serves it now."""
         memory = Memory(shape=DATA_BITS, depth=self.words // self.banks, init=[])
         m.submodules[f"bank{b}"] = memory
-        write, read = memory.write_port(), memory.read_port()
+        write, read = memory.write_port(granularity=8), memory.read_port()
         host = Signal(name=f"bank{b}_host")
         m.d.comb += host.eq(host_here & (self.reg_read | self.reg_write))
         asks = [client.queue.r_rdy & (client.bank == b) for client in clients]
@@ -173,10 +173,13 @@ class TileMemory(wiring.Component):
         rows = Array(client.row for client in clients)
         data = Array(client.data for client in clients)
         writes = Cat(*(Const(int(client.write), 1) for client in clients))
+        whole = (1 << DATA_BITS // 8) - 1
         m.d.comb += [
             read.addr.eq(Mux(host, host_row, rows[grant])),
             write.addr.eq(read.addr),
             write.data.eq(Mux(host, self.reg_wdata, data[grant])),
-            write.en.eq(Mux(host, self.reg_write, serve & writes.bit_select(grant, 1))),
+            # bytes: the host's strobes; a channel's whole word
+            write.en.eq(Mux(host, Mux(self.reg_write, self.reg_wstrb, 0),
+                            Mux(serve & writes.bit_select(grant, 1), whole, 0))),
         ]
         return read.data, [serve & (grant == k) for k in range(len(clients))]

@@ -48,9 +48,10 @@ def _run(memory: TileMemory, plan, cycles: int) -> dict:
             ctx.set(memory.reg_write, bool(host) and host[0] == "write")
             ctx.set(memory.reg_addr, 4 * host[1] if host else 0)
             ctx.set(memory.reg_wdata, host[2] if host and host[0] == "write" else 0)
+            ctx.set(memory.reg_wstrb, host[3] if host and host[0] == "write" else 0)
             if host_read:
                 seen["host"].append(ctx.get(memory.reg_rdata))
-            if host and host[0] == "write":
+            if host and host[0] == "write" and host[3] == 0xF:
                 seen["host_writes"].append((cycle, host[1], host[2]))
             host_read = bool(host) and host[0] == "read"
             for k, port in enumerate(memory.read):
@@ -93,7 +94,7 @@ def test_random_clients_get_their_words_in_order_and_the_host_never_waits(seed):
         host = None
         if rng.random() < 0.2:
             host = rng.choice([("read", rng.randrange(WORDS)),
-                               ("write", rng.randrange(WORDS), rng.getrandbits(32))])
+                               ("write", rng.randrange(WORDS), rng.getrandbits(32), 0xF)])
         return reads, writes, host
 
     seen = _run(memory, plan, 300)
@@ -124,7 +125,7 @@ def test_a_client_alone_moves_a_word_a_cycle_and_reads_what_the_host_wrote():
     words = [0x1000 + n for n in range(WORDS)]
 
     def load(cycle):
-        host = ("write", cycle, words[cycle]) if cycle < WORDS else None
+        host = ("write", cycle, words[cycle], 0xF) if cycle < WORDS else None
         reads = [cycle - WORDS - 2] if WORDS + 2 <= cycle < 2 * WORDS + 2 else [None]
         return reads, [None], host
 
@@ -151,6 +152,14 @@ def test_two_clients_in_one_bank_take_turns_and_the_host_comes_first():
         expect = 0 if cycle - 1 in host_cycles else 1
         assert served.count(cycle) == expect, cycle
     assert len(seen["host"]) == len(host_cycles)
+
+
+def test_the_host_writes_the_bytes_its_strobes_name():
+    memory = TileMemory("tile", WORDS, BANKS, readers=1, writers=0)
+    host = {0: ("write", 5, 0x11223344, 0xF), 1: ("write", 5, 0xAABBCCDD, 0b0101),
+            2: ("write", 5, 0xFFFFFFFF, 0), 3: ("read", 5)}
+    seen = _run(memory, lambda cycle: ([None], [], host.get(cycle)), 6)
+    assert seen["host"] == [0x11BB33DD]
 
 
 @pytest.mark.parametrize("words, banks, field", [
