@@ -15,15 +15,15 @@ with an AXI4 master (the shim's), as many programs whose memory answers SLVERR f
 words (:func:`~.axi_dma_runner.bus_error_program`): the words, memory and status must
 be the model's with a faulted read giving 0, a faulted write leaving its word, and
 ``error_dm_access_to_unavailable`` set on each channel that met one; then, on the core
-and memory tiles, as many programs on ``aiedma_axi_dma_<kind>_mem``, the top with its
-memory inside, each program's memory loaded and read back through its ``s_axil_mem``
-slave (streams paused; the channels wait on the memory's banks, so words and outcome are
-compared, not cycles). ``--passes`` picks among the five. One line per kind, simulator
-and pass; status 1 on any mismatch. The shim's top reaches memory through its AXI4
-master (a cocotbext-axi ``AxiRam``), whose answers are not the model's cycles: its pass
-without pauses compares words and outcome only, and its host pass is skipped, with a
-line that says so; the other tops have no bus to answer with an error, and skip the
-bus-error pass so; the shim has no memory inside, and skips that pass.
+and memory tiles, ``--memory-programs`` programs on ``aiedma_axi_dma_<kind>_mem``, the
+top with its memory inside, each program's memory loaded and read back through its
+``s_axil_mem`` slave (streams paused; the channels wait on the memory's banks, so words
+and outcome are compared, not cycles). ``--passes`` picks among the five. One line per
+kind, simulator and pass; status 1 on any mismatch. The shim's top reaches memory
+through its AXI4 master (a cocotbext-axi ``AxiRam``), whose answers are not the model's
+cycles: its pass without pauses compares words and outcome only, and its host pass is
+skipped, with a line that says so; the other tops have no bus to answer with an error,
+and skip the bus-error pass so; the shim has no memory inside, and skips that pass.
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=50,
                         help="random AXI4-Lite accesses a host makes while each program runs, "
                              "in the host pass (default 50)")
+    parser.add_argument("--memory-programs", type=int, default=10,
+                        help="random programs per kind in the memory pass (default 10: each "
+                             "loads and reads back its whole memory, 4,096 or 8,192 words, "
+                             "through AXI4-Lite)")
     parser.add_argument("--passes", nargs="+", choices=PASSES, default=list(PASSES),
                         help="which passes to run (default: all five)")
     add_common_options(parser, RUNS_ON,
@@ -86,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
                                "host": {"pause": 0.0, "ops": args.ops,
                                         "axil_pause": args.pause},
                                "memory": {"pause": args.pause, "memory": True}}[name]
-                    result = run_axi_dma(kind, simulator, programs=args.programs,
+                    programs = args.memory_programs if name == "memory" else args.programs
+                    result = run_axi_dma(kind, simulator, programs=programs,
                                          seed=args.seed, **options)
                 failed += bool(result["failed"])
                 _report(result, what, args.seed)
