@@ -119,7 +119,8 @@ class AXIDMA(wiring.Component):
         The clock and the synchronous, active-low reset of every register inside.
     s_axil_* : the AXI4-Lite slave (:func:`~.axi_lite.axi_lite_signature`).
     m_axis_mm2s<n>_*, s_axis_s2mm<n>_* : each channel's stream.
-    mm2s<n>_*, s2mm<n>_* : each channel's memory port (core and memory tile) and token.
+    mm2s<n>_*, s2mm<n>_* : each channel's memory port (core and memory tile, unless
+        ``memory``) and token.
     m_axi_* : shim only, the AXI4 master (:class:`~.axi_master.AXI4Master`).
     s_axil_mem_* : with ``memory``, the memory's AXI4-Lite slave.
     pause, busy, error : as :class:`~.dma.DMA`'s.
