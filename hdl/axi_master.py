@@ -57,6 +57,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..model.bd.fields import FIELD_INDEX
 from ..model.cycle.contract import ADDRESS_BITS, DATA_BITS
 from ..model.errors import AiedmaError, field_error
 from .arbiter import round_robin
@@ -79,6 +80,8 @@ PAGE_BYTES = 4096
 """No burst crosses a multiple of this many bytes (AMBA AXI4, A3.4.1)."""
 WORD_BYTES = DATA_BITS // 8
 SIZE_WORD = (WORD_BYTES - 1).bit_length()
+USER_BITS = FIELD_INDEX["shim"]["smid"].slices[0].width
+"""Width of AxUSER: the shim BD's ``smid`` (the stream ID the hardware's SMMU takes)."""
 """AxSIZE of a 32-bit beat: 2 (4 bytes)."""
 BURST_INCR = 1
 """AxBURST of an incrementing burst."""
@@ -96,9 +99,9 @@ cycle up to a B latency of six cycles after WLAST; 64-word bursts need two or th
 
 def burst_layout(address_bits: int) -> data.StructLayout:
     """A closed burst: first word ``address``, ``count`` (beats minus one, as AxLEN), and
-    the ``cache``, ``prot``, ``qos`` its first request carried."""
+    the ``cache``, ``prot``, ``qos``, ``smid`` its first request carried."""
     return data.StructLayout({"address": address_bits, "count": 8, "cache": 4, "prot": 3,
-                              "qos": 4})
+                              "qos": 4, "smid": USER_BITS})
 
 
 def read_client_signature(address_bits: int) -> wiring.Signature:
@@ -106,14 +109,16 @@ def read_client_signature(address_bits: int) -> wiring.Signature:
 
     ``addr``, ``en`` out: a request, taken in a cycle with ``ready`` high. ``valid``,
     ``data``, ``error`` in: the answer to the client's oldest unanswered request, which it
-    cannot refuse. ``cache``, ``prot``, ``qos`` out: the AXI attributes, sampled with the
-    first request of each burst; ``burst`` out, sampled with it too: the most words that
-    burst may hold (0, or more than the block's ``max_burst``: ``max_burst``).
+    cannot refuse. ``cache``, ``prot``, ``qos``, ``smid`` out: the AXI attributes (``smid``
+    on AxUSER), sampled with the first request of each burst; ``burst`` out, sampled with
+    it too: the most words that burst may hold (0, or more than the block's
+    ``max_burst``: ``max_burst``).
     """
     return wiring.Signature({
         "addr": Out(address_bits), "en": Out(1), "ready": In(1),
         "valid": In(1), "data": In(DATA_BITS), "error": In(1),
-        "cache": Out(4), "prot": Out(3), "qos": Out(4), "burst": Out(range(MAX_BURST + 1)),
+        "cache": Out(4), "prot": Out(3), "qos": Out(4), "smid": Out(USER_BITS),
+        "burst": Out(range(MAX_BURST + 1)),
     })
 
 
@@ -123,12 +128,13 @@ def write_client_signature(address_bits: int, max_burst: int) -> wiring.Signatur
     ``addr``, ``data``, ``en`` out: a write, taken in a cycle with ``ready`` high.
     ``acked`` in: how many of the client's writes, oldest first, were answered this
     cycle (a burst's B), ``error`` in: that B was SLVERR or DECERR. ``cache``, ``prot``,
-    ``qos``, ``burst`` out, as for a read client.
+    ``qos``, ``smid``, ``burst`` out, as for a read client.
     """
     return wiring.Signature({
         "addr": Out(address_bits), "data": Out(DATA_BITS), "en": Out(1), "ready": In(1),
         "acked": In(range(max_burst + 1)), "error": In(1),
-        "cache": Out(4), "prot": Out(3), "qos": Out(4), "burst": Out(range(MAX_BURST + 1)),
+        "cache": Out(4), "prot": Out(3), "qos": Out(4), "smid": Out(USER_BITS),
+        "burst": Out(range(MAX_BURST + 1)),
     })
 
 
@@ -136,7 +142,7 @@ def _address_channel_members(channel: str, address_bits: int, id_bits: int) -> d
     """AR or AW, seen from the master: ``<channel>id``, ``<channel>addr``, ..."""
     members = {"id": Out(id_bits), "addr": Out(address_bits), "len": Out(8), "size": Out(3),
                "burst": Out(2), "lock": Out(1), "cache": Out(4), "prot": Out(3),
-               "qos": Out(4), "valid": Out(1), "ready": In(1)}
+               "qos": Out(4), "user": Out(USER_BITS), "valid": Out(1), "ready": In(1)}
     return {f"{channel}{name}": member for name, member in members.items()}
 
 
@@ -184,7 +190,7 @@ class BurstCoalescer(wiring.Component):
 
     Attributes
     ----------
-    addr, en, cache, prot, qos, burst : In
+    addr, en, cache, prot, qos, smid, burst : In
         A request, as the client's port has it (:func:`read_client_signature`).
     ready : Out(1)
         The request is taken; from registers only: low only while an open burst waits
@@ -198,7 +204,8 @@ class BurstCoalescer(wiring.Component):
         self.max_burst = max_burst
         super().__init__({
             "addr": In(address_bits), "en": In(1), "ready": Out(1),
-            "cache": In(4), "prot": In(3), "qos": In(4), "burst": In(range(MAX_BURST + 1)),
+            "cache": In(4), "prot": In(3), "qos": In(4), "smid": In(USER_BITS),
+            "burst": In(range(MAX_BURST + 1)),
             "bursts": Out(stream.Signature(burst_layout(address_bits))),
         })
 
@@ -237,7 +244,8 @@ class BurstCoalescer(wiring.Component):
             m.d.sync += [is_open.eq(1), burst.address.eq(self.addr), burst.count.eq(0),
                          limit.eq(opened_limit),
                          burst.cache.eq(self.cache), burst.prot.eq(self.prot),
-                         burst.qos.eq(self.qos), next_addr.eq(self.addr + 1)]
+                         burst.qos.eq(self.qos), burst.smid.eq(self.smid),
+                         next_addr.eq(self.addr + 1)]
         with m.Elif(close):
             m.d.sync += is_open.eq(0)
         return m
@@ -320,7 +328,7 @@ class AXI4Master(wiring.Component):
         coalescer = BurstCoalescer(self.address_bits, self.max_burst)
         m.submodules[f"{prefix}{n}_bursts"] = coalescer
         m.d.comb += [getattr(coalescer, name).eq(self._client(prefix, n, name))
-                     for name in ("addr", "cache", "prot", "qos", "burst")]
+                     for name in ("addr", "cache", "prot", "qos", "smid", "burst")]
         return coalescer
 
     def _address_channel(self, m: Module, channel: str, bursts: list[stream.Interface],
@@ -348,7 +356,7 @@ class AXI4Master(wiring.Component):
             m.d.sync += full.eq(0)
         ports = {"valid": full, "id": client, "addr": Cat(Const(0, SIZE_WORD), slot.address),
                  "len": slot.count, "size": SIZE_WORD, "burst": BURST_INCR, "lock": 0,
-                 "cache": slot.cache, "prot": slot.prot, "qos": slot.qos}
+                 "cache": slot.cache, "prot": slot.prot, "qos": slot.qos, "user": slot.smid}
         m.d.comb += [self._axi(f"{channel}{name}").eq(value) for name, value in ports.items()]
         return _AddressIssue(load, grant, head)
 

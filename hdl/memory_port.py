@@ -65,10 +65,12 @@ def write_port_signature(kind: str, handshake: bool = False) -> wiring.Signature
 def bus_attributes_signature(kind: str) -> wiring.Signature | None:
     """What a kind's BD says of its bus accesses, beside a handshake port: ``mem_burst``
     (the BD's ``burst_length`` in words, the longest burst its accesses may form),
-    ``mem_cache``, ``mem_prot`` and ``mem_qos`` (AxCACHE; AxPROT, non-secure unless the
-    BD's ``secure_access``; AxQOS), all of the BD the request offered now belongs to.
+    ``mem_cache``, ``mem_prot``, ``mem_qos`` and ``mem_smid`` (AxCACHE; AxPROT,
+    non-secure unless the BD's ``secure_access``; AxQOS; the BD's ``smid``, on AxUSER),
+    all of the BD the request offered now belongs to.
     None for a kind whose BD has no such fields (only the shim's has)."""
     if "burst_length" not in FIELD_INDEX[kind]:
         return None
+    smid = FIELD_INDEX[kind]["smid"].slices[0].width
     return wiring.Signature({"mem_burst": Out(range(BURST_WORDS_MAX + 1)), "mem_cache": Out(4),
-                             "mem_prot": Out(3), "mem_qos": Out(4)})
+                             "mem_prot": Out(3), "mem_qos": Out(4), "mem_smid": Out(smid)})

@@ -374,6 +374,7 @@ class Channel(wiring.Component):
         m.d.comb += [
             taken.burst.eq(bd.burst_length >> 2), taken.cache.eq(bd.axcache),
             taken.prot.eq(Cat(0, ~bd.secure_access, 0)), taken.qos.eq(bd.axqos),
+            taken.smid.eq(bd.smid),
             queue.w_en.eq(accepted), queue.w_data.eq(taken), queue.r_en.eq(last_beat),
         ]
         head = data.View(attributes, queue.r_data)
@@ -383,7 +384,8 @@ class Channel(wiring.Component):
                 m.d.sync += held.eq(head)
             head = held
         m.d.comb += [self.mem_burst.eq(head.burst), self.mem_cache.eq(head.cache),
-                     self.mem_prot.eq(head.prot), self.mem_qos.eq(head.qos)]
+                     self.mem_prot.eq(head.prot), self.mem_qos.eq(head.qos),
+                     self.mem_smid.eq(head.smid)]
 
     def _handshake_port(self, m: Module, engine: wiring.Component) -> None:
         """The engine's handshake memory port, out. The datapath itself leaves out an

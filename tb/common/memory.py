@@ -60,7 +60,7 @@ def bram_write_port(dut: S2MMDatapath, memory: np.ndarray,
     return process
 
 
-_ATTRIBUTES = ("mem_burst", "mem_cache", "mem_prot", "mem_qos")
+_ATTRIBUTES = ("mem_burst", "mem_cache", "mem_prot", "mem_qos", "mem_smid")
 
 
 def _attributes(port: object) -> tuple:
@@ -79,8 +79,8 @@ def waiting_read_port(port: object, memory: np.ndarray, *, latency: int = 1,
     latency`` (plus up to ``jitter`` random cycles). Requests whose index (0 first) is
     in ``errors`` are answered with ``mem_error`` high and random data. ``requests``, if
     given, collects ``(address, *attributes)`` of each request taken (its bus
-    attributes, ``mem_burst``, ``mem_cache``, ``mem_prot``, ``mem_qos``, where the port
-    has them).
+    attributes, ``mem_burst``, ``mem_cache``, ``mem_prot``, ``mem_qos``, ``mem_smid``,
+    where the port has them).
     """
     rng = random.Random(seed)
     pending: deque[tuple[int, int, bool]] = deque()   # (due cycle, word, error)

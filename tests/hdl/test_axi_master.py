@@ -33,6 +33,9 @@ ERROR_WORD = 0xDEADBEEF               # what the slave sends with an error beat
 READ_BASE, WRITE_BASE = 0x10_0000, 0x20_0000   # each client's own region (words)
 REGION = 0x1_0000
 
+ATTRIBUTES = ("cache", "prot", "qos", "smid")
+"""A client's bus attributes, each burst's on AxCACHE, AxPROT, AxQOS and AxUSER."""
+
 
 def word_at(address: int) -> int:
     """The memory's word at a word address never written (a hash, so every word differs)."""
@@ -150,7 +153,7 @@ class Slave:
         return payload if valid and self.go[channel] else None
 
     def _address(self, ctx, channel):
-        names = ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos")
+        names = ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos", "user")
         payload = self._stable(ctx, channel, names)
         if payload is None:
             return None
@@ -216,10 +219,11 @@ class ReadClient:
 
     def __init__(self, dut, n, addresses, rng, *, credit, idle=0.0):
         self.port = {name: getattr(dut, f"rd{n}_{name}") for name in
-                     ("addr", "en", "ready", "valid", "data", "error", "cache", "prot", "qos")}
+                     ("addr", "en", "ready", "valid", "data", "error", "cache", "prot", "qos",
+                      "smid")}
         self.requests, self.rng, self.credit, self.idle = list(addresses), rng, credit, idle
-        self.attrs = [(rng.randrange(16), rng.randrange(8), rng.randrange(16))
-                      for _ in self.requests]
+        self.attrs = [(rng.randrange(16), rng.randrange(8), rng.randrange(16),
+                       rng.randrange(16)) for _ in self.requests]
         self.taken, self.answers = [], []     # cycles a request was taken; (data, error)
         self.offer = False
 
@@ -231,7 +235,7 @@ class ReadClient:
         ctx.set(self.port["en"], self.offer)
         if self.offer:
             ctx.set(self.port["addr"], self.requests[n])
-            for name, value in zip(("cache", "prot", "qos"), self.attrs[n], strict=True):
+            for name, value in zip(ATTRIBUTES, self.attrs[n], strict=True):
                 ctx.set(self.port[name], value)
 
     def sample(self, ctx, cycle):
@@ -249,11 +253,12 @@ class WriteClient:
 
     def __init__(self, dut, n, addresses, rng, *, idle=0.0):
         self.port = {name: getattr(dut, f"wr{n}_{name}") for name in
-                     ("addr", "data", "en", "ready", "acked", "error", "cache", "prot", "qos")}
+                     ("addr", "data", "en", "ready", "acked", "error", "cache", "prot", "qos",
+                      "smid")}
         self.requests = [(a, rng.getrandbits(32)) for a in addresses]
         self.rng, self.idle = rng, idle
-        self.attrs = [(rng.randrange(16), rng.randrange(8), rng.randrange(16))
-                      for _ in self.requests]
+        self.attrs = [(rng.randrange(16), rng.randrange(8), rng.randrange(16),
+                       rng.randrange(16)) for _ in self.requests]
         self.taken, self.acks = [], []        # cycles a write was taken; (acked, error)
         self.offer = False
 
@@ -265,7 +270,7 @@ class WriteClient:
         if self.offer:
             ctx.set(self.port["addr"], self.requests[n][0])
             ctx.set(self.port["data"], self.requests[n][1])
-            for name, value in zip(("cache", "prot", "qos"), self.attrs[n], strict=True):
+            for name, value in zip(ATTRIBUTES, self.attrs[n], strict=True):
                 ctx.set(self.port[name], value)
 
     def sample(self, ctx, cycle):
@@ -343,7 +348,8 @@ def check_bursts(accepted, clients, max_burst):
         words = [r if isinstance(r, int) else r[0]
                  for r in client.requests[i:i + burst["len"] + 1]]
         assert words == list(range(burst["word"], burst["word"] + burst["len"] + 1)), burst
-        assert (burst["cache"], burst["prot"], burst["qos"]) == client.attrs[i], burst
+        assert (burst["cache"], burst["prot"], burst["qos"], burst["user"]) == client.attrs[i], \
+            burst
         position[burst["id"]] += burst["len"] + 1
     for n, client in enumerate(clients):
         assert position[n] == len(client.requests), f"client {n}: words never issued"
@@ -533,10 +539,10 @@ def _verilog():
 def test_exports_to_verilog_with_vivado_port_names():
     text = _verilog()
     header = text[text.index("module aiedma_axi_master("):].split(";")[0]
-    for name in ("awid awaddr awlen awsize awburst awlock awcache awprot awqos awvalid "
+    for name in ("awid awaddr awlen awsize awburst awlock awcache awprot awqos awuser awvalid "
                  "awready wdata wstrb wlast wvalid wready bid bresp bvalid bready arid araddr "
-                 "arlen arsize arburst arlock arcache arprot arqos arvalid arready rid rdata "
-                 "rresp rlast rvalid rready").split():
+                 "arlen arsize arburst arlock arcache arprot arqos aruser arvalid arready rid "
+                 "rdata rresp rlast rvalid rready").split():
         assert f"m_axi_{name}" in header, name
     for name in ("rd1_addr", "rd1_valid", "wr1_acked", "wr1_ready"):
         assert name in header

@@ -72,14 +72,14 @@ def test_a_window_on_a_waiting_memory_drops_what_the_model_drops():
 
 @pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
 def test_each_request_carries_its_bds_bus_attributes(direction):
-    """Two chained shim BDs with different burst_length, axcache, axqos and secure_access:
-    every request of each carries its own BD's (AxPROT bit 1: non-secure); on S2MM the
+    """Two chained shim BDs with different burst_length, axcache, axqos, secure_access and
+    smid: every request of each carries its own BD's (AxPROT bit 1: non-secure); on S2MM the
     request leaves a cycle after its word, the last word of the first BD included."""
     first = BufferDescriptor("shim", buffer_length=40, base_address=100, burst_length=64,
-                             axcache=0b0011, axqos=5, secure_access=0, use_next_bd=1,
+                             axcache=0b0011, axqos=5, secure_access=0, smid=3, use_next_bd=1,
                              next_bd=1, valid_bd=1)
     second = BufferDescriptor("shim", buffer_length=30, base_address=300, burst_length=256,
-                              axcache=0b1111, axqos=12, secure_access=1, valid_bd=1)
+                              axcache=0b1111, axqos=12, secure_access=1, smid=9, valid_bd=1)
     writes = [*bd_table_writes("shim", {0: first, 1: second}),
               (start_queue_address("shim", direction, 0), Task(0, 1, False).encode())]
     inputs = {"s2mm0": [Beat(k, False) for k in range(70)]} if direction == "s2mm" else {}
@@ -87,5 +87,5 @@ def test_each_request_carries_its_bds_bus_attributes(direction):
     got = run_on_waiting_memory(program, [], latency=6, refuse=0.3, stall=0.3, seed=4)
     requests = got["requests"][f"{direction}0"]
     assert [r[0] for r in requests] == [*range(100, 140), *range(300, 330)]
-    assert {r[1:] for r in requests[:40]} == {(16, 0b0011, 0b010, 5)}
-    assert {r[1:] for r in requests[40:]} == {(64, 0b1111, 0b000, 12)}
+    assert {r[1:] for r in requests[:40]} == {(16, 0b0011, 0b010, 5, 3)}
+    assert {r[1:] for r in requests[40:]} == {(64, 0b1111, 0b000, 12, 9)}
