@@ -111,7 +111,7 @@ sim: setup
 	$(PY) -m aiedma.tb axi-dma --sim verilator --programs $(GRAPHS)
 	$(PY) -m aiedma.tb axi-dma --sim icarus --programs 20
 	$(PY) -m aiedma.flows.graph_examples
-	@echo "make sim: PASS (the long tests; $(REGRESSION) regression$(if $(SIM), on $(SIM)), $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches; $(AXIL) random AXI4-Lite transactions per kind on the AXI tops (Verilator), every response and word as the model's; $(GRAPHS) random programs per kind on the AXI tops under cocotbext-axi (Verilator; 20 on Icarus), with stream pauses, without, with a host's accesses, (the shim's) its memory answering SLVERR and (10 programs of the core and memory tile's) with the memory inside, every word, memory word, token and register as the model's)"
+	@echo "make sim: PASS (the long tests; $(REGRESSION) regression$(if $(SIM), on $(SIM)), $(GRAPHS) random graphs, $(GRAPHS) random task programs per kind on the whole RTL DMA (Verilator; 50 on Amaranth), 50 replayed on Icarus, the tutorial graph with RTL channels: every cycle compared, 0 mismatches; $(AXIL) random AXI4-Lite transactions per kind on the AXI tops (Verilator), every response and word as the model's; $(GRAPHS) random programs per kind on the AXI tops under cocotbext-axi (Verilator; 20 on Icarus), with stream pauses, without, with a host's accesses, (the shim's) its memory answering SLVERR and (5 programs of the core and memory tile's) with the memory inside, every word, memory word, token and register as the model's)"
 
 bench: setup
 	$(PY) -m aiedma.flows.bench

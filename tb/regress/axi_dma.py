@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=50,
                         help="random AXI4-Lite accesses a host makes while each program runs, "
                              "in the host pass (default 50)")
-    parser.add_argument("--memory-programs", type=int, default=10,
-                        help="random programs per kind in the memory pass (default 10: each "
+    parser.add_argument("--memory-programs", type=int, default=5,
+                        help="random programs per kind in the memory pass (default 5: each "
                              "loads and reads back its whole memory, 4,096 or 8,192 words, "
                              "through AXI4-Lite)")
     parser.add_argument("--passes", nargs="+", choices=PASSES, default=list(PASSES),
