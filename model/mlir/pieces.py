@@ -22,6 +22,7 @@ __all__ = [
     "ParsedOp",
     "attribute_array",
     "attributes",
+    "constant_of",
     "direction_of",
     "integer",
     "integer_list",
@@ -34,6 +35,7 @@ __all__ = [
     "reason",
     "ref",
     "split_typed",
+    "with_constants",
     "word",
 ]
 
@@ -239,3 +241,23 @@ def packet_of(value: tuple[Any, ...]) -> tuple[int, int]:
             return (integer(keywords.get("pkt_type", (0,)), "pkt_type"),
                     integer(keywords.get("pkt_id", (0,)), "pkt_id"))
     raise NotRead("packet must be #aie.packet_info<pkt_type = .., pkt_id = ..>")
+
+
+def constant_of(op: Operation) -> int | None:
+    """The integer of ``%c = arith.constant 4 : index`` (None for any other value)."""
+    value, _ = split_typed(op.pieces)
+    if len(value) == 1 and isinstance(value[0], int) and not isinstance(value[0], bool):
+        return value[0]
+    return None
+
+
+def with_constants(op: Operation, constants: dict[str, int]) -> Operation:
+    """``op`` with each ``%name`` that ``constants`` holds replaced by its integer (an
+    operand written as an ``arith.constant`` reads as the number it is)."""
+    def swap(piece: Any) -> Any:
+        if isinstance(piece, Ref) and piece.sigil == "%" and piece.name in constants:
+            return constants[piece.name]
+        if isinstance(piece, Paren | Bracket | Angle | Brace):
+            return type(piece)(tuple(tuple(swap(p) for p in item) for item in piece.items))
+        return piece
+    return Operation(op.results, op.name, tuple(swap(piece) for piece in op.pieces))

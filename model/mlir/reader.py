@@ -49,6 +49,7 @@ from .pieces import (
     ParsedOp,
     attribute_array,
     attributes,
+    constant_of,
     direction_of,
     integer,
     integer_list,
@@ -60,14 +61,18 @@ from .pieces import (
     paren,
     reason,
     ref,
+    with_constants,
     word,
 )
 from .runtime import RuntimeSequenceReader
 from .syntax import (
     Angle,
+    Brace,
     Bracket,
     Name,
+    Operation,
     Paren,
+    Punct,
     Ref,
     Statement,
     SyntaxProblem,
@@ -137,6 +142,9 @@ class _Reader(RuntimeSequenceReader):
         self.values: dict[str, Any] = {}        # SSA names: tiles, buffers, locks, host args
         self.tasks: dict[str, Chain] = {}
         self.used_ids: dict[Tile, set[int]] = {}   # BD numbers taken, per tile
+        self.constants: dict[str, int] = {}     # %c = arith.constant N, read as N
+        self.parsed: dict[int, ParsedOp | None] = {}   # by id(statement): read once
+        self.device_line: int | None = None     # the aie.device read (one a file)
 
     # --- warnings ---------------------------------------------------------------------------
 
@@ -144,13 +152,27 @@ class _Reader(RuntimeSequenceReader):
         self.design.warnings.append(MlirWarning(statement.line, statement.column, message))
 
     def parse(self, statement: Statement) -> ParsedOp | None:
+        """The statement's operation, its ``arith.constant`` operands as numbers; read
+        once (a statement read again, by another pass, gives the same op and no second
+        warning)."""
+        key = id(statement)
+        if key not in self.parsed:
+            self.parsed[key] = self._parse(statement)
+        return self.parsed[key]
+
+    def _parse(self, statement: Statement) -> ParsedOp | None:
         try:
-            return ParsedOp(parse_operation(statement.text), statement)
+            op = parse_operation(statement.text)
         except SyntaxProblem as problem:
             line, column = statement.position(problem.offset)
             self.design.warnings.append(MlirWarning(
                 line, column, f"not read: {problem} in {statement.text[:60]!r}"))
             return None
+        if self.constants:
+            op = with_constants(op, self.constants)
+        if op.name == "arith.constant" and op.results and constant_of(op) is not None:
+            self.constants[op.results[0]] = constant_of(op)
+        return ParsedOp(op, statement)
 
     def each(self, ops: Sequence[ParsedOp], names: dict[str, Callable[[ParsedOp], None]]) -> None:
         """Run the handler of each op named in ``names``; a failure is a warning."""
@@ -181,7 +203,11 @@ class _Reader(RuntimeSequenceReader):
                 for region in statement.regions:
                     self.top(region)
                 found = True
+            elif op.name == "aie.device" and self.device_line is not None:
+                self.warn(statement, f"aie.device: not read: one device a file is run, the "
+                                     f"first (line {self.device_line})")
             elif op.name == "aie.device":
+                self.device_line = statement.line
                 self.device_region(op)
                 found = True
         if not found and statements and not self.design.bds:
@@ -202,22 +228,28 @@ class _Reader(RuntimeSequenceReader):
         self.device = family or DEVICES["npu1"]
         body = device.statement.regions[0] if device.statement.regions else []
         ops = list(self.operations(body))
-        self.each(ops, {"aie.tile": self.tile})
-        self.each(ops, {"aie.buffer": self.buffer, "aie.lock": self.lock,
-                        "aie.external_buffer": self.external_buffer,
-                        "aie.shim_dma_allocation": self.allocation,
-                        "memref.global": self.global_constant})
-        self.layout_buffers()
         dma = {"aie.mem": self.dma_region, "aie.memtile_dma": self.dma_region,
                "aie.shim_dma": self.dma_region}
+        # mlir-aie declares buffers and locks inside a DMA region too
+        inner = [o for op in ops if op.name in dma and op.statement.regions
+                 for o in self.operations(op.statement.regions[0])]
+        self.each(ops, {"aie.tile": self.tile})
+        self.each(ops + inner, {"aie.buffer": self.buffer, "aie.lock": self.lock,
+                                "aie.external_buffer": self.external_buffer,
+                                "aie.shim_dma_allocation": self.allocation,
+                                "memref.global": self.global_constant})
+        self.layout_buffers()
         self.each(ops, dma)
         self.each(ops, {"aie.flow": self.flow, "aie.core": self.core})
-        self.each(ops, {"aiex.runtime_sequence": self.runtime_sequence,
+        self.each(ops, {"aie.runtime_sequence": self.runtime_sequence,
+                        "aiex.runtime_sequence": self.runtime_sequence,
                         "func.func": self.runtime_sequence})
         for op in ops:
-            if op.name in ("aie.objectfifo", "aie.objectFifo") or op.name == "aie.dma":
-                self.warn(op.statement, f"{op.name}: not read: lower it to aie.dma_bd "
-                                        "first (aie-opt --aie-objectFifo-stateful-transform)")
+            if op.name in ("aie.objectfifo", "aie.objectFifo", "aie.dma"):
+                self.warn(op.statement, f"{op.name}: not read: lower it to aie.dma_start "
+                                        "and aie.dma_bd blocks first (aie-opt "
+                                        "--aie-objectFifo-stateful-transform "
+                                        "--aie-dma-tasks-to-npu)")
 
     # --- declarations ---------------------------------------------------------------------
 
@@ -368,8 +400,12 @@ class _Reader(RuntimeSequenceReader):
         where = {"line": op.statement.line, "column": op.statement.column}
         if op.name == "arith.constant" and op.op.results:
             constants[op.op.results[0]] = integer(op.op.pieces[:1], "the constant")
-        elif op.name == "scf.for":
+        elif op.name in ("scf.for", "affine.for"):
             bounds = [p for p in op.op.pieces if isinstance(p, Ref | int)][1:4]
+            if len(bounds) == 2:     # affine.for %i = 0 to 16 { (step 1)
+                bounds.append(1)
+            if len(bounds) != 3:
+                raise NotRead("expected %i = low to high [step s]")
             low, high, step = (constants[b.name] if isinstance(b, Ref) else b for b in bounds)
             if step < 1:
                 raise NotRead(f"step {step}: a loop steps up by at least 1")
@@ -407,16 +443,21 @@ class _Reader(RuntimeSequenceReader):
             raise NotRead(f"{tile} is a {tile.kind} on {self.design.device}; {op.name} "
                           f"needs a {expected[op.name]}")
         blocks = self.blocks(op.statement.regions[0] if op.statement.regions else [])
-        by_label = {b.label: b for b in blocks}
         starts = []
-        for block in blocks:
+        for block in list(blocks):
             for inner in block.ops:
-                if inner.name == "aie.dma_start":
-                    try:
+                if inner.name not in ("aie.dma_start", "aie.dma"):
+                    continue
+                try:
+                    if inner.name == "aie.dma":
+                        chain_blocks, start = self.dma_op(inner)
+                        blocks += chain_blocks
+                        starts.append((inner, *start))
+                    else:
                         starts.append((inner, *self.dma_start(inner)))
-                    except UNREADABLE as problem:
-                        self.warn(inner.statement,
-                                  f"aie.dma_start: not read: {reason(problem)}")
+                except UNREADABLE as problem:
+                    self.warn(inner.statement, f"{inner.name}: not read: {reason(problem)}")
+        by_label = {b.label: b for b in blocks}
         bd_blocks = self.bd_blocks(blocks)
         chains = []
         for start_op, direction, channel, dest, repeat in starts:
@@ -457,6 +498,41 @@ class _Reader(RuntimeSequenceReader):
         dest = ref(items[2], "^", "the first BD's block")
         repeat = integer(keyword_items(items[4:]).get("repeat_count", (0,)), "repeat_count")
         return direction, channel, dest, repeat + 1
+
+    def dma_op(self, op: ParsedOp) -> tuple[list[_Block], tuple[str, int, str, int]]:
+        """``aie.dma(MM2S, 0) [{ BD }, { BD }] {loop, repeat_count}``: each ``{ }`` a block
+        of one BD and its locks, each going on to the next; the last to the first unless
+        ``loop = false`` (mlir-aie's default is a loop). Returns the blocks and what
+        :meth:`dma_start` returns."""
+        items = paren(op.op)
+        if len(items) < 2:
+            raise NotRead("expected (direction, channel)")
+        direction = direction_of(items[0])
+        channel = integer(items[1], "the channel")
+        attrs = attributes(op.op)
+        if integer(attrs.get("pad_value", (0,)), "pad_value"):
+            raise NotRead(f"pad_value={integer(attrs['pad_value'], 'pad_value')}: an "
+                          "AIE-ML DMA pads with zeros (a pad value is a later "
+                          "generation's register)")
+        loop = integer(attrs.get("loop", (Name("true"),)), "loop")
+        repeat = integer(attrs.get("repeat_count", (0,)), "repeat_count") + 1
+        group = next((p for p in op.op.pieces if isinstance(p, Bracket)), None)
+        if group is None or not all(len(i) == 1 and isinstance(i[0], Brace)
+                                    for i in group.items):
+            raise NotRead("expected [{ BD }, { BD }, ...] after (direction, channel)")
+        name = f"{op.op.results[0] if op.op.results else 'dma'}@{op.statement.line}"
+        labels = [f"{name}.{k}" for k in range(len(group.items))]
+        blocks = []
+        for k, item in enumerate(group.items):
+            block = _Block(labels[k], [ParsedOp(inner, op.statement)
+                                       for inner in _operations_in(item[0])])
+            following = labels[k + 1] if k + 1 < len(labels) else (
+                labels[0] if loop else None)
+            if following is not None:
+                block.ops.append(ParsedOp(Operation((), "aie.next_bd", (Ref("^", following),)),
+                                          op.statement))
+            blocks.append(block)
+        return blocks, (direction, channel, labels[0] if labels else "", repeat)
 
     def bd_blocks(self, blocks: list[_Block]) -> dict[str, _BdBlock]:
         """Each block with an ``aie.dma_bd``, read; a block that fails is a warning."""
@@ -617,7 +693,8 @@ class _Reader(RuntimeSequenceReader):
         target = self.values.get(name)
         if not isinstance(target, Buffer | HostBuffer):
             raise NotRead(f"%{name} is not a buffer of this device or a runtime argument")
-        keywords = {**keyword_items(items[1:]), **attributes(op.op)}
+        keywords = {**_printed_keywords(items[0]), **keyword_items(items[1:]),
+                    **attributes(op.op)}
         positional = [item for item in items[1:] if not is_keyword(item)]
         numbers = [item for item in positional if not isinstance(item[0], Bracket)]
         groups = [item[0] for item in positional if isinstance(item[0], Bracket)]
@@ -628,10 +705,19 @@ class _Reader(RuntimeSequenceReader):
             keywords.get("offset", (0,)), "offset")
         length = integer(numbers[1], "len") if len(numbers) > 1 else (
             integer(keywords["len"], "len") if "len" in keywords else count)
-        dims = layout_pairs(groups[0] if groups else attribute_array(keywords, "dimensions"),
-                       ("size", "stride"))
+        if "sizes" in keywords:     # the printed form: sizes = [..] strides = [..]
+            sizes = integer_list(keywords["sizes"][0], "sizes")
+            strides = integer_list(keywords.get("strides", (Bracket(()),))[0], "strides")
+            if len(sizes) != len(strides):
+                raise NotRead(f"sizes {sizes} and strides {strides} differ in length")
+            dims = list(zip(sizes, strides, strict=True))
+        else:
+            dims = layout_pairs(groups[0] if groups else attribute_array(keywords,
+                                                                         "dimensions"),
+                                ("size", "stride"))
         pads = layout_pairs(groups[1] if len(groups) > 1 else attribute_array(
-            keywords, "pad_dimensions"), ("const_pad_before", "const_pad_after"))
+            keywords, "pad_dimensions" if "pad_dimensions" in keywords else "pad"),
+            ("const_pad_before", "const_pad_after"))
         access = Access(offset, length, tuple(d[0] for d in dims), tuple(d[1] for d in dims),
                         tuple(pads))
         out = Converted()
@@ -643,6 +729,8 @@ class _Reader(RuntimeSequenceReader):
                                         f"reaches it, not a {tile.kind}")
         converted = access_fields(tile.kind, bits, buffer_word, access, direction)
         converted.problems[:0] = out.problems
+        if "iteration" in keywords:
+            _iteration_fields(converted, keywords["iteration"], bits)
         if "packet" in keywords:
             packet = packet_of(keywords["packet"])
             converted.fields.update(enable_packet=1, packet_type=packet[0],
@@ -673,6 +761,70 @@ class _Reader(RuntimeSequenceReader):
         return design_bd
 
 # --- helpers --------------------------------------------------------------------------------
+
+def _operations_in(body: Brace) -> list[Operation]:
+    """The operations of an ``aie.dma`` BD's ``{ }``, which reads as one run of pieces:
+    each dialect name (``aie.use_lock``, ``arith.constant``) starts the next operation,
+    with the ``%name =`` before it as its result; an ``arith.constant``'s operands read
+    as their numbers in the operations after it."""
+    found: list[Operation] = []
+    pieces = [piece for item in body.items for piece in item]
+    for at, piece in enumerate(pieces):
+        if isinstance(piece, Name) and "." in piece.text:
+            named = (at >= 2 and isinstance(pieces[at - 1], Punct)
+                     and pieces[at - 1].text == "=" and isinstance(pieces[at - 2], Ref))
+            if named and found:   # the %name = went onto the operation before
+                found[-1] = Operation((), found[-1].name, found[-1].pieces[:-2])
+            found.append(Operation((pieces[at - 2].name,) if named else (), piece.text, ()))
+        elif found:
+            found[-1] = Operation(found[-1].results, found[-1].name,
+                                  (*found[-1].pieces, piece))
+    constants: dict[str, int] = {}
+    resolved = []
+    for op in found:
+        op = with_constants(op, constants)
+        if op.name == "arith.constant" and op.results and constant_of(op) is not None:
+            constants[op.results[0]] = constant_of(op)
+        resolved.append(op)
+    return resolved
+
+
+def _printed_keywords(item: tuple[Any, ...]) -> dict[str, tuple[Any, ...]]:
+    """What follows a BD's buffer type in mlir-aie's printed form of ``aie.dma_bd``:
+    ``offset = 0 len = 16 sizes = [4, 4] strides = [8, 1] pad [<...>]``."""
+    at = next((k for k, piece in enumerate(item) if isinstance(piece, Angle)), len(item))
+    rest, found, k = item[at + 1:], {}, 0
+    while k < len(rest):
+        name = rest[k]
+        if not isinstance(name, Name):
+            raise NotRead(f"expected name = value after the buffer's type, not {rest[k:]}")
+        if k + 2 < len(rest) and isinstance(rest[k + 1], Punct) and rest[k + 1].text == "=":
+            found[name.text], k = (rest[k + 2],), k + 3
+        elif k + 1 < len(rest):
+            found[name.text], k = (rest[k + 1],), k + 2
+        else:
+            raise NotRead(f"{name.text} has no value")
+    return found
+
+
+def _iteration_fields(out: Converted, value: tuple[Any, ...], bits: int) -> None:
+    """``iteration = #aie.bd_iteration<size = 4, stride = 1024, current = 2>`` (elements)
+    as the BD's iteration fields."""
+    angle = next((p for p in value if isinstance(p, Angle)), None)
+    if angle is None:
+        raise NotRead("iteration must be #aie.bd_iteration<size = .., stride = .., current = ..>")
+    parts = {name: integer(v, f"iteration {name}") for name, v in
+             keyword_items(angle.items).items()}
+    size, stride = parts.get("size", 1), parts.get("stride", 0)
+    if size > 1:
+        out.fields["iteration_wrap"] = size
+        out.fields["iteration_stepsize"] = stride * bits // 32
+        if stride * bits % 32:
+            out.problem("iteration.stride", stride, "the iteration stride is not a whole "
+                                                    "number of 32-bit words")
+    if parts.get("current", 0):
+        out.fields["iteration_current"] = parts["current"]
+
 
 def build_bd(kind: str, fields: dict[str, int]) -> tuple[BufferDescriptor | None, list[BDError]]:
     """The BD of ``fields``, or None and every rule they break.

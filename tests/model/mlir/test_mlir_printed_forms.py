@@ -1,0 +1,147 @@
+"""The forms today's mlir-aie prints (its test/npu-xrt designs): ``aie.runtime_sequence``,
+``arith.constant`` operands, ``aie.dma`` BD lists, buffers and locks declared inside a
+DMA region, the keyword form of ``aie.dma_bd`` and its ``iteration``, ``affine.for``,
+and a file of several devices."""
+
+import pytest
+
+from aiedma.model.mlir import read_mlir
+from aiedma.model.mlir.run import run_design
+
+# A loopback through a memory tile written as mlir-aie's passes leave it: the memory
+# tile's two ping-pong buffers, their locks and its two channels' BD lists inside
+# aie.memtile_dma, the runtime sequence's operands as arith.constant values.
+LOOPBACK = """module {
+  aie.device(npu1_1col) {
+    %tile_0_0 = aie.tile(0, 0)
+    %tile_0_1 = aie.tile(0, 1)
+    aie.flow(%tile_0_0, DMA : 0, %tile_0_1, DMA : 0)
+    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)
+    aie.shim_dma_allocation @in0 (%tile_0_0, MM2S, 0)
+    aie.shim_dma_allocation @out0 (%tile_0_0, S2MM, 0)
+    aie.runtime_sequence(%arg0: memref<64xi32>, %arg1: memref<64xi32>) {
+      %c0_i64 = arith.constant 0 : i64
+      %c1_i64 = arith.constant 1 : i64
+      %c64_i64 = arith.constant 64 : i64
+      aiex.npu.dma_memcpy_nd (%arg0{ACCESS}) {id = 0 : i64, metadata = @in0} : memref<64xi32>
+      aiex.npu.dma_memcpy_nd (%arg1{ACCESS}) {id = 1 : i64, metadata = @out0,
+                                                issue_token = true} : memref<64xi32>
+      aiex.npu.dma_wait {symbol = @out0}
+    }
+    %memtile_dma_0_1 = aie.memtile_dma(%tile_0_1) {
+      %ping = aie.buffer(%tile_0_1) {sym_name = "ping"} : memref<16xi32>
+      %pong = aie.buffer(%tile_0_1) {sym_name = "pong"} : memref<16xi32>
+      %prod = aie.lock(%tile_0_1, 0) {init = 2 : i32, sym_name = "prod"}
+      %cons = aie.lock(%tile_0_1, 1) {init = 0 : i32, sym_name = "cons"}
+      %0 = aie.dma(S2MM, 0) [{
+        %c1_i32 = arith.constant 1 : i32
+        aie.use_lock(%prod, AcquireGreaterEqual, %c1_i32)
+        aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16)
+        aie.use_lock(%cons, Release, %c1_i32)
+      }, {
+        aie.use_lock(%prod, AcquireGreaterEqual, 1)
+        aie.dma_bd(%pong : memref<16xi32>)
+        aie.use_lock(%cons, Release, 1)
+      }]
+      %1 = aie.dma(MM2S, 0) [{
+        aie.use_lock(%cons, AcquireGreaterEqual, 1)
+        aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16 sizes = [4, 4] strides = [1, 4])
+        aie.use_lock(%prod, Release, 1)
+      }, {
+        aie.use_lock(%cons, AcquireGreaterEqual, 1)
+        aie.dma_bd(%pong : memref<16xi32>)
+        aie.use_lock(%prod, Release, 1)
+      }]
+      aie.end
+    }
+  }
+}
+""".replace("{ACCESS}", "[%c0_i64, %c0_i64, %c0_i64, %c0_i64][%c1_i64, %c1_i64, %c1_i64, "
+           "%c64_i64][%c0_i64, %c0_i64, %c0_i64, %c1_i64]")
+
+
+def transposed_4x4(values: list[int]) -> list[int]:
+    return [values[4 * row + column] for column in range(4) for row in range(4)]
+
+
+def test_the_loopback_as_mlir_aie_prints_it_reads_without_warnings_and_runs():
+    design = read_mlir(LOOPBACK)
+    assert design.warnings == []
+    chains = {(c.tile.kind, c.direction): c for c in design.chains}
+    reader = chains["memtile", "mm2s"]
+    assert [b.bd_id for b in reader.bds] == [2, 3] and reader.loops   # aie.dma loops
+    ping = reader.bds[0].fields
+    assert (ping["lock_acq_enable"], ping["lock_acq_value"], ping["use_next_bd"],
+            ping["next_bd"]) == (1, -1, 1, 3)
+    assert (ping["d0_wrap"], ping["d0_stepsize"], ping["d1_stepsize"]) == (4, 4, 1)
+    result = run_design(design)
+    assert result.hang is None and result.written == ["arg1"]
+    # the reader turns every 4x4 block (ping, then pong) column by column
+    want = [*transposed_4x4(list(range(16))), *range(16, 32),
+            *transposed_4x4(list(range(32, 48))), *range(48, 64)]
+    assert result.host["arg1"].tolist() == want
+
+
+@pytest.mark.parametrize(("attributes", "loops", "repeat"), [
+    ("", True, 1), ("{loop = false}", False, 1), ("{loop = false, repeat_count = 2 : i32}",
+                                                   False, 3)])
+def test_an_aie_dma_list_loops_unless_told_and_takes_its_repeat_count(attributes, loops,
+                                                                     repeat):
+    text = LOOPBACK.replace("%1 = aie.dma(MM2S, 0) [{", f"%1 = aie.dma(MM2S, 0) {attributes} [{{")
+    chain = next(c for c in read_mlir(text).chains
+                 if c.tile.kind == "memtile" and c.direction == "mm2s")
+    assert (chain.loops, chain.repeat) == (loops, repeat)
+    assert ("use_next_bd" in chain.bds[-1].fields) == loops
+
+
+def test_a_pad_value_is_not_read_and_says_why():
+    text = LOOPBACK.replace("%1 = aie.dma(MM2S, 0) [{", "%1 = aie.dma(MM2S, 0) "
+                                                        "{pad_value = 42 : i32} [{")
+    (warning,) = read_mlir(text).warnings
+    assert "aie.dma: not read: pad_value=42: an AIE-ML DMA pads with zeros" in str(warning)
+
+
+def test_the_keyword_form_reads_pads_and_the_iteration_attribute():
+    text = LOOPBACK.replace(
+        "aie.dma_bd(%pong : memref<16xi32>)\n        aie.use_lock(%prod",
+        "aie.dma_bd(%pong : memref<16xi32> offset = 2 len = 16 sizes = [12] strides = [1] "
+        "pad [<const_pad_before = 3, const_pad_after = 1>]) "
+        "{iteration = #aie.bd_iteration<size = 4, stride = 8, current = 1>}\n"
+        "        aie.use_lock(%prod")
+    design = read_mlir(text)
+    assert design.warnings == []
+    fields = next(c for c in design.chains if c.tile.kind == "memtile"
+                  and c.direction == "mm2s").bds[1].fields
+    assert fields["buffer_length"] == 16 and fields["d0_zero_before"] == 3
+    assert fields["d0_zero_after"] == 1 and fields["d0_wrap"] == 12
+    assert (fields["iteration_wrap"], fields["iteration_stepsize"],
+            fields["iteration_current"]) == (4, 8, 1)
+
+
+def test_a_second_device_is_not_read_and_is_named():
+    text = LOOPBACK + LOOPBACK.replace("npu1_1col", "npu2")
+    design = read_mlir(text)
+    (warning,) = design.warnings
+    assert warning.line == LOOPBACK.count("\n") + 2
+    assert "aie.device: not read: one device a file is run, the first (line 2)" in str(warning)
+    assert len(design.host) == 2 and design.device == "npu1_1col"
+
+
+def test_a_core_loop_in_affine_for_is_read_as_scf_for():
+    core = """    %tile_0_2 = aie.tile(0, 2)
+    %l = aie.lock(%tile_0_2, 0) {init = 0 : i32}
+    %core_0_2 = aie.core(%tile_0_2) {
+      affine.for %i = 0 to 4 step 2 {
+        affine.for %j = 0 to 3 {
+          aie.use_lock(%l, Release, 1)
+        }
+      }
+      aie.end
+    }
+"""
+    text = LOOPBACK.replace("    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", core
+                            + "    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", 1)
+    design = read_mlir(text)
+    assert design.warnings == []
+    (outer,) = design.cores[0].body
+    assert outer.count == 2 and outer.body[0].count == 3
