@@ -589,8 +589,8 @@ class _Reader(RuntimeSequenceReader):
             order.append(bd_blocks[label])
             following = self.next_bd_id(bd_blocks[label].bd_op)   # next_bd_id = n
             label = bd_blocks[label].next_label or numbered.get(following, "")
-        if not order and label not in by_label:
-            self.warn(start.statement, f"aie.dma_start: block ^{label} does not exist")
+        if not order and label and label not in by_label:   # (none read: warned there)
+            self.warn(start.statement, f"{start.name}: block ^{label} does not exist")
         return order
 
     def assign_ids(self, tile: Tile, chains: list[tuple[int, list[_BdBlock]]]) -> None:

@@ -141,6 +141,8 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
     hang, unfinished = None, []
     try:
         for event, item in design.schedule:
+            if event == "start" and not item.bds:
+                continue     # none of its BDs could be read: a warning says why
             if event == "start":
                 channel = dmas[item.tile].channel(item.direction, item.channel)
                 while len(channel.queue) >= TASK_QUEUE_DEPTH:

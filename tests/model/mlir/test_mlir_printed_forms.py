@@ -145,3 +145,18 @@ def test_a_core_loop_in_affine_for_is_read_as_scf_for():
     assert design.warnings == []
     (outer,) = design.cores[0].body
     assert outer.count == 2 and outer.body[0].count == 3
+
+
+def test_a_started_task_whose_bd_is_not_read_is_left_out_of_the_run_with_its_warning():
+    text = LOOPBACK.replace("aiex.npu.dma_wait {symbol = @out0}", """%t = aiex.dma_configure_task(%tile_0_1, MM2S, 1) {
+        aie.use_lock(%cons, AcquireGreaterEqual, %undefined)
+        aie.dma_bd(%ping : memref<16xi32>, 0, 16)
+        aie.end
+      }
+      aiex.dma_start_task(%t)
+      aiex.dma_wait {symbol = @out0}""")
+    design = read_mlir(text)
+    (warning,) = design.warnings
+    assert "the lock value must be an integer constant, not '%undefined'" in str(warning)
+    result = run_design(design)
+    assert result.hang is None and result.written == ["arg1"]
