@@ -113,13 +113,24 @@ def access_fields(kind: str, bits: int, buffer_word: int, access: Access,
     if len(sizes) == dims + 1:
         _iteration(out, bits, sizes[dims], strides[dims], len(sizes))
         sizes, strides = sizes[:dims], strides[:dims]
-    linear = (not sizes or (all(s == 1 for s in sizes[1:]) and strides[0] == 1)) \
-        and not access.pads
+    linear = _contiguous(sizes, strides) and not access.pads
     if not linear:
         _address_dimensions(out, kind, bits, sizes, strides)
     if access.pads:
         _padding(out, kind, bits, access, direction)
     return out
+
+
+def _contiguous(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """Each dimension (0 first) steps over exactly the ones inside it, dimension 0 by 1:
+    the words go in address order, so the BD is linear (mlir-aie writes such a transfer
+    with no wraps, whatever its sizes, and a shim's 10-bit wrap never limits it)."""
+    span = 1
+    for size, stride in zip(sizes, strides, strict=True):
+        if size != 1 and stride != span:
+            return False
+        span *= size
+    return True
 
 
 def _notation_index(count: int, k: int) -> int:

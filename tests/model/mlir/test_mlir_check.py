@@ -32,8 +32,9 @@ def messages(found) -> list[str]:
 
 
 def test_a_wrap_over_its_10_bit_field_names_d0_wrap():
+    # (rows that overlap: a contiguous access would be written linear, with no wrap)
     found = one_bd(1, "memref<4096xi32>", "aie.dma_bd(%b : memref<4096xi32>, 0, 4096, "
-                   "[<size = 2, stride = 2048>, <size = 2048, stride = 1>])")
+                   "[<size = 2, stride = 2040>, <size = 2048, stride = 1>])")
     assert found.bd is None
     assert messages(found) == ["d0_wrap=2048: must be in 0..1023 in a memtile BD "
                                "(10-bit plain)"]
@@ -187,3 +188,17 @@ def test_a_memtile_d3_jump_is_not_taken_for_a_linear_transfer():
 def test_a_linear_transfer_has_no_wraps():
     out = access_fields("shim", 32, 5, Access(3, 64, (1, 1, 1, 64), (0, 0, 0, 1)), "mm2s")
     assert out.fields == {"base_address": 8, "buffer_length": 64}
+
+
+@pytest.mark.parametrize("access", [
+    "[<size = 2, stride = 2048>, <size = 2048, stride = 1>]",
+    "[<size = 4, stride = 1024>, <size = 2, stride = 512>, <size = 512, stride = 1>]",
+    "[<size = 1, stride = 0>, <size = 4096, stride = 1>]"])
+def test_a_contiguous_access_is_linear_whatever_its_sizes(access):
+    """mlir-aie writes a transfer whose dimensions each step over the ones inside as a
+    linear BD, so a 2048-word row is no wrap over 10 bits."""
+    found = one_bd(1, "memref<4096xi32>", f"aie.dma_bd(%b : memref<4096xi32>, 0, 4096, "
+                                          f"{access})")
+    assert found.problems == []
+    assert found.bd.buffer_length == 4096
+    assert not any(found.fields.get(f"d{k}_wrap") for k in range(3))
