@@ -145,7 +145,8 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
                 continue     # none of its BDs could be read: a warning says why
             if event == "start":
                 channel = dmas[item.tile].channel(item.direction, item.channel)
-                while len(channel.queue) >= TASK_QUEUE_DEPTH:
+                while len(channel.queue) >= TASK_QUEUE_DEPTH or _still_to_start(
+                        dmas[item.tile], item):
                     run.advance()
                 _start(dmas, item, bases, finite)
             elif item[0] in dmas:
@@ -163,6 +164,15 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
              for h in design.host}
     return MlirRun(words, written, report, hang, unfinished,
                    {core.name: core.copies for core in cores})
+
+
+def _still_to_start(dma: DMA, chain: Chain) -> bool:
+    """Whether a task queued on ``dma`` still waits to start at a BD that ``chain``
+    writes again (decision: the host's writes reach the tile long after a channel with
+    room takes its task, so a BD number used again by the runtime sequence is written
+    once the task before it has taken its first BD, as on the hardware)."""
+    ids = {design_bd.bd_id for design_bd in chain.bds}
+    return any(task.start_bd in ids for channel in dma.channels for task in channel.queue)
 
 
 def _start(dmas: Mapping[Tile, DMA], chain: Chain, bases: Mapping[str, int],

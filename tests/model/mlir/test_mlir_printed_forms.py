@@ -160,3 +160,26 @@ def test_a_started_task_whose_bd_is_not_read_is_left_out_of_the_run_with_its_war
     assert "the lock value must be an integer constant, not '%undefined'" in str(warning)
     result = run_design(design)
     assert result.hang is None and result.written == ["arg1"]
+
+
+def test_a_bd_number_written_again_waits_for_the_queued_task_to_take_it():
+    """mlir-aie's dmabd_task_queue: two transfers on one channel with ``id = 0`` each;
+    the second write of BD 0 lands after the first task has taken its BD."""
+    half = "[0, 0, 0, 0][1, 1, 1, 32][0, 0, 0, 1]"
+    text = LOOPBACK.replace("%arg1: memref<64xi32>)", "%arg1: memref<64xi32>, "
+                            "%arg2: memref<32xi32>, %arg3: memref<32xi32>)")
+    first = text.index("aiex.npu.dma_memcpy_nd (%arg0")
+    end = text.index("\n", first)
+    text = (text[:first] + f"aiex.npu.dma_memcpy_nd (%arg2{half}) {{id = 0 : i64, "
+            f"metadata = @in0}} : memref<32xi32>\n      aiex.npu.dma_memcpy_nd "
+            f"(%arg3{half}) {{id = 0 : i64, metadata = @in0}} : memref<32xi32>"
+            + text[end:])
+    design = read_mlir(text)
+    assert design.warnings == []
+    a, b = list(range(100, 132)), list(range(200, 232))
+    result = run_design(design, {"arg2": a, "arg3": b})
+    assert result.hang is None
+    data = a + b
+    want = [*transposed_4x4(data[:16]), *data[16:32], *transposed_4x4(data[32:48]),
+            *data[48:]]
+    assert result.host["arg1"].tolist() == want
