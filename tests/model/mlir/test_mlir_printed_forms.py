@@ -148,7 +148,8 @@ def test_a_core_loop_in_affine_for_is_read_as_scf_for():
 
 
 def test_a_started_task_whose_bd_is_not_read_is_left_out_of_the_run_with_its_warning():
-    text = LOOPBACK.replace("aiex.npu.dma_wait {symbol = @out0}", """%t = aiex.dma_configure_task(%tile_0_1, MM2S, 1) {
+    text = LOOPBACK.replace("aiex.npu.dma_wait {symbol = @out0}", """\
+%t = aiex.dma_configure_task(%tile_0_1, MM2S, 1) {
         aie.use_lock(%cons, AcquireGreaterEqual, %undefined)
         aie.dma_bd(%ping : memref<16xi32>, 0, 16)
         aie.end
