@@ -102,6 +102,8 @@ class Buffer:
     line, column : int
     address_given : bool
         False when the reader laid it out (no ``address`` attribute).
+    initial : tuple of int
+        The elements of its ``= dense<...>`` initial value (empty: none given).
     """
 
     name: str
@@ -112,6 +114,7 @@ class Buffer:
     line: int
     column: int
     address_given: bool = True
+    initial: tuple[int, ...] = ()
 
     @property
     def bits(self) -> int:

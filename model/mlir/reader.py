@@ -286,7 +286,8 @@ class _Reader(RuntimeSequenceReader):
         if tile.kind == "shim":
             raise NotRead(f"{tile} is a shim tile: it has no memory of its own")
         buffer = Buffer(name, tile, address, shape.element, shape.dims,
-                        op.statement.line, op.statement.column, "address" in attrs)
+                        op.statement.line, op.statement.column, "address" in attrs,
+                        _dense_initial(op.op.pieces, shape))
         self.define(op, buffer)
         self.design.buffers[op.op.results[0]] = buffer
 
@@ -309,7 +310,7 @@ class _Reader(RuntimeSequenceReader):
             start = ends.get(buffer.tile, STACK_BYTES if buffer.tile.kind == "tile" else 0)
             start = -(-start // 4) * 4
             placed = Buffer(buffer.name, buffer.tile, start, buffer.element, buffer.shape,
-                            buffer.line, buffer.column, address_given=False)
+                            buffer.line, buffer.column, False, buffer.initial)
             ends[buffer.tile] = start + buffer.bytes
             self.design.buffers[key] = placed
             self.values[key] = placed
@@ -787,6 +788,35 @@ def _operations_in(body: Brace) -> list[Operation]:
             constants[op.results[0]] = constant_of(op)
         resolved.append(op)
     return resolved
+
+
+def _dense_initial(pieces: Sequence[Any], shape: Any) -> tuple[int, ...]:
+    """The elements of a buffer's ``= dense<[...]>`` (or splat ``dense<5>``), row-major;
+    empty when it has none."""
+    at = next((k for k, p in enumerate(pieces) if isinstance(p, Name) and p.text == "dense"),
+              None)
+    if at is None:
+        return ()
+    body = pieces[at + 1] if at + 1 < len(pieces) else None
+    if not (isinstance(body, Angle) and len(body.items) == 1 and len(body.items[0]) == 1):
+        raise NotRead("its initial value must be dense<[integers]> or dense<integer>")
+    count = 1
+    for size in shape.dims:
+        count *= size
+    value = body.items[0][0]
+    if isinstance(value, int):
+        return (value,) * count
+
+    def flat(group: Any) -> list[int]:
+        if isinstance(group, Bracket):
+            return [v for item in group.items for v in flat(item[0] if len(item) == 1
+                                                             else item)]
+        return [integer((group,), "an initial element")]
+    values = flat(value)
+    if len(values) != count:
+        raise NotRead(f"its initial value has {len(values)} elements; the buffer holds "
+                      f"{count}")
+    return tuple(values)
 
 
 def _printed_keywords(item: tuple[Any, ...]) -> dict[str, tuple[Any, ...]]:

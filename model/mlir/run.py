@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..arch.dtypes import WORD_BITS
+from ..arch.kinds import DMA_KINDS
 from ..bd.task import REPEAT_COUNT_MAX, Task
 from ..system.channel import TASK_QUEUE_DEPTH, Channel
 from ..system.dma import DMA
@@ -41,7 +42,7 @@ from ..system.memory import Memory, memory_tile_space, shim_space
 from ..system.scheduler import DeadlockError, SystemReport, SystemRun
 from ..system.stream import Stream
 from .core import CoreAgent, CoreLoop, CoreProgram, CoreStep
-from .design import Chain, HostBuffer, MlirDesign, MlirError, Tile
+from .design import Buffer, Chain, HostBuffer, MlirDesign, MlirError, Tile
 
 __all__ = ["LOOP_PASSES", "MlirRun", "host_ramp", "run_design"]
 
@@ -230,7 +231,24 @@ def _dmas(design: MlirDesign, chains: list[Chain], host: Memory
         dmas[tile] = DMA(tile.kind, tile.column, tile.row, memory=memory, locks=locks,
                          name=name)
         tables[tile] = table
+    for buffer in design.buffers.values():
+        if buffer.initial and buffer.tile in dmas:
+            _load_initial(dmas[buffer.tile], buffer)
     return dmas, tables
+
+
+def _load_initial(dma: DMA, buffer: Buffer) -> None:
+    """A buffer's ``dense<...>`` initial value into its tile's memory, its elements
+    packed into words as the core writes them (little-endian)."""
+    dtype = np.dtype(f"{'u' if buffer.element.startswith('ui') else ''}int{buffer.bits}")
+    data = np.zeros(-(-buffer.bytes // 4) * 4, dtype=np.uint8)
+    raw = np.asarray(buffer.initial, dtype=np.int64).astype(dtype).view(np.uint8)
+    data[:raw.size] = raw
+    start = buffer.address // 4
+    if dma.kind == "memtile":
+        start += DMA_KINDS["memtile"].memory_window("own").start
+    memory, offset = dma.memory.resolve(start)
+    memory.load(offset, data.view("<u4"))
 
 
 def _core_agent(design: MlirDesign, program: CoreProgram, dmas: Mapping[Tile, DMA],

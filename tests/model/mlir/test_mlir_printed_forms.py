@@ -184,3 +184,41 @@ def test_a_bd_number_written_again_waits_for_the_queued_task_to_take_it():
     want = [*transposed_4x4(data[:16]), *data[16:32], *transposed_4x4(data[32:48]),
             *data[48:]]
     assert result.host["arg1"].tolist() == want
+
+
+INITIALISED = """aie.device(npu1_1col) {
+  %tile_0_0 = aie.tile(0, 0)
+  %tile_0_1 = aie.tile(0, 1)
+  aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)
+  aie.shim_dma_allocation @out0 (%tile_0_0, S2MM, 0)
+  %table = aie.buffer(%tile_0_1) {sym_name = "table"} : memref<2x4xi16> = INITIAL
+  %memtile_dma_0_1 = aie.memtile_dma(%tile_0_1) {
+    %0 = aie.dma(MM2S, 0) {loop = false} [{
+      aie.dma_bd(%table : memref<2x4xi16>)
+    }]
+    aie.end
+  }
+  aie.runtime_sequence(%out: memref<8xi16>) {
+    aiex.npu.dma_memcpy_nd (%out[0, 0, 0, 0][1, 1, 1, 8][0, 0, 0, 1]) {id = 0 : i64,
+                                              metadata = @out0, issue_token = true} : memref<8xi16>
+    aiex.npu.dma_wait {symbol = @out0}
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("initial", "want"), [
+    ("dense<[[1, -2, 3, 4], [5, 6, 7, 8]]>", [1, -2, 3, 4, 5, 6, 7, 8]),
+    ("dense<7>", [7] * 8)])
+def test_a_buffers_dense_initial_value_is_in_memory_when_the_run_starts(initial, want):
+    design = read_mlir(INITIALISED.replace("INITIAL", initial))
+    assert design.warnings == []
+    result = run_design(design)
+    assert result.hang is None
+    assert result.host["out"].view("<i2").tolist() == want
+
+
+def test_an_initial_value_of_the_wrong_size_is_not_read_and_says_so():
+    design = read_mlir(INITIALISED.replace("INITIAL", "dense<[1, 2, 3]>"))
+    assert any("its initial value has 3 elements; the buffer holds 8" in str(w)
+               for w in design.warnings)
