@@ -115,7 +115,14 @@ class RuntimeSequenceReader:
         attrs = {name: integer(value, name) for name, value in attributes(op.op).items()}
         tile = self.runtime_tile({k: (v,) for k, v in attrs.items()})
         converted = writebd_fields(tile.kind, attrs)
-        self.make_bd(tile, attrs.get("bd_id", 0), converted, op, None)
+        host = None
+        if "ddr_id" in attrs and tile.kind == "shim":   # the host argument it reads
+            if not 0 <= attrs["ddr_id"] < len(self.design.host):
+                raise NotRead(f"ddr_id={attrs['ddr_id']}: the runtime sequence has "
+                              f"{len(self.design.host)} arguments")
+            host = self.design.host[attrs["ddr_id"]]
+        design_bd = self.make_bd(tile, attrs.get("bd_id", 0), converted, op, host)
+        design_bd.buffer_word = 0
 
     def register(self, attrs: dict[str, tuple[Any, ...]]) -> tuple[Tile, int]:
         """A register write's tile and its tile-local address (AIE-ML: column in bits

@@ -229,8 +229,10 @@ _WRITEBD_MINUS_ONE = {
 }
 """writebd attributes stored minus one (docs/bd.md "Units and encodings")."""
 
-WRITEBD_PLACE = ("bd_id", "column", "row", "buffer_offset", "burst_length")
-"""writebd attributes that place the BD or its address rather than being a field."""
+WRITEBD_PLACE = ("bd_id", "column", "row", "buffer_offset", "burst_length", "ddr_id")
+"""writebd attributes that place the BD or its address rather than being a field
+(``ddr_id``, older mlir-aie's: the host argument a shim BD's ``buffer_offset`` is in,
+as ``address_patch``'s ``arg_idx``)."""
 
 
 def writebd_fields(kind: str, attributes: Mapping[str, int]) -> Converted:

@@ -222,3 +222,20 @@ def test_an_initial_value_of_the_wrong_size_is_not_read_and_says_so():
     design = read_mlir(INITIALISED.replace("INITIAL", "dense<[1, 2, 3]>"))
     assert any("its initial value has 3 elements; the buffer holds 8" in str(w)
                for w in design.warnings)
+
+
+def test_an_older_writebds_ddr_id_names_the_host_argument_it_reads():
+    text = """aie.device(npu1_1col) {
+  aie.runtime_sequence(%a: memref<64xi32>, %b: memref<64xi32>) {
+    aiex.npu.writebd {bd_id = 3 : i32, buffer_length = 16 : i32, buffer_offset = 32 : i32,
+      column = 0 : i32, row = 0 : i32, ddr_id = 1 : i32, valid_bd = 1 : i32}
+  }
+}
+"""
+    design = read_mlir(text)
+    assert design.warnings == []
+    (bd,) = design.bds
+    assert bd.problems == [] and bd.buffer.name == "b"
+    assert (bd.fields["base_address"], bd.fields["buffer_length"]) == (8, 16)
+    bad = read_mlir(text.replace("ddr_id = 1", "ddr_id = 2"))
+    assert "ddr_id=2: the runtime sequence has 2 arguments" in str(bad.warnings[0])
