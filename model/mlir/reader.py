@@ -359,7 +359,9 @@ class _Reader(RuntimeSequenceReader):
                     self.globals[symbol or "?"] = [w & 0xFFFF_FFFF for w in integer_list(
                         body.items[0][0], "dense")]
                     return
-        raise NotRead("expected dense<[...]> integer data")
+        if any(isinstance(p, Punct) and p.text == "=" for p in op.op.pieces):
+            raise NotRead("expected dense<[...]> integer data")
+        # no value: a symbol only (mlir-aie names each object FIFO so), nothing to read
 
     def flow(self, op: ParsedOp) -> None:
         """``aie.flow(%a, DMA : 0, %b, DMA : 1)``; flows of other bundles are not kept."""

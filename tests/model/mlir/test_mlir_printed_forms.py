@@ -239,3 +239,11 @@ def test_an_older_writebds_ddr_id_names_the_host_argument_it_reads():
     assert (bd.fields["base_address"], bd.fields["buffer_length"]) == (8, 16)
     bad = read_mlir(text.replace("ddr_id = 1", "ddr_id = 2"))
     assert "ddr_id=2: the runtime sequence has 2 arguments" in str(bad.warnings[0])
+
+
+def test_a_memref_global_with_no_value_is_a_symbol_and_no_warning():
+    text = LOOPBACK.replace("    %tile_0_0 = aie.tile(0, 0)", '''    memref.global "public" @in0_fifo : memref<16xi32>
+    memref.global "private" constant @bad : memref<2xi32> = dense<"0x01">
+    %tile_0_0 = aie.tile(0, 0)''')
+    (warning,) = read_mlir(text).warnings
+    assert warning.line == 4 and "expected dense<[...]> integer data" in str(warning)
