@@ -242,7 +242,8 @@ def test_an_older_writebds_ddr_id_names_the_host_argument_it_reads():
 
 
 def test_a_memref_global_with_no_value_is_a_symbol_and_no_warning():
-    text = LOOPBACK.replace("    %tile_0_0 = aie.tile(0, 0)", '''    memref.global "public" @in0_fifo : memref<16xi32>
+    text = LOOPBACK.replace("    %tile_0_0 = aie.tile(0, 0)", '''\
+    memref.global "public" @in0_fifo : memref<16xi32>
     memref.global "private" constant @bad : memref<2xi32> = dense<"0x01">
     %tile_0_0 = aie.tile(0, 0)''')
     (warning,) = read_mlir(text).warnings
