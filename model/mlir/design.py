@@ -23,6 +23,7 @@ __all__ = [
     "DesignBD",
     "Flow",
     "HostBuffer",
+    "HostWrite",
     "Lock",
     "MlirDesign",
     "MlirError",
@@ -84,6 +85,28 @@ class Tile:
 
     def __str__(self) -> str:
         return f"tile({self.column},{self.row})"
+
+
+@dataclass(frozen=True)
+class HostWrite:
+    """A runtime sequence's ``write32`` / ``maskwrite32`` to a lock's value register or
+    a word of a tile's data memory (the bits of ``mask`` change, the rest keep).
+
+    Attributes
+    ----------
+    tile : Tile
+    address : int
+        Tile-local byte address.
+    value, mask : int
+    line, column : int
+    """
+
+    tile: Tile
+    address: int
+    value: int
+    mask: int
+    line: int
+    column: int
 
 
 @dataclass(frozen=True)
@@ -285,8 +308,8 @@ class MlirDesign:
     chains : list of Chain
     runtime : list of RuntimeStep
     schedule : list of (str, object)
-        The runtime sequence in order: ``("start", Chain)`` and ``("wait", (tile,
-        direction, channel))``.
+        The runtime sequence in order: ``("start", Chain)``, ``("wait", (tile,
+        direction, channel))`` and ``("write", HostWrite)``.
     flows : list of Flow
         The DMA-to-DMA streams (flows to or from a core's stream ports are not kept).
     cores : list of CoreProgram

@@ -34,15 +34,16 @@ import numpy as np
 
 from ..arch.dtypes import WORD_BITS
 from ..arch.kinds import DMA_KINDS
+from ..arch.registers import LOCK_VALUE_BASE, LOCK_VALUE_STRIDE
 from ..bd.task import REPEAT_COUNT_MAX, Task
 from ..system.channel import TASK_QUEUE_DEPTH, Channel
 from ..system.dma import DMA
-from ..system.locks import LOCKS_PER_TILE, LockTable, lock_space
+from ..system.locks import LOCK_VALUE_MAX, LOCKS_PER_TILE, LockTable, lock_space
 from ..system.memory import Memory, memory_tile_space, shim_space
 from ..system.scheduler import DeadlockError, SystemReport, SystemRun
 from ..system.stream import Stream
 from .core import CoreAgent, CoreLoop, CoreProgram, CoreStep
-from .design import Buffer, Chain, HostBuffer, MlirDesign, MlirError, Tile
+from .design import Buffer, Chain, HostBuffer, HostWrite, MlirDesign, MlirError, Tile
 
 __all__ = ["LOOP_PASSES", "MlirRun", "host_ramp", "run_design"]
 
@@ -150,6 +151,8 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
                         dmas[item.tile], item):
                     run.advance()
                 _start(dmas, item, bases, finite)
+            elif event == "write":
+                _host_write(dmas, tables, item)
             elif item[0] in dmas:
                 awaited = dmas[item[0]].channel(item[1], item[2])
                 while awaited.busy:
@@ -165,6 +168,28 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
              for h in design.host}
     return MlirRun(words, written, report, hang, unfinished,
                    {core.name: core.copies for core in cores})
+
+
+def _host_write(dmas: Mapping[Tile, DMA], tables: Mapping[Tile, LockTable],
+                write: HostWrite) -> None:
+    """A runtime sequence's write to a lock's value (its low 6 bits, as the register
+    keeps) or a data memory word, made when the sequence reaches it; a tile the run
+    does not use is left alone."""
+    dma = dmas.get(write.tile)
+    if dma is None:
+        return
+    lock_id, rest = divmod(write.address - LOCK_VALUE_BASE[dma.kind], LOCK_VALUE_STRIDE)
+    if rest == 0 and 0 <= lock_id < DMA_KINDS[dma.kind].locks:
+        table = tables[write.tile]
+        table.set(lock_id, (table[lock_id] & ~write.mask | write.value & write.mask)
+                  & LOCK_VALUE_MAX)
+        return
+    start = write.address // 4
+    if dma.kind == "memtile":
+        start += DMA_KINDS["memtile"].memory_window("own").start
+    memory, offset = dma.memory.resolve(start)
+    old = memory.read(offset)
+    memory.write(offset, old & ~write.mask | write.value & write.mask)
 
 
 def _still_to_start(dma: DMA, chain: Chain) -> bool:

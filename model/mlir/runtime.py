@@ -20,9 +20,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..arch.kinds import BD_REGISTER_STRIDE, DMA_KINDS
-from ..arch.registers import START_QUEUE_BASE, START_QUEUE_STRIDE
+from ..arch.registers import (
+    LOCK_VALUE_BASE,
+    LOCK_VALUE_STRIDE,
+    START_QUEUE_BASE,
+    START_QUEUE_STRIDE,
+)
 from ..bd.descriptor import decode_image
-from .design import Chain, DesignBD, HostBuffer, RuntimeStep, Tile
+from .design import Chain, DesignBD, HostBuffer, HostWrite, RuntimeStep, Tile
 from .pieces import (
     NotRead,
     ParsedOp,
@@ -38,7 +43,7 @@ from .pieces import (
 from .syntax import Ref
 from .units import Access, Converted, access_fields, writebd_fields
 
-__all__ = ["RuntimeSequenceReader", "no_program"]
+__all__ = ["RuntimeSequenceReader", "host_written", "no_program"]
 
 
 class RuntimeSequenceReader:
@@ -62,7 +67,7 @@ class RuntimeSequenceReader:
         return {
             "aiex.npu.dma_memcpy_nd": self.memcpy_nd,
             "aiex.npu.writebd": self.writebd,
-            "aiex.npu.write32": self.write32,
+            "aiex.npu.write32": self.write32, "aiex.npu.maskwrite32": self.write32,
             "aiex.npu.blockwrite": self.blockwrite,
             "aiex.npu.address_patch": self.address_patch,
             "aiex.dma_configure_task": self.configure_task,
@@ -134,14 +139,26 @@ class RuntimeSequenceReader:
         return Tile(column, row, self.device.kind(row)), address & 0xFFFFF
 
     def write32(self, op: ParsedOp) -> None:
-        """A start-queue write starts the BD it names; other writes are only listed."""
+        """``write32`` / ``maskwrite32``: a start-queue write starts the BD it names, a
+        write to a lock's value or a word of data memory is made when the sequence
+        reaches it; other registers are only listed."""
         attrs = attributes(op.op)
+        if "buffer" in attrs:
+            raise NotRead("an address inside a buffer (buffer = @...) is not read; give "
+                          "the tile's address")
         tile, local = self.register(attrs)
-        value = integer(attrs["value"], "value")
+        value = integer(attrs["value"], "value") & 0xFFFF_FFFF
+        mask = integer(attrs.get("mask", (0xFFFF_FFFF,)), "mask") & 0xFFFF_FFFF
         for (kind, direction), base in START_QUEUE_BASE.items():
             channel, rest = divmod(local - base, START_QUEUE_STRIDE)
             if kind == tile.kind and rest == 0 and 0 <= channel < DMA_KINDS[kind].channels:
+                if mask != 0xFFFF_FFFF:
+                    raise NotRead("a masked write to a start queue is not read")
                 self.start_written(op, tile, direction, channel, value)
+                return
+        if host_written(tile.kind, local):
+            self.design.schedule.append(("write", HostWrite(
+                tile, local, value, mask, op.statement.line, op.statement.column)))
 
     def start_written(self, op: ParsedOp, tile: Tile, direction: str, channel: int,
                       value: int) -> None:
@@ -277,6 +294,17 @@ class RuntimeSequenceReader:
             task = self.tasks[name]
             tile, direction, channel = task.tile, task.direction, task.channel
         self.design.schedule.append(("wait", (tile, direction, channel)))
+
+
+def host_written(kind: str, address: int) -> bool:
+    """Whether a host write to tile-local byte ``address`` of a ``kind`` tile reaches a
+    lock's value register or a word of the tile's data memory (what a run models)."""
+    dma = DMA_KINDS[kind]
+    lock = address - LOCK_VALUE_BASE[kind]
+    if 0 <= lock < dma.locks * LOCK_VALUE_STRIDE and lock % LOCK_VALUE_STRIDE == 0:
+        return True
+    return dma.memory_words is not None and 0 <= address < 4 * dma.memory_words \
+        and address % 4 == 0
 
 
 def no_program(op: ParsedOp) -> None:

@@ -248,3 +248,25 @@ def test_a_memref_global_with_no_value_is_a_symbol_and_no_warning():
     %tile_0_0 = aie.tile(0, 0)''')
     (warning,) = read_mlir(text).warnings
     assert warning.line == 4 and "expected dense<[...]> integer data" in str(warning)
+
+
+def test_the_hosts_writes_to_a_lock_and_to_data_memory_are_made_in_sequence_order():
+    """``maskwrite32`` changes the masked bits of a memory tile's word, ``write32`` of
+    its lock's value register lets the BD waiting on it go."""
+    text = INITIALISED.replace("INITIAL", "dense<[[1, -2, 3, 4], [5, 6, 7, 8]]>").replace(
+        "  %memtile_dma_0_1", "  %go = aie.lock(%tile_0_1, 1) {init = 0 : i32}\n"
+        "  %memtile_dma_0_1").replace(
+        "      aie.dma_bd(%table", "      aie.use_lock(%go, AcquireGreaterEqual, 1)\n"
+        "      aie.dma_bd(%table").replace(
+        "    aiex.npu.dma_wait", "    aiex.npu.maskwrite32 {column = 0 : i32, row = 1 : i32, "
+        "address = 0 : ui32, value = 0x163 : ui32, mask = 0xFF : ui32}\n"
+        "    aiex.npu.write32 {column = 0 : i32, row = 1 : i32, address = 0xC0010 : ui32, "
+        "value = 1 : ui32}\n    aiex.npu.dma_wait")
+    design = read_mlir(text)
+    assert design.warnings == []
+    result = run_design(design)
+    assert result.hang is None
+    assert result.host["out"].view("<i2").tolist() == [0x63, -2, 3, 4, 5, 6, 7, 8]
+    never = run_design(read_mlir(text.replace("value = 1 : ui32}", "value = 0 : ui32}")))
+    assert never.hang is not None
+    assert sorted(never.unfinished) == ["memtile(0,1).mm2s0", "shim(0,0).s2mm0"]
