@@ -244,12 +244,36 @@ def run(args: argparse.Namespace, text: str) -> int:
     else:
         print_hang(f"{name}: {design.device}", result.hang, result.unfinished,
                    lambda stall: _lock_name(design, stall))
+        for note in _taskless_ends(design, result.hang.waits):
+            print(f"  note: {note}")
     for host in design.host:
         role = "output" if host.name in result.written else "input"
         print(f"{host.name} ({'x'.join(map(str, host.shape))} x {host.element}, {role}): "
               f"{_host_text(host, result)}")
     print(result.report.text())
     return EXIT_HANG if result.hang is not None else 0
+
+
+def _channel_name(tile, direction: str, channel: int) -> str:
+    return f"{tile.kind}({tile.column},{tile.row}).{direction}{channel}"
+
+
+def _taskless_ends(design: MlirDesign, waits: dict) -> list[str]:
+    """For each channel waiting on its stream, the channel at the stream's other end
+    when nothing in the design gives it a task (a program the reader left out, or one
+    never written)."""
+    programmed = {_channel_name(c.tile, c.direction, c.channel) for c in design.chains}
+    notes = []
+    for flow in design.flows:
+        source = _channel_name(flow.source, "mm2s", flow.source_channel)
+        dest = _channel_name(flow.dest, "s2mm", flow.dest_channel)
+        for waiting, cause, other in ((source, "backpressure", dest),
+                                      (dest, "empty", source)):
+            stall = waits.get(waiting)
+            if stall is not None and stall.cause == cause and other not in programmed:
+                notes.append(f"{other}, the other end of {waiting}'s stream, has no task "
+                             "in the design")
+    return notes
 
 
 def print_hang(head: str, hang, unfinished: list[str],

@@ -118,6 +118,18 @@ def test_run_of_a_hang_names_each_waiting_channel_and_its_lock_and_exits_1(capsy
             "wants >= 1 [%full, init 0]") in lines
 
 
+def test_run_of_a_hang_names_a_streams_end_that_has_no_task(tmp_path, capsys):
+    """The memory tile's S2MM program left out of loopback.mlir: the shim waits for
+    output space, and the note says the channel at the other end has no task."""
+    text = (EXAMPLES / "loopback.mlir").read_text()
+    path = tmp_path / "taskless.mlir"
+    path.write_text(text.replace("aie.dma_start(S2MM, 0, ^bb1", "aie.dma_start(S2MM, 3, ^bb9"))
+    status, out, _ = main(capsys, "run", path)
+    assert status == 1
+    assert ("  note: memtile(0,1).s2mm0, the other end of shim(0,0).mm2s0's stream, has no "
+            "task in the design") in out.splitlines()
+
+
 def test_run_takes_a_host_buffer_from_npy(tmp_path, capsys):
     path = tmp_path / "in.npy"
     np.save(path, np.arange(100, 164, dtype=np.int32))
