@@ -71,7 +71,8 @@ def load(command: str, path: str, text: str) -> MlirDesign:
     for warning in design.warnings:
         print(f"aiedma {command}: warning: {name}:{warning}", file=sys.stderr)
     if not design.bds:
-        why = f" ({len(design.warnings)} construct(s) not read)" if design.warnings else ""
+        skipped = sum("not read" in str(warning) for warning in design.warnings)
+        why = f" ({skipped} construct(s) not read)" if skipped else ""
         raise MlirError(f"{name}: no BD could be read{why}; give an mlir-aie file with "
                         "aie.dma_bd, dma_memcpy_nd or writebd operations")
     return design

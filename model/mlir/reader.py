@@ -245,11 +245,12 @@ class _Reader(RuntimeSequenceReader):
                         "aiex.runtime_sequence": self.runtime_sequence,
                         "func.func": self.runtime_sequence})
         for op in ops:
-            if op.name in ("aie.objectfifo", "aie.objectFifo", "aie.dma"):
-                self.warn(op.statement, f"{op.name}: not read: lower it to aie.dma_start "
-                                        "and aie.dma_bd blocks first (aie-opt "
-                                        "--aie-objectFifo-stateful-transform "
-                                        "--aie-dma-tasks-to-npu)")
+            if op.name in ("aie.objectfifo", "aie.objectFifo"):
+                self.warn(op.statement, f"{op.name}: not read: lower it first (aie-opt "
+                                        "--aie-objectFifo-stateful-transform)")
+            elif op.name == "aie.dma":
+                self.warn(op.statement, "aie.dma: not read: it belongs inside aie.mem, "
+                                        "aie.memtile_dma or aie.shim_dma")
 
     # --- declarations ---------------------------------------------------------------------
 

@@ -81,6 +81,7 @@ def bd_access(bd: BufferDescriptor, bits: int, buffer_word: int) -> Access:
         if len(levels) > dims:
             raise MlirError(f"the BD needs {len(levels)} dimensions to write its "
                             f"{bits}-bit elements; a {bd.kind} has {dims}")
+        _check_shifted_padding(bd.kind, levels)
     elif iteration:
         levels = [(bd.buffer_length, 1, 0, 0)]
     sizes = [_elements(size, bits) if k == 0 else size
@@ -106,6 +107,27 @@ def bd_access(bd: BufferDescriptor, bits: int, buffer_word: int) -> Access:
         padding = []
     return Access(offset, length, tuple(sizes[::-1]), tuple(strides[::-1]),
                   tuple(padding[::-1][-len(padding):]) if padding else ())
+
+
+def _check_shifted_padding(kind: str, levels: list[tuple[int, int, int, int]]) -> None:
+    """Padding written on notation dimension ``k`` is read into ``d<k>``'s field; one
+    more dimension for a sub-word transfer moves each BD dimension's padding out by one,
+    where the field may be narrower than the value.
+
+    Raises
+    ------
+    MlirError
+        Naming the field that would not hold it.
+    """
+    fields = FIELD_INDEX[kind]
+    for k, (_, _, before, after) in enumerate(levels):
+        for side, value in (("before", before), ("after", after)):
+            field = fields.get(f"d{k}_zero_{side}")
+            if value and (field is None or value > field.maximum):
+                top = "none" if field is None else f"0..{field.maximum}"
+                raise MlirError(f"d{k - 1}_zero_{side}={value}: written one dimension out "
+                                f"for its sub-word elements, it would be d{k}_zero_{side}, "
+                                f"which holds {top}")
 
 
 def _layout(pairs: list[tuple[int, int]], names: tuple[str, str]) -> str:

@@ -130,6 +130,17 @@ def test_run_of_a_hang_names_a_streams_end_that_has_no_task(tmp_path, capsys):
             "task in the design") in out.splitlines()
 
 
+def test_a_file_of_object_fifos_alone_counts_them_as_not_read(tmp_path, capsys):
+    path = tmp_path / "fifo.mlir"
+    path.write_text("aie.device(xcvc1902) {\n  %t = aie.tile(1, 2)\n  aie.objectfifo @of "
+                    "(%t, {%t}, 2 : i32) : !aie.objectfifo<memref<8xi32>>\n}\n")
+    status, _, err = main(capsys, "run", path)
+    assert status == 2
+    assert "fifo.mlir:3:3: aie.objectfifo: not read: lower it first (aie-opt " in err
+    assert ("error: fifo.mlir: no BD could be read (1 construct(s) not read); give an "
+            "mlir-aie file") in err
+
+
 def test_run_takes_a_host_buffer_from_npy(tmp_path, capsys):
     path = tmp_path / "in.npy"
     np.save(path, np.arange(100, 164, dtype=np.int32))

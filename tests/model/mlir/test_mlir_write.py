@@ -76,12 +76,26 @@ def test_random_ports_survive_the_round_trip(data):
     except MlirError as error:
         # What the element notation cannot say (mlir-aie cannot either): a word of
         # padding that is half a 64-bit element, or a sub-word BD whose word steps
-        # need one more dimension than the DMA has. 32-bit ports always round trip.
+        # need one more dimension than the DMA has, or whose padding that dimension
+        # moves into a narrower field. 32-bit ports always round trip.
         assert dtype != "int32", error
         assert ("are not whole 64-bit elements" in str(error)
-                or "dimensions to write its" in str(error)), error
+                or "dimensions to write its" in str(error)
+                or "written one dimension out" in str(error)), error
         return
     np.testing.assert_array_equal(got, expected)
+
+
+def test_padding_a_sub_word_dimension_moves_out_is_refused_where_its_field_is_narrower():
+    # int8, dimension-0 steps of 2 words: one more dimension inside; d1's 19 rows after
+    # would become d2_zero_after, a 4-bit field on the memory tile
+    bd = BufferDescriptor("memtile", buffer_length=40, d0_wrap=2, d0_stepsize=2, d1_wrap=1,
+                          d1_stepsize=4, d1_zero_after=19, valid_bd=1)
+    with pytest.raises(MlirError, match=r"^d1_zero_after=19: written one dimension out "
+                                        r"for its sub-word elements, it would be "
+                                        r"d2_zero_after, which holds 0\.\.15$"):
+        bd_access(bd, 8, 0)
+    assert bd_access(bd.replace(d1_zero_after=3), 8, 0).pads[-3] == (0, 3)   # notation d2
 
 
 def test_bd_access_writes_words_as_elements_outermost_first():
