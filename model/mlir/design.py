@@ -28,6 +28,7 @@ __all__ = [
     "MlirDesign",
     "MlirError",
     "MlirWarning",
+    "PacketFlow",
     "RuntimeStep",
     "Tile",
     "element_bits",
@@ -281,6 +282,31 @@ class Flow:
 
 
 @dataclass(frozen=True)
+class PacketFlow:
+    """``aie.packet_flow(id) { aie.packet_source<..> aie.packet_dest<..> }``: the packets
+    with header ID ``packet_id`` from DMA channels' streams to a DMA channel's (ends of
+    other bundles are not kept).
+
+    Attributes
+    ----------
+    packet_id : int
+    sources, dests : tuple of (Tile, int)
+        The MM2S and S2MM channels by tile and number.
+    keep_header : bool
+        ``keep_pkt_header``: the header reaches the receiving channel (else the
+        stream switch drops it).
+    line, column : int
+    """
+
+    packet_id: int
+    sources: tuple[tuple[Tile, int], ...]
+    dests: tuple[tuple[Tile, int], ...]
+    keep_header: bool
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
 class RuntimeStep:
     """One operation of the runtime sequence, as the reader understood it."""
 
@@ -312,6 +338,8 @@ class MlirDesign:
         direction, channel))`` and ``("write", HostWrite)``.
     flows : list of Flow
         The DMA-to-DMA streams (flows to or from a core's stream ports are not kept).
+    packet_flows : list of PacketFlow
+        The DMA-to-DMA packet flows.
     cores : list of CoreProgram
         Each ``aie.core``'s locks and copies (:mod:`.core`).
     warnings : list of MlirWarning
@@ -327,6 +355,7 @@ class MlirDesign:
     chains: list[Chain] = field(default_factory=list)
     runtime: list[RuntimeStep] = field(default_factory=list)
     flows: list[Flow] = field(default_factory=list)
+    packet_flows: list[PacketFlow] = field(default_factory=list)
     schedule: list[tuple[str, Any]] = field(default_factory=list)
     cores: list[CoreProgram] = field(default_factory=list)
     warnings: list[MlirWarning] = field(default_factory=list)

@@ -39,6 +39,7 @@ from .design import (
     Lock,
     MlirDesign,
     MlirWarning,
+    PacketFlow,
     Tile,
     element_bits,
 )
@@ -240,7 +241,8 @@ class _Reader(RuntimeSequenceReader):
                                 "memref.global": self.global_constant})
         self.layout_buffers()
         self.each(ops, dma)
-        self.each(ops, {"aie.flow": self.flow, "aie.core": self.core})
+        self.each(ops, {"aie.flow": self.flow, "aie.packet_flow": self.packet_flow,
+                        "aie.core": self.core})
         self.each(ops, {"aie.runtime_sequence": self.runtime_sequence,
                         "aiex.runtime_sequence": self.runtime_sequence,
                         "func.func": self.runtime_sequence})
@@ -378,6 +380,30 @@ class _Reader(RuntimeSequenceReader):
         if source_bundle == dest_bundle == "DMA":
             self.design.flows.append(Flow(source, source_channel, dest, dest_channel,
                                           op.statement.line, op.statement.column))
+
+    def packet_flow(self, op: ParsedOp) -> None:
+        """``aie.packet_flow(id) { aie.packet_source<%a, DMA : 0> aie.packet_dest<%b, DMA
+        : 1> } {keep_pkt_header}``; ends of other bundles are not kept."""
+        packet_id = integer(paren(op.op)[0], "the packet ID")
+        ends: dict[str, list[tuple[Tile, int]]] = {"aie.packet_source": [],
+                                                   "aie.packet_dest": []}
+        for inner in self.operations(op.statement.regions[0] if op.statement.regions
+                                     else []):
+            if inner.name not in ends:
+                continue
+            angle = next((p for p in inner.op.pieces if isinstance(p, Angle)), None)
+            if angle is None or len(angle.items) != 2:
+                raise NotRead(f"{inner.name}: expected <%tile, bundle : channel>")
+            tile = self.lookup(ref(angle.items[0], "%", "the tile"), Tile, "tile")
+            port = angle.items[1]
+            if word(port[:1], "the bundle") == "DMA":
+                ends[inner.name].append((tile, integer(port[2:], "the channel")))
+        keep = attributes(op.op).get("keep_pkt_header", (Name("false"),))
+        sources, dests = ends["aie.packet_source"], ends["aie.packet_dest"]
+        if sources and dests:
+            self.design.packet_flows.append(PacketFlow(
+                packet_id, tuple(sources), tuple(dests), bool(integer(keep, "keep_pkt_header")),
+                op.statement.line, op.statement.column))
 
     def core(self, op: ParsedOp) -> None:
         """``aie.core(%tile) { ... }``: its locks and copies, in constant ``scf.for`` loops."""

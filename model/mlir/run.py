@@ -41,7 +41,7 @@ from ..system.dma import DMA
 from ..system.locks import LOCK_VALUE_MAX, LOCKS_PER_TILE, LockTable, lock_space
 from ..system.memory import Memory, memory_tile_space, shim_space
 from ..system.scheduler import DeadlockError, SystemReport, SystemRun
-from ..system.stream import Stream
+from ..system.stream import PacketMerge, PacketSplit, Stream
 from .core import CoreAgent, CoreLoop, CoreProgram, CoreStep
 from .design import Buffer, Chain, HostBuffer, HostWrite, MlirDesign, MlirError, Tile
 
@@ -126,6 +126,7 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
     host, bases, written = _host_memory(design, chains, inputs or {})
     dmas, tables = _dmas(design, chains, host)
     _connect(design, dmas)
+    switches = _packet_switches(design, dmas)
     channels = list({id(c): c for c in (
         dmas[chain.tile].channel(chain.direction, chain.channel) for chain in chains)
     }.values())
@@ -139,7 +140,7 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
         if id(chain) not in started:
             _start(dmas, chain, bases, finite)
     cores = [_core_agent(design, program, dmas, tables) for program in design.cores]
-    run = SystemRun([*channels, *cores], max_cycles, exact=False)
+    run = SystemRun([*channels, *switches, *cores], max_cycles, exact=False)
     hang, unfinished = None, []
     try:
         for event, item in design.schedule:
@@ -245,6 +246,8 @@ def _dmas(design: MlirDesign, chains: list[Chain], host: Memory
     tables: dict[Tile, LockTable] = {}
     tiles = list(dict.fromkeys([c.tile for c in chains]
                                + [t for f in design.flows for t in (f.source, f.dest)]
+                               + [t for f in design.packet_flows
+                                  for t, _ in (*f.sources, *f.dests)]
                                + [design.tiles[p.tile] for p in design.cores]))
     for tile in tiles:
         name = f"{tile.kind}({tile.column},{tile.row})"
@@ -324,3 +327,49 @@ def _connect(design: MlirDesign, dmas: Mapping[Tile, DMA]) -> None:
         stream = Stream(f"{source.name}->{dest.name}")
         source.connect(stream)
         dest.connect(stream)
+
+
+def _packet_switches(design: MlirDesign, dmas: Mapping[Tile, DMA]) -> list:
+    """The stream switches of the packet flows, as agents: each sending channel's
+    packets routed by header ID (a :class:`~..system.stream.PacketSplit`), the packets
+    for one receiving channel interleaved whole (a :class:`~..system.stream.PacketMerge`),
+    and its header dropped there unless the flow keeps it (``keep_pkt_header``).
+
+    Raises
+    ------
+    MlirError
+        For a packet flow to more than one DMA channel (a multicast is not run).
+    """
+    routes: dict[tuple[Tile, int], dict[int, tuple[Tile, int]]] = {}
+    keep: dict[tuple[Tile, int], bool] = {}
+    for flow in design.packet_flows:
+        if len(flow.dests) > 1:
+            raise MlirError(f"aie.packet_flow({flow.packet_id}) at {flow.line}:{flow.column} "
+                            f"sends to {len(flow.dests)} DMA channels: a multicast packet "
+                            "flow is not run")
+        for source in flow.sources:
+            routes.setdefault(source, {})[flow.packet_id] = flow.dests[0]
+        keep[flow.dests[0]] = keep.get(flow.dests[0], False) or flow.keep_header
+    agents: list = []
+    arriving: dict[tuple[Tile, int], list[tuple[int, Stream]]] = {}
+    for (tile, number), by_id in routes.items():
+        channel = dmas[tile].channel("mm2s", number)
+        sent = Stream(f"{channel.name}->switch")
+        channel.connect(sent)
+        legs = {packet_id: Stream(f"{channel.name}->packet {packet_id}") for packet_id in by_id}
+        agents.append(PacketSplit(f"{channel.name} packet switch", sent, legs))
+        for packet_id, dest in by_id.items():
+            arriving.setdefault(dest, []).append((packet_id, legs[packet_id]))
+    for (tile, number), legs in arriving.items():
+        channel = dmas[tile].channel("s2mm", number)
+        merged = legs[0][1]
+        if len(legs) > 1:
+            merged = Stream(f"switch->{channel.name} merged")
+            agents.append(PacketMerge(f"{channel.name} packet merge",
+                                      [leg for _, leg in legs], merged))
+        into = Stream(f"switch->{channel.name}")
+        agents.append(PacketSplit(f"{channel.name} packet port", merged,
+                                  dict.fromkeys((packet_id for packet_id, _ in legs), into),
+                                  drop_header=not keep[tile, number]))
+        channel.connect(into)
+    return agents

@@ -35,6 +35,7 @@ from .pieces import (
     direction_of,
     integer,
     integer_list,
+    keyword_items,
     memref_type,
     packet_of,
     paren,
@@ -89,7 +90,8 @@ class RuntimeSequenceReader:
             transfer[1:4], ("offsets", "sizes", "strides"), strict=True))
         if not len(offsets) == len(sizes) == len(strides) == 4:
             raise NotRead("offsets, sizes and strides have 4 entries each (outermost first)")
-        attrs = attributes(op.op)
+        # (today's mlir-aie writes packet = <pkt_id, pkt_type> among the operands)
+        attrs = {**keyword_items(items), **attributes(op.op)}
         symbol = ref(attrs.get("metadata", ()), "@", "metadata")
         if symbol not in self.allocations:
             raise NotRead(f"@{symbol} has no aie.shim_dma_allocation")

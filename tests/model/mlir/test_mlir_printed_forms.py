@@ -5,8 +5,10 @@ and a file of several devices."""
 
 import pytest
 
-from aiedma.model.mlir import read_mlir
+from aiedma.model.bd.packet import packet_header
+from aiedma.model.mlir import MlirError, read_mlir
 from aiedma.model.mlir.run import run_design
+from aiedma.model.system.stream import StreamError
 
 # A loopback through a memory tile written as mlir-aie's passes leave it: the memory
 # tile's two ping-pong buffers, their locks and its two channels' BD lists inside
@@ -270,3 +272,77 @@ def test_the_hosts_writes_to_a_lock_and_to_data_memory_are_made_in_sequence_orde
     never = run_design(read_mlir(text.replace("value = 1 : ui32}", "value = 0 : ui32}")))
     assert never.hang is not None
     assert sorted(never.unfinished) == ["memtile(0,1).mm2s0", "shim(0,0).s2mm0"]
+
+
+def packet_loopback(flow: str, packet: str = "3") -> str:
+    """LOOPBACK with the shim's stream into the memory tile as ``flow``, the shim's
+    transfer sending packets with ID ``packet``."""
+    return LOOPBACK.replace("    aie.flow(%tile_0_0, DMA : 0, %tile_0_1, DMA : 0)\n", flow).replace(
+        "{id = 0 : i64, metadata = @in0}",
+        f"{{id = 0 : i64, metadata = @in0, packet = <pkt_id = {packet}, pkt_type = 0>}}")
+
+
+ONE_TO_ONE = """    aie.packet_flow(3) {
+      aie.packet_source<%tile_0_0, DMA : 0>
+      aie.packet_dest<%tile_0_1, DMA : 0>
+    }KEEP
+"""
+
+
+def test_a_packet_flow_routes_by_id_and_the_switch_drops_the_header():
+    design = read_mlir(packet_loopback(ONE_TO_ONE.replace("KEEP", "")))
+    assert design.warnings == [] and len(design.packet_flows) == 1
+    result = run_design(design)
+    assert result.hang is None
+    want = [*transposed_4x4(list(range(16))), *range(16, 32),
+            *transposed_4x4(list(range(32, 48))), *range(48, 64)]
+    assert result.host["arg1"].tolist() == want
+
+
+def test_keep_pkt_header_hands_the_header_to_the_receiving_channel():
+    flow = ONE_TO_ONE.replace("KEEP", " {keep_pkt_header = true}")
+    result = run_design(read_mlir(packet_loopback(flow)))
+    # the header is the memory tile's first word: its ping buffer's element 0
+    assert result.host["arg1"].tolist()[0] == packet_header(3, 0, 0, 0)
+
+
+def test_a_packet_for_another_id_stops_the_run_naming_it():
+    with pytest.raises(StreamError, match=r"packet_id=5: shim\(0,0\)\.mm2s0 packet switch "
+                                          r"has outputs for packet IDs 3 only"):
+        run_design(read_mlir(packet_loopback(ONE_TO_ONE.replace("KEEP", ""), packet="5")))
+
+
+def test_a_multicast_packet_flow_is_refused_by_name():
+    flow = ONE_TO_ONE.replace("KEEP", "").replace(
+        "      aie.packet_dest<%tile_0_1, DMA : 0>\n",
+        "      aie.packet_dest<%tile_0_1, DMA : 0>\n      aie.packet_dest<%tile_0_1, DMA : 1>\n")
+    with pytest.raises(MlirError, match=r"^aie.packet_flow\(3\) at 5:5 sends to 2 DMA "
+                                        r"channels: a multicast packet flow is not run$"):
+        run_design(read_mlir(packet_loopback(flow)))
+
+
+def test_packets_of_two_sources_reach_one_channel_whole_and_interleaved():
+    flow = ONE_TO_ONE.replace("KEEP", "").replace(
+        "      aie.packet_source<%tile_0_0, DMA : 0>\n",
+        "      aie.packet_source<%tile_0_0, DMA : 0>\n      aie.packet_source<%tile_0_0, DMA : 1>\n")
+    text = packet_loopback(flow).replace(
+        "%arg1: memref<64xi32>)", "%arg1: memref<64xi32>, %arg2: memref<32xi32>, "
+        "%arg3: memref<32xi32>)").replace(
+        "aie.shim_dma_allocation @out0", "aie.shim_dma_allocation @in1 (%tile_0_0, MM2S, 1)\n"
+        "    aie.shim_dma_allocation @out0")
+    half = "[0, 0, 0, 0][1, 1, 1, 32][0, 0, 0, 1]"
+    first = text.index("aiex.npu.dma_memcpy_nd (%arg0")
+    text = (text[:first] + "".join(
+        f"aiex.npu.dma_memcpy_nd (%{arg}{half}) {{id = {k} : i64, metadata = @{meta}, packet "
+        f"= <pkt_id = 3, pkt_type = 0>}} : memref<32xi32>\n      "
+        for k, (arg, meta) in enumerate((("arg2", "in0"), ("arg3", "in1")), start=2))
+        + text[text.index("\n", first) + 7:])
+    design = read_mlir(text)
+    assert design.warnings == []
+    a, b = list(range(100, 132)), list(range(200, 232))
+    result = run_design(design, {"arg2": a, "arg3": b})
+    assert result.hang is None
+    out = result.host["arg1"].tolist()
+    assert sorted(out) == a + b
+    # a packet's 32 words are two of the memory tile's 16-word buffers, never mixed
+    assert {tuple(sorted(out[k:k + 32])) for k in (0, 32)} == {tuple(a), tuple(b)}
