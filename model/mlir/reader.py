@@ -146,6 +146,8 @@ class _Reader(RuntimeSequenceReader):
         self.constants: dict[str, int] = {}     # %c = arith.constant N, read as N
         self.parsed: dict[int, ParsedOp | None] = {}   # by id(statement): read once
         self.device_line: int | None = None     # the aie.device read (one a file)
+        # aie.connect of routed switchboxes: (tile, box, bundle, channel) -> its outputs
+        self.connects: dict[tuple[Tile, str, str, int], list[tuple[str, int, ParsedOp]]] = {}
 
     # --- warnings ---------------------------------------------------------------------------
 
@@ -242,7 +244,9 @@ class _Reader(RuntimeSequenceReader):
         self.layout_buffers()
         self.each(ops, dma)
         self.each(ops, {"aie.flow": self.flow, "aie.packet_flow": self.packet_flow,
-                        "aie.core": self.core})
+                        "aie.core": self.core, "aie.switchbox": self.switchbox,
+                        "aie.shim_mux": self.switchbox})
+        self.routed_flows()
         self.each(ops, {"aie.runtime_sequence": self.runtime_sequence,
                         "aiex.runtime_sequence": self.runtime_sequence,
                         "func.func": self.runtime_sequence})
@@ -381,6 +385,64 @@ class _Reader(RuntimeSequenceReader):
             self.design.flows.append(Flow(source, source_channel, dest, dest_channel,
                                           op.statement.line, op.statement.column))
 
+    def switchbox(self, op: ParsedOp) -> None:
+        """``aie.switchbox(%t) { aie.connect<South : 3, North : 0> }`` (or ``aie.shim_mux``):
+        the circuit connections of a routed design, joined into flows by
+        :meth:`routed_flows`."""
+        tile = self.lookup(ref(paren(op.op)[0], "%", "the tile"), Tile, "tile")
+        box = "mux" if op.name == "aie.shim_mux" else "switch"
+        for inner in self.operations(op.statement.regions[0] if op.statement.regions
+                                     else []):
+            if inner.name != "aie.connect":
+                continue
+            angle = next((p for p in inner.op.pieces if isinstance(p, Angle)), None)
+            if angle is None or len(angle.items) != 2:
+                raise NotRead("aie.connect: expected <bundle : channel, bundle : channel>")
+            (source, into), (dest, out) = ((word(i[:1], "the bundle"),
+                                            integer(i[2:], "the channel"))
+                                           for i in angle.items)
+            self.connects.setdefault((tile, box, source, into), []).append((dest, out, inner))
+
+    def routed_flows(self) -> None:
+        """Each MM2S channel's stream followed through the switchboxes' connections to
+        the S2MM channel it reaches: a flow, as ``aie.flow`` would give it (a stream
+        that reaches several channels is a warning: a broadcast is not run)."""
+        tiles = {(t.column, t.row): t for t in self.design.tiles.values()}
+        step = {"North": (0, 1, "South"), "South": (0, -1, "North"),
+                "East": (1, 0, "West"), "West": (-1, 0, "East")}
+        known = {(f.source, f.source_channel) for f in self.design.flows}
+        for (tile, box, bundle, channel), _ in list(self.connects.items()):
+            if bundle != "DMA" or (box == "switch") == (tile.kind == "shim") \
+                    or (tile, channel) in known:
+                continue
+            reached, frontier, first = [], [(tile, box, bundle, channel)], None
+            for _ in range(1024):       # a route visits each box at most once
+                if not frontier:
+                    break
+                at, at_box, in_bundle, in_channel = frontier.pop()
+                for out_bundle, out_channel, op in self.connects.get(
+                        (at, at_box, in_bundle, in_channel), []):
+                    first = first or op
+                    if out_bundle == "DMA" and (at_box == "mux") == (at.kind == "shim"):
+                        reached.append((at, out_channel))
+                    elif at_box == "switch" and at.kind == "shim" and out_bundle == "South":
+                        frontier.append((at, "mux", "North", out_channel))
+                    elif at_box == "mux" and out_bundle == "North":
+                        frontier.append((at, "switch", "South", out_channel))
+                    elif out_bundle in step:
+                        dx, dy, arrives = step[out_bundle]
+                        near = tiles.get((at.column + dx, at.row + dy))
+                        if near is not None:
+                            frontier.append((near, "switch", arrives, out_channel))
+            if len(reached) > 1 and first is not None:
+                self.warn(first.statement, f"aie.connect: not read: {tile}'s MM2S {channel} "
+                                           f"reaches {len(reached)} DMA channels (a "
+                                           "broadcast is not run)")
+            elif reached and first is not None:
+                (dest, dest_channel), = reached
+                self.design.flows.append(Flow(tile, channel, dest, dest_channel,
+                                              first.statement.line, first.statement.column))
+
     def packet_flow(self, op: ParsedOp) -> None:
         """``aie.packet_flow(id) { aie.packet_source<%a, DMA : 0> aie.packet_dest<%b, DMA
         : 1> } {keep_pkt_header}``; ends of other bundles are not kept."""
@@ -411,8 +473,13 @@ class _Reader(RuntimeSequenceReader):
         self.lookup(tile_name, Tile, "tile")
         program = CoreProgram(tile_name, line=op.statement.line, column=op.statement.column)
         constants: dict[str, int] = {}
-        program.body = self.core_body(op.statement.regions[0] if op.statement.regions
-                                      else [], constants)
+        region = op.statement.regions[0] if op.statement.regions else []
+        program.body = self.core_body(region, constants)
+        branch = next((s for s in region if s.label or s.text.lstrip().startswith("cf.")),
+                      None)
+        if branch is not None:   # (mlir-aie's lowered form: loops as blocks and branches)
+            self.warn(branch, "aie.core: control flow between blocks (cf.br, cf.cond_br) is "
+                              "not followed: its locks and copies are read once, in order")
         self.design.cores.append(program)
 
     def core_body(self, statements: list[Statement], constants: dict[str, int]

@@ -324,7 +324,8 @@ def test_a_multicast_packet_flow_is_refused_by_name():
 def test_packets_of_two_sources_reach_one_channel_whole_and_interleaved():
     flow = ONE_TO_ONE.replace("KEEP", "").replace(
         "      aie.packet_source<%tile_0_0, DMA : 0>\n",
-        "      aie.packet_source<%tile_0_0, DMA : 0>\n      aie.packet_source<%tile_0_0, DMA : 1>\n")
+        "      aie.packet_source<%tile_0_0, DMA : 0>\n"
+        "      aie.packet_source<%tile_0_0, DMA : 1>\n")
     text = packet_loopback(flow).replace(
         "%arg1: memref<64xi32>)", "%arg1: memref<64xi32>, %arg2: memref<32xi32>, "
         "%arg3: memref<32xi32>)").replace(
@@ -346,3 +347,61 @@ def test_packets_of_two_sources_reach_one_channel_whole_and_interleaved():
     assert sorted(out) == a + b
     # a packet's 32 words are two of the memory tile's 16-word buffers, never mixed
     assert {tuple(sorted(out[k:k + 32])) for k in (0, 32)} == {tuple(a), tuple(b)}
+
+
+ROUTED = """    %switchbox_0_0 = aie.switchbox(%tile_0_0) {
+      aie.connect<South : 3, North : 0>
+      aie.connect<North : 0, South : 2>
+    }
+    %shim_mux_0_0 = aie.shim_mux(%tile_0_0) {
+      aie.connect<DMA : 0, North : 3>
+      aie.connect<North : 2, DMA : 0>
+    }
+    %switchbox_0_1 = aie.switchbox(%tile_0_1) {
+      aie.connect<South : 0, DMA : 0>
+      aie.connect<DMA : 0, South : 0>
+    }
+"""
+
+
+def test_a_routed_designs_switchboxes_are_followed_into_flows():
+    text = LOOPBACK.replace("    aie.flow(%tile_0_0, DMA : 0, %tile_0_1, DMA : 0)\n"
+                            "    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)\n", ROUTED)
+    design = read_mlir(text)
+    assert design.warnings == []
+    assert sorted((f.source.kind, f.source_channel, f.dest.kind, f.dest_channel)
+                  for f in design.flows) == [("memtile", 0, "shim", 0), ("shim", 0, "memtile", 0)]
+    result = run_design(design)
+    assert result.hang is None
+    want = [*transposed_4x4(list(range(16))), *range(16, 32),
+            *transposed_4x4(list(range(32, 48))), *range(48, 64)]
+    assert result.host["arg1"].tolist() == want
+
+
+def test_a_routed_broadcast_is_not_read_and_says_so():
+    text = LOOPBACK.replace("    aie.flow(%tile_0_0, DMA : 0, %tile_0_1, DMA : 0)\n"
+                            "    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)\n",
+                            ROUTED.replace("aie.connect<South : 0, DMA : 0>",
+                                           "aie.connect<South : 0, DMA : 0>\n"
+                                           "      aie.connect<South : 0, DMA : 1>"))
+    (warning,) = read_mlir(text).warnings
+    assert str(warning) == ("10:7: aie.connect: not read: tile(0,0)'s MM2S 0 reaches 2 DMA "
+                            "channels (a broadcast is not run)")
+
+
+def test_a_core_lowered_to_branches_is_a_warning_at_its_first_branch():
+    core = """    %tile_0_2 = aie.tile(0, 2)
+    %l = aie.lock(%tile_0_2, 0) {init = 0 : i32}
+    %core_0_2 = aie.core(%tile_0_2) {
+      cf.br ^bb1
+    ^bb1:
+      aie.use_lock(%l, Release, 1)
+      aie.end
+    }
+"""
+    text = LOOPBACK.replace("    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", core
+                            + "    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", 1)
+    (warning,) = read_mlir(text).warnings
+    assert (warning.line, warning.column) == (8, 7)       # the cf.br
+    assert "aie.core: control flow between blocks (cf.br, cf.cond_br) is not followed" in \
+        str(warning)
