@@ -147,6 +147,7 @@ class _Reader(RuntimeSequenceReader):
         self.parsed: dict[int, ParsedOp | None] = {}   # by id(statement): read once
         self.device_line: int | None = None     # the aie.device read (one a file)
         # aie.connect of routed switchboxes: (tile, box, bundle, channel) -> its outputs
+        self.bd_chains: dict[str, tuple[list[str], list[Statement]]] = {}   # @name: params
         self.connects: dict[tuple[Tile, str, str, int], list[tuple[str, int, ParsedOp]]] = {}
 
     # --- warnings ---------------------------------------------------------------------------
@@ -243,6 +244,7 @@ class _Reader(RuntimeSequenceReader):
                                 "memref.global": self.global_constant})
         self.layout_buffers()
         self.each(ops, dma)
+        self.each(ops, {"aie.bd_chain": self.bd_chain})
         self.each(ops, {"aie.flow": self.flow, "aie.packet_flow": self.packet_flow,
                         "aie.core": self.core, "aie.switchbox": self.switchbox,
                         "aie.shim_mux": self.switchbox})
@@ -384,6 +386,14 @@ class _Reader(RuntimeSequenceReader):
         if source_bundle == dest_bundle == "DMA":
             self.design.flows.append(Flow(source, source_channel, dest, dest_channel,
                                           op.statement.line, op.statement.column))
+
+    def bd_chain(self, op: ParsedOp) -> None:
+        """``aie.bd_chain @c(%a: memref<..>, ...) { BD blocks }``: kept by name, read when
+        ``dma_start_bd_chain`` names its buffers."""
+        symbol = ref([p for p in op.op.pieces if isinstance(p, Ref)], "@", "the chain")
+        params = [ref(item, "%", "a parameter") for item in paren(op.op)]
+        self.bd_chains[symbol] = (params, op.statement.regions[0] if op.statement.regions
+                                  else [])
 
     def switchbox(self, op: ParsedOp) -> None:
         """``aie.switchbox(%t) { aie.connect<South : 3, North : 0> }`` (or ``aie.shim_mux``):

@@ -41,7 +41,7 @@ from .pieces import (
     paren,
     ref,
 )
-from .syntax import Ref
+from .syntax import Name, Paren, Ref
 from .units import Access, Converted, access_fields, writebd_fields
 
 __all__ = ["RuntimeSequenceReader", "host_written", "no_program"]
@@ -72,6 +72,7 @@ class RuntimeSequenceReader:
             "aiex.npu.blockwrite": self.blockwrite,
             "aiex.npu.address_patch": self.address_patch,
             "aiex.dma_configure_task": self.configure_task,
+            "aiex.dma_start_bd_chain": self.start_bd_chain,
             "aiex.dma_configure_task_for": self.configure_task,
             "aiex.dma_start_task": self.start_task,
             "aiex.npu.dma_wait": self.wait_for, "aiex.npu.sync": self.wait_for,
@@ -249,20 +250,57 @@ class RuntimeSequenceReader:
             tile = self.lookup(ref(items[0], "%", "the tile"), Tile, "tile")
             direction = direction_of(items[1])
             channel = integer(items[2], "the channel")
+        chain = self.task_chain(op, op.statement.regions[0] if op.statement.regions else [],
+                                tile, direction, channel)
+        if op.op.results:
+            self.tasks[op.op.results[0]] = chain
+
+    def start_bd_chain(self, op: ParsedOp) -> None:
+        """``%t = aiex.dma_start_bd_chain @c(%a, %b) : (types) on (%tile, MM2S, 0)``: the
+        ``aie.bd_chain @c(%x, %y)``'s BDs with its arguments as those buffers, a task
+        configured and started."""
+        symbol = ref([p for p in op.op.pieces if isinstance(p, Ref)], "@", "the chain")
+        if symbol not in self.bd_chains:
+            raise NotRead(f"@{symbol} is not an aie.bd_chain of this device")
+        params, body = self.bd_chains[symbol]
+        groups = [p for p in op.op.pieces if isinstance(p, Paren)]
+        at = next((k for k, p in enumerate(op.op.pieces)
+                   if isinstance(p, Name) and p.text == "on"), None)
+        if at is None or at + 1 >= len(op.op.pieces) or not groups:
+            raise NotRead("expected @chain(%args) : (types) on (%tile, direction, channel)")
+        args = [ref(item, "%", "an argument") for item in groups[0].items]
+        if len(args) != len(params):
+            raise NotRead(f"@{symbol} takes {len(params)} arguments, not {len(args)}")
+        target = op.op.pieces[at + 1].items
+        tile = self.lookup(ref(target[0], "%", "the tile"), Tile, "tile")
+        saved = {name: self.values.get(name) for name in params}
+        self.values.update({name: self.values.get(arg) for name, arg in zip(params, args,
+                                                                             strict=True)})
+        try:
+            chain = self.task_chain(op, body, tile, direction_of(target[1]),
+                                    integer(target[2], "the channel"))
+        finally:
+            self.values.update(saved)
+        if op.op.results:
+            self.tasks[op.op.results[0]] = chain
+        self.start(chain)
+
+    def task_chain(self, op: ParsedOp, body: list, tile: Tile, direction: str,
+                   channel: int) -> Chain:
+        """The chain of a task's BD blocks (``body``), with the op's ``repeat_count`` and
+        ``issue_token``."""
         attrs = attributes(op.op)
         repeat = integer(attrs.get("repeat_count", (0,)), "repeat_count") + 1
         issue = bool(integer(attrs.get("issue_token", (0,)), "issue_token"))
-        blocks = self.blocks(op.statement.regions[0] if op.statement.regions else [])
+        blocks = self.blocks(body)
         bd_blocks = self.bd_blocks(blocks)
         start_label = next(iter(bd_blocks), "")    # the first block that holds a BD
         order = self.follow({b.label: b for b in blocks}, bd_blocks, start_label, op)
         self.assign_ids(tile, [(channel, order)])
         bds = [self.static_bd(tile, b, bd_blocks, direction, channel) for b in order]
         loops = bool(order) and order[-1].next_label in bd_blocks
-        chain = Chain(tile, direction, channel, bds, repeat, loops, op.name,
-                      op.statement.line, op.statement.column, issue)
-        if op.op.results:
-            self.tasks[op.op.results[0]] = chain
+        return Chain(tile, direction, channel, bds, repeat, loops, op.name,
+                     op.statement.line, op.statement.column, issue)
 
     def start_task(self, op: ParsedOp) -> None:
         name = ref(paren(op.op)[0], "%", "the task")

@@ -105,11 +105,14 @@ def _rest_is_blank(text: str, at: int) -> bool:
 
 def _continues(text: str, at: int) -> bool:
     """True if the line at ``at`` goes on the statement before it: it starts with an
-    attribute dictionary (``{...}`` closed on that line) or a ``: type``."""
+    attribute dictionary (``{...}`` closed on that line), a ``: type`` or ``on (``."""
     rest = text[at:].lstrip(" \t")
-    if rest.startswith(":") or rest.startswith("->"):
+    if rest.startswith(":") or rest.startswith("->") or _ON.match(rest):
         return True
     return rest.startswith("{") and not _rest_is_blank(rest, 1)
+
+
+_ON = re.compile(r"on\s*\(")   # dma_start_bd_chain's "on (%tile, MM2S, 0)" on its own line
 
 
 def split_statements(text: str) -> list[Statement]:

@@ -405,3 +405,29 @@ def test_a_core_lowered_to_branches_is_a_warning_at_its_first_branch():
     assert (warning.line, warning.column) == (8, 7)       # the cf.br
     assert "aie.core: control flow between blocks (cf.br, cf.cond_br) is not followed" in \
         str(warning)
+
+
+def test_a_bd_chain_started_on_a_channel_runs_with_the_buffers_it_names():
+    text = LOOPBACK.replace("    aie.shim_dma_allocation @in0", """\
+    aie.bd_chain @send(%half: memref<32xi32>, %rest: memref<64xi32>) {
+      aie.dma_bd(%half : memref<32xi32>, 0, 32)
+      aie.next_bd ^bd1
+    ^bd1:
+      aie.dma_bd(%rest : memref<64xi32>, 32, 32)
+      aie.end
+    }
+    aie.shim_dma_allocation @in0""").replace(
+        "%arg1: memref<64xi32>)", "%arg1: memref<64xi32>, %arg2: memref<32xi32>)")
+    first = text.index("aiex.npu.dma_memcpy_nd (%arg0")
+    text = (text[:first] + "%t = aiex.dma_start_bd_chain @send(%arg2, %arg0) : "
+            "(memref<32xi32>, memref<64xi32>)\n                  on (%tile_0_0, MM2S, 0)"
+            + text[text.index("\n", first):]).replace("{id = 1 : i64, metadata = @out0",
+                                                   "{id = 5 : i64, metadata = @out0")
+    design = read_mlir(text)     # (the chain's BDs took 0 and 1: the S2MM writes BD 5)
+    assert design.warnings == []
+    data = list(range(500, 532)) + list(range(32, 64))
+    result = run_design(design, {"arg2": data[:32]})
+    assert result.hang is None
+    want = [*transposed_4x4(data[:16]), *data[16:32], *transposed_4x4(data[32:48]),
+            *data[48:]]
+    assert result.host["arg1"].tolist() == want
