@@ -582,7 +582,7 @@ class _Reader(RuntimeSequenceReader):
                 bds.append(built[key])
             loops = bool(order) and order[-1].next_label in bd_blocks
             self.design.chains.append(Chain(tile, direction, channel, bds, repeat, loops,
-                                            "aie.dma_start", start_op.statement.line,
+                                            start_op.name, start_op.statement.line,
                                             start_op.statement.column))
 
     def blocks(self, statements: list[Statement]) -> list[_Block]:
