@@ -29,6 +29,7 @@ from typing import Any
 from ..arch.kinds import DMA_KINDS, span_text
 from ..bd.descriptor import BufferDescriptor
 from ..errors import BDError, UndocumentedBehaviourWarning
+from .branches import follow_branches
 from .core import CoreLoop, CoreProgram, CoreStep
 from .design import (
     Buffer,
@@ -484,12 +485,11 @@ class _Reader(RuntimeSequenceReader):
         program = CoreProgram(tile_name, line=op.statement.line, column=op.statement.column)
         constants: dict[str, int] = {}
         region = op.statement.regions[0] if op.statement.regions else []
-        program.body = self.core_body(region, constants)
-        branch = next((s for s in region if s.label or s.text.lstrip().startswith("cf.")),
-                      None)
-        if branch is not None:   # (mlir-aie's lowered form: loops as blocks and branches)
-            self.warn(branch, "aie.core: control flow between blocks (cf.br, cf.cond_br) is "
-                              "not followed: its locks and copies are read once, in order")
+        if any(s.label for s in region):   # loops lowered to blocks and branches
+            program.body = follow_branches(region, self.parse,
+                                           lambda inner: self.core_op(inner, constants))
+        else:
+            program.body = self.core_body(region, constants)
         self.design.cores.append(program)
 
     def core_body(self, statements: list[Statement], constants: dict[str, int]

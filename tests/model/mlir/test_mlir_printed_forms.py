@@ -389,22 +389,46 @@ def test_a_routed_broadcast_is_not_read_and_says_so():
                             "channels (a broadcast is not run)")
 
 
-def test_a_core_lowered_to_branches_is_a_warning_at_its_first_branch():
-    core = """    %tile_0_2 = aie.tile(0, 2)
-    %l = aie.lock(%tile_0_2, 0) {init = 0 : i32}
-    %core_0_2 = aie.core(%tile_0_2) {
-      cf.br ^bb1
-    ^bb1:
-      aie.use_lock(%l, Release, 1)
-      aie.end
-    }
+def core_in(text: str, body: str) -> str:
+    """LOOPBACK with a core tile whose lock ``%l`` (init 0) its ``aie.core`` body uses."""
+    core = f"""    %tile_0_2 = aie.tile(0, 2)
+    %l = aie.lock(%tile_0_2, 0) {{init = 0 : i32}}
+    %core_0_2 = aie.core(%tile_0_2) {{
+{body}
+    }}
 """
-    text = LOOPBACK.replace("    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", core
-                            + "    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", 1)
-    (warning,) = read_mlir(text).warnings
-    assert (warning.line, warning.column) == (8, 7)       # the cf.br
-    assert "aie.core: control flow between blocks (cf.br, cf.cond_br) is not followed" in \
-        str(warning)
+    return text.replace("    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", core
+                        + "    aie.flow(%tile_0_0, DMA : 0, %tile_0_1", 1)
+
+
+BRANCHES = """      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c3 = arith.constant 3 : index
+      cf.br ^bb1(%c0 : index)
+    ^bb1(%0: index):  // 2 preds: ^bb0, ^bb2
+      %1 = arith.cmpi slt, %0, %c3 : index
+      cf.cond_br %1, ^bb2, ^bb3
+    ^bb2:  // pred: ^bb1
+      aie.use_lock(%l, Release, 1)
+      %2 = arith.addi %0, %c1 : index
+      cf.br ^bb1(%2 : index)
+    ^bb3:  // pred: ^bb1
+      aie.end"""
+
+
+def test_a_core_lowered_to_blocks_and_branches_is_followed_as_it_runs():
+    design = read_mlir(core_in(LOOPBACK, BRANCHES))
+    assert design.warnings == []
+    steps = design.cores[0].body
+    assert [(s.action, s.value) for s in steps] == [("release", 1)] * 3
+
+
+def test_a_branch_on_a_value_from_memory_stops_the_following_and_says_so():
+    body = BRANCHES.replace("%1 = arith.cmpi slt, %0, %c3 : index",
+                            "%1 = memref.load %buf[%0] : memref<4xi1>")
+    (warning,) = read_mlir(core_in(LOOPBACK, body)).warnings
+    assert "aie.core: not read: cf.cond_br on %1, a value the core computes from memory" \
+        in str(warning)
 
 
 def test_a_bd_chain_started_on_a_channel_runs_with_the_buffers_it_names():
