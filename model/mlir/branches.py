@@ -4,7 +4,10 @@ and integer values), ``cf.br`` and ``cf.cond_br``; every other operation goes to
 reader's core step reader (locks, copies) in the order the core meets it.
 
 Values the core computes from memory (``memref.load`` and what follows from it) are
-not known; a branch on one is where following stops (:class:`NotFollowed`).
+not known; a branch on one is where following stops (:class:`NotFollowed`). A core
+that comes back to a block with every value as it was the last time repeats from
+there for ever: the steps between are one :class:`~.core.CoreLoop` of
+:data:`FOREVER` passes (a core's ``while (true)``).
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .core import CoreLoop
 from .pieces import NotRead, ParsedOp
 from .syntax import Name, Paren, Ref, Statement
 
-__all__ = ["MAX_CORE_OPS", "NotFollowed", "follow_branches"]
+__all__ = ["FOREVER", "MAX_CORE_OPS", "NotFollowed", "follow_branches"]
 
 MAX_CORE_OPS = 200_000
-"""Operations followed at most (a core that loops for ever ends there)."""
+"""Operations followed at most before a loop shows itself (see the module)."""
+
+FOREVER = 1 << 62
+"""Passes of a loop that never ends (an endless ``scf.for`` reads as a count as large)."""
 
 _PARAMS = re.compile(r"%([\w$.]+)\s*:")
 
@@ -115,6 +122,7 @@ def follow_branches(statements: Sequence[Statement],
 
     steps: list = []
     block, pc = blocks[""], 0
+    entered: dict[tuple, int] = {}   # (block, every value) -> steps made before it
     for _ in range(MAX_CORE_OPS):
         if pc >= len(block.ops):
             return steps
@@ -144,6 +152,11 @@ def follow_branches(statements: Sequence[Statement],
                     values.pop(param, None)
                 else:
                     values[param] = known
+            state = (name, tuple(sorted(values.items())))
+            if state in entered:      # all as before: it repeats from here for ever
+                start = entered[state]
+                return [*steps[:start], CoreLoop(FOREVER, tuple(steps[start:]))]
+            entered[state] = len(steps)
             continue
         operands = _operands(op)
         if op.name in _ARITH and result is not None:

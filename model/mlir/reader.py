@@ -11,7 +11,8 @@ Decisions (mlir-aie's passes do these before lowering; a file may come before th
 
 * **decision**: a BD without ``bd_id`` takes the lowest free BD of its channel's half,
   in the order the chains are written (``dma_start`` order, then each chain from its
-  start); explicit ``bd_id`` values are taken first.
+  start); explicit ``bd_id`` values are taken first, and so are the BD numbers a
+  runtime sequence's ``dma_memcpy_nd`` operations name.
 * **decision**: a buffer without ``address`` is laid out after the tile's highest
   given buffer, in the order written, from byte 1024 on a core tile (mlir-aie's default
   stack) and 0 on a memory tile, each aligned to 4 bytes; the BD table says so.

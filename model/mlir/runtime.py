@@ -62,7 +62,22 @@ class RuntimeSequenceReader:
         ops = list(self.operations(body))
         self.design.runtime += [RuntimeStep(o.name, o.statement.line, o.statement.column,
                                             o.statement.text) for o in ops]
+        self.reserve_transfer_ids(ops)
         self.each(ops, self.runtime_handlers())
+
+    def reserve_transfer_ids(self, ops: list[ParsedOp]) -> None:
+        """The BD numbers the sequence's transfers name (``dma_memcpy_nd``'s ``id``) are
+        taken before a task's BDs without ``bd_id`` are numbered, so the two never
+        share one (as mlir-aie's numbering of a sequence's BDs)."""
+        for op in ops:
+            if op.name != "aiex.npu.dma_memcpy_nd":
+                continue
+            attrs = attributes(op.op)
+            symbol = next((p.name for p in attrs.get("metadata", ()) if isinstance(p, Ref)),
+                          None)
+            if symbol in self.allocations and len(attrs.get("id", ())) == 1 \
+                    and isinstance(attrs["id"][0], int):
+                self.used_ids.setdefault(self.allocations[symbol][0], set()).add(attrs["id"][0])
 
     def runtime_handlers(self) -> dict[str, Callable[[ParsedOp], None]]:
         return {
