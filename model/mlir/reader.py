@@ -252,8 +252,11 @@ class _Reader(RuntimeSequenceReader, StreamReader):
                         "aie.shim_mux": self.switchbox})
         self.routed_flows()
         self.each(ops, {"aie.runtime_sequence": self.runtime_sequence,
-                        "aiex.runtime_sequence": self.runtime_sequence,
-                        "func.func": self.runtime_sequence})
+                        "aiex.runtime_sequence": self.runtime_sequence})
+        # an old-style sequence is a func.func with a body; a kernel's declaration has none
+        self.each([op for op in ops if op.name == "func.func" and op.statement.regions
+                   and Name("private") not in op.op.pieces],
+                  {"func.func": self.runtime_sequence})
         for op in ops:
             if op.name in ("aie.objectfifo", "aie.objectFifo"):
                 self.warn(op.statement, f"{op.name}: not read: lower it first (aie-opt "

@@ -43,7 +43,16 @@ from ..system.memory import Memory, memory_tile_space, shim_space
 from ..system.scheduler import DeadlockError, SystemReport, SystemRun
 from ..system.stream import PacketMerge, PacketSplit, Stream
 from .core import CoreAgent, CoreLoop, CoreProgram, CoreStep
-from .design import Buffer, Chain, HostBuffer, HostWrite, MlirDesign, MlirError, Tile
+from .design import (
+    Buffer,
+    Chain,
+    Flow,
+    HostBuffer,
+    HostWrite,
+    MlirDesign,
+    MlirError,
+    Tile,
+)
 
 __all__ = ["LOOP_PASSES", "MlirRun", "host_ramp", "run_design"]
 
@@ -321,6 +330,20 @@ def _load_chain(dma: DMA, chain: Chain, bases: Mapping[str, int]) -> None:
 
 
 def _connect(design: MlirDesign, dmas: Mapping[Tile, DMA]) -> None:
+    """One stream a flow.
+
+    Raises
+    ------
+    MlirError
+        For two flows from one MM2S channel (a broadcast is not run).
+    """
+    sources: dict[tuple[Tile, int], Flow] = {}
+    for flow in design.flows:
+        first = sources.setdefault((flow.source, flow.source_channel), flow)
+        if first is not flow:
+            raise MlirError(f"aie.flow at {flow.line}:{flow.column} and at {first.line}:"
+                            f"{first.column}: two flows from {flow.source}'s MM2S "
+                            f"{flow.source_channel} (a broadcast is not run)")
     for flow in design.flows:
         source = dmas[flow.source].channel("mm2s", flow.source_channel)
         dest = dmas[flow.dest].channel("s2mm", flow.dest_channel)

@@ -151,8 +151,8 @@ class RuntimeSequenceReader:
         """A register write's tile and its tile-local address (AIE-ML: column in bits
         31:25, row in 24:20 of an array address)."""
         address = integer(attrs["address"], "address")
-        if "column" in attrs or "row" in attrs:
-            return self.runtime_tile(attrs), address
+        if "column" in attrs or "row" in attrs:   # (bits above the tile's own: its place)
+            return self.runtime_tile(attrs), address & 0xFFFFF
         column, row = address >> 25 & 0x7F, address >> 20 & 0x1F
         return Tile(column, row, self.device.kind(row)), address & 0xFFFFF
 

@@ -229,6 +229,9 @@ _WRITEBD_MINUS_ONE = {
 }
 """writebd attributes stored minus one (docs/bd.md "Units and encodings")."""
 
+_WRITEBD_SIGNED = ("lock_acq_val", "lock_rel_val")
+"""writebd attributes that are a signed register field (7 bits, two's complement)."""
+
 WRITEBD_PLACE = ("bd_id", "column", "row", "buffer_offset", "burst_length", "ddr_id")
 """writebd attributes that place the BD or its address rather than being a field
 (``ddr_id``, older mlir-aie's: the host argument a shim BD's ``buffer_offset`` is in,
@@ -244,6 +247,8 @@ def writebd_fields(kind: str, attributes: Mapping[str, int]) -> Converted:
     """
     out = Converted()
     for name, value in attributes.items():
+        if name in _WRITEBD_SIGNED and 1 << 6 <= value < 1 << 7:
+            value -= 1 << 7      # the register's 7 bits, as mlir-aie writes -1: 127
         if name in _WRITEBD_AS_IS:
             out.fields[_WRITEBD_AS_IS[name]] = value
         elif name in _WRITEBD_MINUS_ONE:

@@ -471,3 +471,53 @@ def test_a_core_that_branches_back_for_ever_is_one_endless_loop():
     (loop,) = design.cores[0].body
     assert loop.count == FOREVER and [(s.action, s.value) for s in loop.body] == [
         ("release", 2)]
+
+
+def test_two_flows_from_one_channel_are_refused_as_a_broadcast():
+    text = LOOPBACK.replace("    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)\n",
+                            "    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)\n"
+                            "    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 1)\n")
+    with pytest.raises(MlirError, match=r"^aie.flow at 7:5 and at 6:5: two flows from "
+                                        r"tile\(0,1\)'s MM2S 0 \(a broadcast is not run\)$"):
+        run_design(read_mlir(text))
+
+
+WRITEBD_TASK = """aie.device(npu1_1col) {
+  %t00 = aie.tile(0, 0)
+  %t01 = aie.tile(0, 1)
+  aie.flow(%t00, DMA : 0, %t01, DMA : 0)
+  aie.shim_dma_allocation @in (%t00, MM2S, 0)
+  aie.runtime_sequence(%in: memref<16xi32>) {
+    aiex.npu.dma_memcpy_nd(%in[0, 0, 0, 0][1, 1, 1, 16][0, 0, 0, 1]) {id = 0 : i64,
+                                                                metadata = @in}
+    aiex.npu.writebd {bd_id = 0 : i32, buffer_length = 16 : i32, buffer_offset = 524288 : i32,
+      column = 0 : i32, row = 1 : i32, lock_acq_enable = 1 : i32, lock_acq_id = 64 : i32,
+      lock_acq_val = 127 : i32, lock_rel_id = 65 : i32, lock_rel_val = 1 : i32,
+      valid_bd = 1 : i32}
+    aiex.npu.write32 {address = ADDRESS : ui32, column = 0 : i32, row = 1 : i32,
+                      value = 0x80000000 : ui32}
+    aiex.npu.sync {channel = 0 : i32, column = 0 : i32, column_num = 1 : i32,
+                   direction = 0 : i32, row = 1 : i32, row_num = 1 : i32}
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("address", ["0xA0604", "0x1A0604"])
+def test_a_writebd_task_as_mlir_aie_writes_it(address):
+    """``lock_acq_val = 127`` is the register's 7 bits of -1; a ``write32`` giving row and
+    column may carry the tile's bits in its address too (mlir-aie ORs them in)."""
+    design = read_mlir(WRITEBD_TASK.replace("ADDRESS", address))
+    assert design.warnings == []
+    bd = next(b for b in design.bds if b.origin == "aiex.npu.writebd")
+    assert bd.problems == [] and bd.fields["lock_acq_value"] == -1
+    (started,) = [c for c in design.chains if c.tile.kind == "memtile"]
+    assert (started.direction, started.channel, started.issue_token) == ("s2mm", 0, True)
+
+
+def test_a_kernels_declaration_is_not_a_runtime_sequence():
+    text = LOOPBACK.replace("    aie.shim_dma_allocation @in0", "    func.func private "
+                            "@kernel(%A: memref<16xi32>, %n: i32) -> ()\n"
+                            "    aie.shim_dma_allocation @in0")
+    design = read_mlir(text)
+    assert design.warnings == [] and [h.name for h in design.host] == ["arg0", "arg1"]
