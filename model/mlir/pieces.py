@@ -135,7 +135,25 @@ def memref_type(pieces: Sequence[Any], what: str) -> Shape:
                     return shape
                 if isinstance(shape, Name):      # memref<i32>: one element
                     return Shape((), shape.text)
+                spaced = _spaced_shape(body.items[0])
+                if spaced is not None:
+                    return spaced
+                if isinstance(shape, Punct) and shape.text == "*":
+                    raise NotRead(f"{what}: an unranked {_show(pieces[at:at + 2])} is not "
+                                  "read: give its shape")
     raise NotRead(f"{what} must have a memref<...> type, not {_show(pieces)}")
+
+
+def _spaced_shape(item: Sequence[Any]) -> Shape | None:
+    """``16 x 8 x i32`` (MLIR allows spaces in a shape) as a Shape, or None."""
+    if len(item) < 3 or not isinstance(item[-1], Name):
+        return None
+    dims = item[:-1:2]
+    crosses = item[1::2]
+    if not all(isinstance(d, int) for d in dims) \
+            or not all(isinstance(c, Name) and c.text == "x" for c in crosses):
+        return None
+    return Shape(tuple(dims), item[-1].text)
 
 
 def integer_list(group: Any, what: str) -> list[int]:

@@ -53,7 +53,11 @@ class RuntimeSequenceReader:
     def runtime_sequence(self, op: ParsedOp) -> None:
         for item in paren(op.op):
             if item and isinstance(item[0], Ref) and item[0].sigil == "%":
-                shape = memref_type(item, "a runtime argument")
+                try:     # an argument that cannot be read costs only itself
+                    shape = memref_type(item, f"runtime argument %{item[0].name}")
+                except NotRead as problem:
+                    self.warn(op.statement, f"{op.name}: not read: {problem}")
+                    continue
                 host = HostBuffer(len(self.design.host), item[0].name, shape.element,
                                   shape.dims)
                 self.design.host.append(host)

@@ -521,3 +521,27 @@ def test_a_kernels_declaration_is_not_a_runtime_sequence():
                             "    aie.shim_dma_allocation @in0")
     design = read_mlir(text)
     assert design.warnings == [] and [h.name for h in design.host] == ["arg0", "arg1"]
+
+
+def test_a_shape_written_with_spaces_reads_as_without():
+    text = LOOPBACK.replace('{sym_name = "ping"} : memref<16xi32>',
+                            '{sym_name = "ping"} : memref<4 x 4 x i32>').replace(
+        "aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16)",
+        "aie.dma_bd(%ping : memref<4 x 4 x i32> offset = 0 len = 16)").replace(
+        "aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16 sizes",
+        "aie.dma_bd(%ping : memref<4 x 4 x i32> offset = 0 len = 16 sizes")
+    design = read_mlir(text)
+    assert design.warnings == []
+    assert next(b for b in design.buffers.values() if b.name == "ping").shape == (4, 4)
+    assert run_design(design).hang is None
+
+
+def test_an_unranked_runtime_argument_costs_only_itself():
+    text = LOOPBACK.replace("%arg1: memref<64xi32>)", "%arg1: memref<64xi32>, "
+                            "%arg2: memref<*xi32>)")
+    design = read_mlir(text)
+    (warning,) = design.warnings
+    assert ("aie.runtime_sequence: not read: runtime argument %arg2: an unranked "
+            "'memref <* xi32>' is not read: give its shape") in str(warning)
+    assert [h.name for h in design.host] == ["arg0", "arg1"]
+    assert run_design(design).hang is None
