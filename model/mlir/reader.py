@@ -148,6 +148,7 @@ class _Reader(RuntimeSequenceReader, StreamReader):
         self.constants: dict[str, int] = {}     # %c = arith.constant N, read as N
         self.parsed: dict[int, ParsedOp | None] = {}   # by id(statement): read once
         self.device_line: int | None = None     # the aie.device read (one a file)
+        self.device_symbol: str | None = None   # its @name, if it has one
         self.bd_chains: dict[str, tuple[list[str], list[Statement]]] = {}   # @name: params
         # aie.connect of routed switchboxes: (tile, box, bundle, channel) -> its outputs
         self.connects: dict[tuple[Tile, str, str, int], list[tuple[str, int, ParsedOp]]] = {}
@@ -214,6 +215,8 @@ class _Reader(RuntimeSequenceReader, StreamReader):
                                      f"first (line {self.device_line})")
             elif op.name == "aie.device":
                 self.device_line = statement.line
+                self.device_symbol = next((p.name for p in op.op.pieces
+                                           if isinstance(p, Ref) and p.sigil == "@"), None)
                 self.device_region(op)
                 found = True
         if not found and statements and not self.design.bds:

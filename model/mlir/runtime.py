@@ -63,11 +63,31 @@ class RuntimeSequenceReader:
                 self.design.host.append(host)
                 self.values[item[0].name] = host
         body = op.statement.regions[0] if op.statement.regions else []
-        ops = list(self.operations(body))
+        ops = self.sequence_ops(body)
         self.design.runtime += [RuntimeStep(o.name, o.statement.line, o.statement.column,
                                             o.statement.text) for o in ops]
         self.reserve_transfer_ids(ops)
         self.each(ops, self.runtime_handlers())
+
+    def sequence_ops(self, statements: list) -> list[ParsedOp]:
+        """The sequence's operations, those of an ``aiex.configure`` of the device read
+        in its place (one of another device is a warning: a reconfiguration is not
+        run)."""
+        ops: list[ParsedOp] = []
+        for op in self.operations(statements):
+            if op.name != "aiex.configure":
+                ops.append(op)
+                continue
+            target = next((p.name for p in op.op.pieces if isinstance(p, Ref)
+                           and p.sigil == "@"), None)
+            if target is not None and target == self.device_symbol:
+                ops += self.sequence_ops(op.statement.regions[0] if op.statement.regions
+                                         else [])
+            else:
+                self.warn(op.statement, f"aiex.configure: not read: it configures device "
+                                        f"@{target}, not the one run (a reconfiguration "
+                                        "is not run)")
+        return ops
 
     def reserve_transfer_ids(self, ops: list[ParsedOp]) -> None:
         """The BD numbers the sequence's transfers name (``dma_memcpy_nd``'s ``id``) are

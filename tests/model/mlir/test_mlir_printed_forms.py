@@ -545,3 +545,18 @@ def test_an_unranked_runtime_argument_costs_only_itself():
             "'memref <* xi32>' is not read: give its shape") in str(warning)
     assert [h.name for h in design.host] == ["arg0", "arg1"]
     assert run_design(design).hang is None
+
+
+def test_a_configure_of_the_device_run_is_read_in_place_and_of_another_is_named():
+    named = LOOPBACK.replace("aie.device(npu1_1col) {", "aie.device(npu1_1col) @main {")
+    start = named.index("      %c0_i64 = arith.constant")
+    end = named.index("    }\n    %memtile_dma_0_1")
+    text = named[:start] + "      aiex.configure @main {\n" + named[start:end] + "      }\n" \
+        + named[end:]
+    design = read_mlir(text)
+    assert design.warnings == []
+    assert run_design(design).written == ["arg1"]
+    other = read_mlir(text.replace("aiex.configure @main {", "aiex.configure @other {"))
+    (warning,) = other.warnings
+    assert ("aiex.configure: not read: it configures device @other, not the one run (a "
+            "reconfiguration is not run)") in str(warning)
