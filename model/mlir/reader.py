@@ -489,6 +489,13 @@ class _Reader(RuntimeSequenceReader, StreamReader):
                 if key not in built:
                     built[key] = self.static_bd(tile, bd_block, bd_blocks, direction,
                                                 channel)
+                elif built[key].bd_id not in DMA_KINDS[tile.kind].channel_bds(channel):
+                    half = DMA_KINDS[tile.kind].channel_bds(channel)
+                    self.warn(start_op.statement, f"{start_op.name}: channel {channel} of "
+                                                  f"{tile} runs BDs "
+                                                  f"{DMA_KINDS[tile.kind].half_text(half)}; "
+                                                  f"BD {built[key].bd_id}, which another "
+                                                  "channel's chain shares, is not one")
                 bds.append(built[key])
             loops = bool(order) and order[-1].next_label in bd_blocks
             self.design.chains.append(Chain(tile, direction, channel, bds, repeat, loops,

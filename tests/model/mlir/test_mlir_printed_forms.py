@@ -560,3 +560,25 @@ def test_a_configure_of_the_device_run_is_read_in_place_and_of_another_is_named(
     (warning,) = other.warnings
     assert ("aiex.configure: not read: it configures device @other, not the one run (a "
             "reconfiguration is not run)") in str(warning)
+
+
+def test_a_bd_block_shared_by_a_channel_of_the_other_half_is_named():
+    text = """aie.device(npu1_1col) {
+  %t = aie.tile(0, 1)
+  %b = aie.buffer(%t) {address = 0 : i32} : memref<16xi32>
+  %m = aie.memtile_dma(%t) {
+    %0 = aie.dma_start(MM2S, 0, ^bd0, ^next)
+  ^next:
+    %1 = aie.dma_start(MM2S, 1, ^bd0, ^end)
+  ^bd0:
+    aie.dma_bd(%b : memref<16xi32>, 0, 16)
+    aie.next_bd ^bd0
+  ^end:
+    aie.end
+  }
+}
+"""
+    (warning,) = read_mlir(text).warnings
+    assert str(warning) == ("7:5: aie.dma_start: channel 1 of tile(0,1) runs BDs 24-47 "
+                            "(shared by channels 1/3/5 of both directions); BD 0, which "
+                            "another channel's chain shares, is not one")
