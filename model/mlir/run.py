@@ -141,8 +141,9 @@ def run_design(design: MlirDesign, inputs: Mapping[str, np.ndarray] | None = Non
     }.values())
     for channel in channels:
         if getattr(channel, "stream", None) is None:
-            raise MlirError(f"channel {channel.name} has a task but no aie.flow carries its "
-                            "stream")
+            raise MlirError(f"channel {channel.name} has a task but no flow between DMA "
+                            "channels carries its stream (aie.flow, aie.packet_flow or a "
+                            "routed switchbox; a core's, trace or control port is not run)")
     started = {id(chain) for event, chain in design.schedule if event == "start"}
     finite: list[Channel] = []
     for chain in chains:                 # the device's own programs run from the start

@@ -582,3 +582,10 @@ def test_a_bd_block_shared_by_a_channel_of_the_other_half_is_named():
     assert str(warning) == ("7:5: aie.dma_start: channel 1 of tile(0,1) runs BDs 24-47 "
                             "(shared by channels 1/3/5 of both directions); BD 0, which "
                             "another channel's chain shares, is not one")
+
+
+def test_a_channel_with_a_task_and_no_flow_is_refused_by_name():
+    text = LOOPBACK.replace("    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)\n", "")
+    with pytest.raises(MlirError, match=r"^channel memtile\(0,1\)\.mm2s0 has a task but no "
+                                        r"flow between DMA channels carries its stream "):
+        run_design(read_mlir(text))
