@@ -242,6 +242,9 @@ def run(args: argparse.Namespace, text: str) -> int:
     cycles = result.report.cycles
     if result.hang is None:
         print(f"{name}: {design.device}, system model, {cycles} cycles: every task done")
+        if not any(result.report.words.values()):
+            print("note: no word moved: the run ends when every task that ends is done, "
+                  "and none was started (the device's chains that loop for ever only wait)")
     else:
         print_hang(f"{name}: {design.device}", result.hang, result.unfinished,
                    lambda stall: _lock_name(design, stall))

@@ -141,6 +141,18 @@ def test_a_file_of_object_fifos_alone_counts_them_as_not_read(tmp_path, capsys):
             "mlir-aie file") in err
 
 
+def test_run_of_a_design_that_starts_nothing_says_no_word_moved(tmp_path, capsys):
+    text = (EXAMPLES / "loopback.mlir").read_text()
+    start = text.index("aiex.runtime_sequence")
+    path = tmp_path / "idle.mlir"
+    path.write_text(text[:start] + "aiex.runtime_sequence(%in: memref<64xi32>) {\n    }\n"
+                    + text[text.index("\n  }\n}", start):])
+    status, out, _ = main(capsys, "run", path)
+    assert status == 0
+    assert out.splitlines()[1].startswith("note: no word moved: the run ends when every "
+                                          "task that ends is done, and none was started")
+
+
 def test_run_takes_a_host_buffer_from_npy(tmp_path, capsys):
     path = tmp_path / "in.npy"
     np.save(path, np.arange(100, 164, dtype=np.int32))
