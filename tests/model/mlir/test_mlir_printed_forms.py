@@ -589,3 +589,62 @@ def test_a_channel_with_a_task_and_no_flow_is_refused_by_name():
     with pytest.raises(MlirError, match=r"^channel memtile\(0,1\)\.mm2s0 has a task but no "
                                         r"flow between DMA channels carries its stream "):
         run_design(read_mlir(text))
+
+
+PING_BD = "aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16)"
+PING_LIST = """%0 = aie.dma(S2MM, 0) [{"""
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    (PING_BD, "aie.dma_bd(%ping : memref<16xi32> offset = 0 len)", "len has no value"),
+    (PING_BD, "aie.dma_bd(%ping : memref<16xi32> 7 = 0)",
+     "expected name = value after the buffer's type"),
+    (PING_BD, "aie.dma_bd(%ping : memref<16xi32> len = 16 sizes = [4, 4] strides = [1])",
+     "sizes [4, 4] and strides [1] differ in length"),
+    (PING_BD, "aie.dma_bd(%ping : memref<16xi32>) {iteration = 4}",
+     "iteration must be #aie.bd_iteration<size = .., stride = .., current = ..>"),
+    (PING_LIST, "%0 = aie.dma(S2MM, 0) [7, {", "expected [{ BD }, { BD }, ...] after"),
+    ('{sym_name = "ping"} : memref<16xi32>', '{sym_name = "ping"} : memref<16xi32> = dense<x>',
+     "an initial element must be an integer constant, not 'x'"),
+    ('{sym_name = "ping"} : memref<16xi32>', '{sym_name = "ping"} : memref<16xi32> = '
+     'dense<1, 2>', "its initial value must be dense<[integers]> or dense<integer>"),
+    ("aiex.npu.dma_wait {symbol = @out0}", "aiex.npu.maskwrite32 {buffer = @ping, "
+     "address = 1 : ui32, value = 1 : ui32, mask = 1 : ui32}",
+     "an address inside a buffer (buffer = @...) is not read; give the tile's address"),
+    ("aiex.npu.dma_wait {symbol = @out0}", "aiex.npu.maskwrite32 {column = 0 : i32, "
+     "row = 1 : i32, address = 0xA0604 : ui32, value = 1 : ui32, mask = 1 : ui32}",
+     "a masked write to a start queue is not read"),
+    ("aiex.npu.dma_wait {symbol = @out0}", "%t = aiex.dma_start_bd_chain @none(%arg0) : "
+     "(memref<64xi32>) on (%tile_0_0, MM2S, 1)", "@none is not an aie.bd_chain"),
+])
+def test_a_printed_form_that_cannot_be_read_is_a_warning_naming_why(old, new, message):
+    assert old in LOOPBACK
+    warnings = [str(w) for w in read_mlir(LOOPBACK.replace(old, new, 1)).warnings]
+    assert any(message in w for w in warnings), warnings
+
+
+def test_a_bd_chain_given_the_wrong_number_of_buffers_is_named():
+    text = LOOPBACK.replace("    aie.shim_dma_allocation @in0", """\
+    aie.bd_chain @send(%a: memref<64xi32>, %b: memref<64xi32>) {
+      aie.dma_bd(%a : memref<64xi32>, 0, 64)
+      aie.end
+    }
+    aie.shim_dma_allocation @in0""").replace(
+        "aiex.npu.dma_wait {symbol = @out0}", "%t = aiex.dma_start_bd_chain @send(%arg0) : "
+        "(memref<64xi32>) on (%tile_0_0, MM2S, 1)")
+    assert any("@send takes 2 arguments, not 1" in str(w) for w in read_mlir(text).warnings)
+
+
+@pytest.mark.parametrize(("back", "message"), [
+    ("cf.br ^bb7", "cf.br: block ^bb7 does not exist"),
+    # a counter that only grows: no state comes back, so no endless loop is seen
+    ("cf.br ^bb1(%1 : index)", "the core runs more than 200000 operations")])
+def test_a_core_whose_branches_cannot_be_followed_is_named(back, message):
+    body = f"""      %c1 = arith.constant 1 : index
+      cf.br ^bb1(%c1 : index)
+    ^bb1(%0: index):
+      %1 = arith.addi %0, %c1 : index
+      aie.use_lock(%l, Release, 1)
+      {back}"""
+    (warning,) = read_mlir(core_in(LOOPBACK, body)).warnings
+    assert f"aie.core: not read: {message}" in str(warning)
