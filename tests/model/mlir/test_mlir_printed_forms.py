@@ -592,6 +592,7 @@ def test_a_channel_with_a_task_and_no_flow_is_refused_by_name():
 
 
 PING_BD = "aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16)"
+FLOW_IN = "    aie.flow(%tile_0_0, DMA : 0, %tile_0_1, DMA : 0)\n"
 PING_LIST = """%0 = aie.dma(S2MM, 0) [{"""
 
 
@@ -616,6 +617,12 @@ PING_LIST = """%0 = aie.dma(S2MM, 0) [{"""
      "a masked write to a start queue is not read"),
     ("aiex.npu.dma_wait {symbol = @out0}", "%t = aiex.dma_start_bd_chain @none(%arg0) : "
      "(memref<64xi32>) on (%tile_0_0, MM2S, 1)", "@none is not an aie.bd_chain"),
+    (PING_LIST, "%0 = aie.dma(S2MM) [{", "aie.dma: not read: expected (direction, channel)"),
+    (FLOW_IN, "    %sb = aie.switchbox(%tile_0_0) {\n      aie.connect<South : 3>\n    }\n",
+     "aie.connect: expected <bundle : channel, bundle : channel>"),
+    (FLOW_IN, "    aie.packet_flow(3) {\n      aie.packet_source<%tile_0_0>\n"
+     "      aie.packet_dest<%tile_0_1, DMA : 0>\n    }\n",
+     "aie.packet_source: expected <%tile, bundle : channel>"),
 ])
 def test_a_printed_form_that_cannot_be_read_is_a_warning_naming_why(old, new, message):
     assert old in LOOPBACK
