@@ -3,6 +3,8 @@
 DMA region, the keyword form of ``aie.dma_bd`` and its ``iteration``, ``affine.for``,
 and a file of several devices."""
 
+from pathlib import Path
+
 import pytest
 
 from aiedma.model.bd.packet import packet_header
@@ -11,56 +13,12 @@ from aiedma.model.mlir.branches import FOREVER
 from aiedma.model.mlir.run import run_design
 from aiedma.model.system.stream import StreamError
 
-# A loopback through a memory tile written as mlir-aie's passes leave it: the memory
-# tile's two ping-pong buffers, their locks and its two channels' BD lists inside
-# aie.memtile_dma, the runtime sequence's operands as arith.constant values.
-LOOPBACK = """module {
-  aie.device(npu1_1col) {
-    %tile_0_0 = aie.tile(0, 0)
-    %tile_0_1 = aie.tile(0, 1)
-    aie.flow(%tile_0_0, DMA : 0, %tile_0_1, DMA : 0)
-    aie.flow(%tile_0_1, DMA : 0, %tile_0_0, DMA : 0)
-    aie.shim_dma_allocation @in0 (%tile_0_0, MM2S, 0)
-    aie.shim_dma_allocation @out0 (%tile_0_0, S2MM, 0)
-    aie.runtime_sequence(%arg0: memref<64xi32>, %arg1: memref<64xi32>) {
-      %c0_i64 = arith.constant 0 : i64
-      %c1_i64 = arith.constant 1 : i64
-      %c64_i64 = arith.constant 64 : i64
-      aiex.npu.dma_memcpy_nd (%arg0{ACCESS}) {id = 0 : i64, metadata = @in0} : memref<64xi32>
-      aiex.npu.dma_memcpy_nd (%arg1{ACCESS}) {id = 1 : i64, metadata = @out0,
-                                                issue_token = true} : memref<64xi32>
-      aiex.npu.dma_wait {symbol = @out0}
-    }
-    %memtile_dma_0_1 = aie.memtile_dma(%tile_0_1) {
-      %ping = aie.buffer(%tile_0_1) {sym_name = "ping"} : memref<16xi32>
-      %pong = aie.buffer(%tile_0_1) {sym_name = "pong"} : memref<16xi32>
-      %prod = aie.lock(%tile_0_1, 0) {init = 2 : i32, sym_name = "prod"}
-      %cons = aie.lock(%tile_0_1, 1) {init = 0 : i32, sym_name = "cons"}
-      %0 = aie.dma(S2MM, 0) [{
-        %c1_i32 = arith.constant 1 : i32
-        aie.use_lock(%prod, AcquireGreaterEqual, %c1_i32)
-        aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16)
-        aie.use_lock(%cons, Release, %c1_i32)
-      }, {
-        aie.use_lock(%prod, AcquireGreaterEqual, 1)
-        aie.dma_bd(%pong : memref<16xi32>)
-        aie.use_lock(%cons, Release, 1)
-      }]
-      %1 = aie.dma(MM2S, 0) [{
-        aie.use_lock(%cons, AcquireGreaterEqual, 1)
-        aie.dma_bd(%ping : memref<16xi32> offset = 0 len = 16 sizes = [4, 4] strides = [1, 4])
-        aie.use_lock(%prod, Release, 1)
-      }, {
-        aie.use_lock(%cons, AcquireGreaterEqual, 1)
-        aie.dma_bd(%pong : memref<16xi32>)
-        aie.use_lock(%prod, Release, 1)
-      }]
-      aie.end
-    }
-  }
-}
-""".replace("{ACCESS}", "[%c0_i64, %c0_i64, %c0_i64, %c0_i64][%c1_i64, %c1_i64, %c1_i64, "
-           "%c64_i64][%c0_i64, %c0_i64, %c0_i64, %c1_i64]")
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "mlir"
+
+# examples/mlir/pingpong.mlir without its comment lines: positions in messages count
+# from its "module {" line
+_PINGPONG = (EXAMPLES / "pingpong.mlir").read_text()
+LOOPBACK = _PINGPONG[_PINGPONG.index("module {"):]
 
 
 def transposed_4x4(values: list[int]) -> list[int]:
