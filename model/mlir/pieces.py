@@ -271,11 +271,16 @@ def constant_of(op: Operation) -> int | None:
 
 def with_constants(op: Operation, constants: dict[str, int]) -> Operation:
     """``op`` with each ``%name`` that ``constants`` holds replaced by its integer (an
-    operand written as an ``arith.constant`` reads as the number it is)."""
+    operand written as an ``arith.constant`` reads as the number it is); an integer
+    ``arith.constant`` itself is added to ``constants`` for the operations after it."""
     def swap(piece: Any) -> Any:
         if isinstance(piece, Ref) and piece.sigil == "%" and piece.name in constants:
             return constants[piece.name]
         if isinstance(piece, Paren | Bracket | Angle | Brace):
             return type(piece)(tuple(tuple(swap(p) for p in item) for item in piece.items))
         return piece
-    return Operation(op.results, op.name, tuple(swap(piece) for piece in op.pieces))
+    if constants:
+        op = Operation(op.results, op.name, tuple(swap(piece) for piece in op.pieces))
+    if op.name == "arith.constant" and op.results and constant_of(op) is not None:
+        constants[op.results[0]] = constant_of(op)
+    return op

@@ -51,7 +51,6 @@ from .pieces import (
     ParsedOp,
     attribute_array,
     attributes,
-    constant_of,
     direction_of,
     integer,
     integer_list,
@@ -82,7 +81,7 @@ from .syntax import (
     parse_operation,
     split_statements,
 )
-from .units import Access, Converted, access_fields
+from .units import Access, Converted, access_fields, iteration_fields
 
 __all__ = ["build_bd", "read_mlir"]
 
@@ -175,11 +174,7 @@ class _Reader(RuntimeSequenceReader, StreamReader):
             self.design.warnings.append(MlirWarning(
                 line, column, f"not read: {problem} in {statement.text[:60]!r}"))
             return None
-        if self.constants:
-            op = with_constants(op, self.constants)
-        if op.name == "arith.constant" and op.results and constant_of(op) is not None:
-            self.constants[op.results[0]] = constant_of(op)
-        return ParsedOp(op, statement)
+        return ParsedOp(with_constants(op, self.constants), statement)
 
     def each(self, ops: Sequence[ParsedOp], names: dict[str, Callable[[ParsedOp], None]]) -> None:
         """Run the handler of each op named in ``names``; a failure is a warning."""
@@ -804,13 +799,7 @@ def _operations_in(body: Brace) -> list[Operation]:
             found[-1] = Operation(found[-1].results, found[-1].name,
                                   (*found[-1].pieces, piece))
     constants: dict[str, int] = {}
-    resolved = []
-    for op in found:
-        op = with_constants(op, constants)
-        if op.name == "arith.constant" and op.results and constant_of(op) is not None:
-            constants[op.results[0]] = constant_of(op)
-        resolved.append(op)
-    return resolved
+    return [with_constants(op, constants) for op in found]
 
 
 def _dense_initial(pieces: Sequence[Any], shape: Any) -> tuple[int, ...]:
@@ -868,15 +857,8 @@ def _iteration_fields(out: Converted, value: tuple[Any, ...], bits: int) -> None
         raise NotRead("iteration must be #aie.bd_iteration<size = .., stride = .., current = ..>")
     parts = {name: integer(v, f"iteration {name}") for name, v in
              keyword_items(angle.items).items()}
-    size, stride = parts.get("size", 1), parts.get("stride", 0)
-    if size > 1:
-        out.fields["iteration_wrap"] = size
-        out.fields["iteration_stepsize"] = stride * bits // 32
-        if stride * bits % 32:
-            out.problem("iteration.stride", stride, "the iteration stride is not a whole "
-                                                    "number of 32-bit words")
-    if parts.get("current", 0):
-        out.fields["iteration_current"] = parts["current"]
+    iteration_fields(out, bits, parts.get("size", 1), parts.get("stride", 0),
+                     parts.get("current", 0))
 
 
 def build_bd(kind: str, fields: dict[str, int]) -> tuple[BufferDescriptor | None, list[BDError]]:

@@ -21,7 +21,7 @@ from ..arch.kinds import DMA_KINDS
 from ..bd.fields import FIELD_INDEX
 from ..errors import BDError, field_error
 
-__all__ = ["Access", "Converted", "access_fields", "writebd_fields"]
+__all__ = ["Access", "Converted", "access_fields", "iteration_fields", "writebd_fields"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,17 @@ def _contiguous(sizes: Sequence[int], strides: Sequence[int]) -> bool:
             return False
         span *= size
     return True
+
+
+def iteration_fields(out: Converted, bits: int, size: int, stride: int, current: int) -> None:
+    """A BD's ``iteration = #aie.bd_iteration<size, stride, current>`` (its stride in
+    elements) as the iteration fields, into ``out``."""
+    if size > 1:
+        out.fields["iteration_wrap"] = size
+        out.fields["iteration_stepsize"] = _words(out, "iteration.stride", stride, bits,
+                                                  "the iteration stride")
+    if current:
+        out.fields["iteration_current"] = current
 
 
 def _notation_index(count: int, k: int) -> int:

@@ -613,3 +613,13 @@ def test_a_core_whose_branches_cannot_be_followed_is_named(back, message):
       {back}"""
     (warning,) = read_mlir(core_in(LOOPBACK, body)).warnings
     assert f"aie.core: not read: {message}" in str(warning)
+
+
+def test_an_iteration_stride_of_part_of_a_word_is_a_problem_naming_it():
+    text = LOOPBACK.replace("memref<16xi32> offset = 0 len = 16)",
+                            "memref<16xi32> offset = 0 len = 16) "
+                            "{iteration = #aie.bd_iteration<size = 2, stride = 3>}", 1)
+    design = read_mlir(text.replace("memref<16xi32>", "memref<64xi8>"))
+    bd = next(b for b in design.bds if b.fields.get("iteration_wrap") == 2)
+    assert ("iteration.stride=3: the iteration stride of 3 x 8-bit elements is 24 bits, not "
+            "a whole number of 32-bit words") in [str(p) for p in bd.problems]
