@@ -100,6 +100,8 @@ class HostWrite:
         Tile-local byte address.
     value, mask : int
     line, column : int
+    lock : int or None
+        The lock whose value register ``address`` is (None: a data memory word).
     """
 
     tile: Tile
@@ -108,6 +110,7 @@ class HostWrite:
     mask: int
     line: int
     column: int
+    lock: int | None = None
 
 
 @dataclass(frozen=True)

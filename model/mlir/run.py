@@ -34,7 +34,6 @@ import numpy as np
 
 from ..arch.dtypes import WORD_BITS
 from ..arch.kinds import DMA_KINDS
-from ..arch.registers import LOCK_VALUE_BASE, LOCK_VALUE_STRIDE
 from ..bd.task import REPEAT_COUNT_MAX, Task
 from ..system.channel import TASK_QUEUE_DEPTH, Channel
 from ..system.dma import DMA
@@ -189,16 +188,12 @@ def _host_write(dmas: Mapping[Tile, DMA], tables: Mapping[Tile, LockTable],
     dma = dmas.get(write.tile)
     if dma is None:
         return
-    lock_id, rest = divmod(write.address - LOCK_VALUE_BASE[dma.kind], LOCK_VALUE_STRIDE)
-    if rest == 0 and 0 <= lock_id < DMA_KINDS[dma.kind].locks:
+    if write.lock is not None:
         table = tables[write.tile]
-        table.set(lock_id, (table[lock_id] & ~write.mask | write.value & write.mask)
+        table.set(write.lock, (table[write.lock] & ~write.mask | write.value & write.mask)
                   & LOCK_VALUE_MAX)
         return
-    start = write.address // 4
-    if dma.kind == "memtile":
-        start += DMA_KINDS["memtile"].memory_window("own").start
-    memory, offset = dma.memory.resolve(start)
+    memory, offset = _own_word(dma, write.address)
     old = memory.read(offset)
     memory.write(offset, old & ~write.mask | write.value & write.mask)
 
@@ -282,11 +277,17 @@ def _load_initial(dma: DMA, buffer: Buffer) -> None:
     data = np.zeros(-(-buffer.bytes // 4) * 4, dtype=np.uint8)
     raw = np.asarray(buffer.initial, dtype=np.int64).astype(dtype).view(np.uint8)
     data[:raw.size] = raw
-    start = buffer.address // 4
+    memory, offset = _own_word(dma, buffer.address)
+    memory.load(offset, data.view("<u4"))
+
+
+def _own_word(dma: DMA, address: int) -> tuple[Memory, int]:
+    """The memory and word of the tile's own byte ``address`` (a memory tile's own
+    memory is its window ``own`` of its DMA's addresses)."""
+    start = address // 4
     if dma.kind == "memtile":
         start += DMA_KINDS["memtile"].memory_window("own").start
-    memory, offset = dma.memory.resolve(start)
-    memory.load(offset, data.view("<u4"))
+    return dma.memory.resolve(start)
 
 
 def _core_agent(design: MlirDesign, program: CoreProgram, dmas: Mapping[Tile, DMA],

@@ -198,9 +198,11 @@ class RuntimeSequenceReader:
                     raise NotRead("a masked write to a start queue is not read")
                 self.start_written(op, tile, direction, channel, value)
                 return
-        if host_written(tile.kind, local):
+        written = host_written(tile.kind, local)
+        if written is not None:
             self.design.schedule.append(("write", HostWrite(
-                tile, local, value, mask, op.statement.line, op.statement.column)))
+                tile, local, value, mask, op.statement.line, op.statement.column,
+                None if written == "memory" else written)))
 
     def start_written(self, op: ParsedOp, tile: Tile, direction: str, channel: int,
                       value: int) -> None:
@@ -375,15 +377,16 @@ class RuntimeSequenceReader:
         self.design.schedule.append(("wait", (tile, direction, channel)))
 
 
-def host_written(kind: str, address: int) -> bool:
-    """Whether a host write to tile-local byte ``address`` of a ``kind`` tile reaches a
-    lock's value register or a word of the tile's data memory (what a run models)."""
+def host_written(kind: str, address: int) -> int | str | None:
+    """What a host write to tile-local byte ``address`` of a ``kind`` tile reaches, of
+    what a run models: a lock's value register (its lock ID), a word of the tile's data
+    memory (``"memory"``), or neither (None)."""
     dma = DMA_KINDS[kind]
-    lock = address - LOCK_VALUE_BASE[kind]
-    if 0 <= lock < dma.locks * LOCK_VALUE_STRIDE and lock % LOCK_VALUE_STRIDE == 0:
-        return True
-    return dma.memory_words is not None and 0 <= address < 4 * dma.memory_words \
-        and address % 4 == 0
+    lock, rest = divmod(address - LOCK_VALUE_BASE[kind], LOCK_VALUE_STRIDE)
+    if rest == 0 and 0 <= lock < dma.locks:
+        return lock
+    in_memory = dma.memory_words is not None and 0 <= address < 4 * dma.memory_words
+    return "memory" if in_memory and address % 4 == 0 else None
 
 
 def no_program(op: ParsedOp) -> None:
