@@ -25,6 +25,13 @@ def transposed_4x4(values: list[int]) -> list[int]:
     return [values[4 * row + column] for column in range(4) for row in range(4)]
 
 
+def looped_back(data: list[int]) -> list[int]:
+    """The 64 words the loopback returns: each ping block turned column by column, each
+    pong block as it came."""
+    return [*transposed_4x4(data[:16]), *data[16:32], *transposed_4x4(data[32:48]),
+            *data[48:]]
+
+
 def test_the_loopback_as_mlir_aie_prints_it_reads_without_warnings_and_runs():
     design = read_mlir(LOOPBACK)
     assert design.warnings == []
@@ -38,9 +45,7 @@ def test_the_loopback_as_mlir_aie_prints_it_reads_without_warnings_and_runs():
     result = run_design(design)
     assert result.hang is None and result.written == ["arg1"]
     # the reader turns every 4x4 block (ping, then pong) column by column
-    want = [*transposed_4x4(list(range(16))), *range(16, 32),
-            *transposed_4x4(list(range(32, 48))), *range(48, 64)]
-    assert result.host["arg1"].tolist() == want
+    assert result.host["arg1"].tolist() == looped_back(list(range(64)))
 
 
 @pytest.mark.parametrize(("attributes", "loops", "repeat"), [
@@ -142,9 +147,7 @@ def test_a_bd_number_written_again_waits_for_the_queued_task_to_take_it():
     result = run_design(design, {"arg2": a, "arg3": b})
     assert result.hang is None
     data = a + b
-    want = [*transposed_4x4(data[:16]), *data[16:32], *transposed_4x4(data[32:48]),
-            *data[48:]]
-    assert result.host["arg1"].tolist() == want
+    assert result.host["arg1"].tolist() == looped_back(data)
 
 
 INITIALISED = """aie.device(npu1_1col) {
@@ -253,9 +256,7 @@ def test_a_packet_flow_routes_by_id_and_the_switch_drops_the_header():
     assert design.warnings == [] and len(design.packet_flows) == 1
     result = run_design(design)
     assert result.hang is None
-    want = [*transposed_4x4(list(range(16))), *range(16, 32),
-            *transposed_4x4(list(range(32, 48))), *range(48, 64)]
-    assert result.host["arg1"].tolist() == want
+    assert result.host["arg1"].tolist() == looped_back(list(range(64)))
 
 
 def test_keep_pkt_header_hands_the_header_to_the_receiving_channel():
@@ -332,9 +333,7 @@ def test_a_routed_designs_switchboxes_are_followed_into_flows():
                   for f in design.flows) == [("memtile", 0, "shim", 0), ("shim", 0, "memtile", 0)]
     result = run_design(design)
     assert result.hang is None
-    want = [*transposed_4x4(list(range(16))), *range(16, 32),
-            *transposed_4x4(list(range(32, 48))), *range(48, 64)]
-    assert result.host["arg1"].tolist() == want
+    assert result.host["arg1"].tolist() == looped_back(list(range(64)))
 
 
 def test_a_routed_broadcast_is_not_read_and_says_so():
@@ -413,9 +412,7 @@ def test_a_bd_chain_started_on_a_channel_runs_with_the_buffers_it_names():
     data = list(range(500, 532)) + list(range(32, 64))
     result = run_design(design, {"arg2": data[:32]})
     assert result.hang is None
-    want = [*transposed_4x4(data[:16]), *data[16:32], *transposed_4x4(data[32:48]),
-            *data[48:]]
-    assert result.host["arg1"].tolist() == want
+    assert result.host["arg1"].tolist() == looped_back(data)
 
 
 def test_a_core_that_branches_back_for_ever_is_one_endless_loop():
