@@ -59,7 +59,7 @@ class StreamReader:
                 "East": (1, 0, "West"), "West": (-1, 0, "East")}
         known = {(f.source, f.source_channel) for f in self.design.flows}
         for (tile, box, bundle, channel), _ in list(self.connects.items()):
-            if bundle != "DMA" or (box == "switch") == (tile.kind == "shim") \
+            if bundle != "DMA" or box != _dma_box(tile) \
                     or (tile, channel) in known:
                 continue
             reached, frontier, first = [], [(tile, box, bundle, channel)], None
@@ -70,7 +70,7 @@ class StreamReader:
                 for out_bundle, out_channel, op in self.connects.get(
                         (at, at_box, in_bundle, in_channel), []):
                     first = first or op
-                    if out_bundle == "DMA" and (at_box == "mux") == (at.kind == "shim"):
+                    if out_bundle == "DMA" and at_box == _dma_box(at):
                         reached.append((at, out_channel))
                     elif at_box == "switch" and at.kind == "shim" and out_bundle == "South":
                         frontier.append((at, "mux", "North", out_channel))
@@ -113,3 +113,8 @@ class StreamReader:
             self.design.packet_flows.append(PacketFlow(
                 packet_id, tuple(sources), tuple(dests), bool(integer(keep, "keep_pkt_header")),
                 op.statement.line, op.statement.column))
+
+
+def _dma_box(tile: Tile) -> str:
+    """Where a tile's DMA meets its stream switch: a shim's through its mux."""
+    return "mux" if tile.kind == "shim" else "switch"
