@@ -23,6 +23,7 @@ Decisions (mlir-aie's passes do these before lowering; a file may come before th
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -812,9 +813,7 @@ def _dense_initial(pieces: Sequence[Any], shape: Any) -> tuple[int, ...]:
     body = pieces[at + 1] if at + 1 < len(pieces) else None
     if not (isinstance(body, Angle) and len(body.items) == 1 and len(body.items[0]) == 1):
         raise NotRead("its initial value must be dense<[integers]> or dense<integer>")
-    count = 1
-    for size in shape.dims:
-        count *= size
+    count = math.prod(shape.dims)
     value = body.items[0][0]
     if isinstance(value, int):
         return (value,) * count
