@@ -10,8 +10,9 @@ before the clock starts: a build is not a run.
   channel's engine as RTL on Amaranth (lockstep), on Verilator in lockstep, and on
   Verilator by replay of the model's run (:mod:`aiedma.tb.system.loop_replay`).
 * ``copy``: the ping-pong copy graph (``copy_graph((256, 64), 2)``, 4 iterations,
-  81,967 cycles): the model alone on the fast path, the replay (with the model's run and
-  recording, and the replay, timed apart), and the lockstep run on Verilator, the
+  81,967 cycles): the model alone on the fast path, the replay (the model's run and
+  recording, the replays running beside it, and the replays left after it, timed
+  apart), and the lockstep run on Verilator, the
   baseline. Rates are compared cycles (system cycles, every RTL channel compared in
   each) over the wall time of ``Graph.run`` end to end, graph building included.
 * ``dma``: random task programs on each kind's whole RTL DMA on Verilator
@@ -94,7 +95,8 @@ def copy_rates(iterations: int = COPY_ITERATIONS) -> list[dict]:
     """The ping-pong copy graph: model alone, replay on Verilator, lockstep on Verilator.
 
     The baseline (ratio 1) is the lockstep run. The replay row also has ``model_s``
-    (the model's run with its recording) and ``replay_s`` (the replays).
+    (the model's run with its recording, the replays beside it) and ``replay_s`` (the
+    replays left after it).
     """
     timing: dict = {}
 
@@ -195,8 +197,9 @@ def describe(rows: list[dict]) -> list[str]:
         line = (f"{name:<28}{row['cycles']:>8}{row['seconds']:>10.3f}"
                 f"{row['cycles_per_s']:>12,.0f}{row['ratio']:>9.3f}")
         if "model_s" in row:
-            line += (f"   (model run and recording {row['model_s']:.3f} s, replays "
-                     f"{row['replay_s']:.3f} s, {row['compared']:,} engine cycles)")
+            line += (f"   (model run and recording, the replays beside it, "
+                     f"{row['model_s']:.3f} s; replays left after it {row['replay_s']:.3f} s; "
+                     f"{row['compared']:,} engine cycles)")
         lines.append(line)
     return lines
 

@@ -49,6 +49,7 @@ COLUMNS: tuple[str, ...] = INPUTS + OUTPUTS + WHERE
 _SIGNALS = operator.attrgetter(*OUTPUTS)
 _MEM_ADDR, _MEM_READ, _MEM_DATA_IN = (COLUMNS.index(n) for n in ("mem_addr", "mem_read",
                                                                  "mem_data_in"))
+_RUN = COLUMNS.index("run")
 
 
 class RecordingError(AiedmaError):
@@ -313,11 +314,32 @@ class EngineRecorder:
                 "mem_addr": np.concatenate(([pending[0]], addresses[:-1])),
                 "mem_data": np.concatenate(([pending[1]], words[:-1])), "position": positions}
 
+    # -- handing out --
+
+    def take(self) -> EngineTrace | None:
+        """The cycles recorded since the last call, up to :attr:`cycles` (a jump not yet
+        caught up comes with a later call), as a trace of their own; None if there are
+        none. A replay can so follow the run while it goes on, and the recording keeps
+        them no longer (:meth:`finish` gives the cycles after them): a long run holds
+        one hand-out's blocks and the BDs' beats it runs, not the whole run's."""
+        self._flush()
+        if not self._blocks:
+            return None
+        taken = EngineTrace(self._blocks, list(self._bds), self._runs)
+        self._blocks, self._runs, self._run_index = [], [], {}
+        if self._last is not None and self._last[_RUN] >= 0:
+            # the running BD goes on in the next cycles (and in a jump's, from _last)
+            run = taken.runs[self._last[_RUN]]
+            self._last = (*self._last[:_RUN], self._index(self._runs, self._run_index, run),
+                          *self._last[_RUN + 1:])
+        return taken
+
     # -- the end --
 
     def finish(self, cycles: int) -> EngineTrace:
         """Stop watching; the trace up to ``cycles`` (the run's cycle count), a last jump
-        included."""
+        included, from the cycle after those :meth:`take` handed out (from cycle 0 if it
+        was never called)."""
         for name in ("drive", "grant", "sample", "clock"):
             delattr(self.engine, name)
         for name in ("step", "plan"):

@@ -5,10 +5,10 @@ inputs an RTL engine sees on each cycle are the ones the model engine saw: the B
 its channel offers, the stream side, the memory word and the lock grant, all
 answers of the system to what the engine showed before. :func:`run_replayed` runs
 the system with the model engines only (on the scheduler's fast path), recording
-each memory-tile engine's inputs and ports on every cycle (:mod:`.engine_record`);
-then each recorded engine is replayed into its Verilated top in one C loop
+each memory-tile engine's inputs and ports on every cycle (:mod:`.engine_record`),
+and each recorded engine is replayed into its Verilated top in C loops
 (:meth:`~aiedma.tb.system.loop_verilator.VerilatedTop.replay`), every port compared
-on every cycle.
+on every cycle: stretch by stretch while the run goes on, on threads beside it.
 
 Why this is the closed loop: if the RTL shows the model's ports up to cycle ``t``,
 the system would have answered it at ``t + 1`` exactly as it answered the model, so
@@ -27,15 +27,15 @@ mask (a payload only while its valid or enable is high, as the model states it).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from ...hdl.layouts import bd_layout, bd_to_payload
+from ...model.bd.descriptor import BufferDescriptor
 from ...model.system.scheduler import Agent, SystemReport, SystemRun
 from .engine_record import EngineRecorder, EngineTrace
 from .loop_mismatch import LoopMismatch, loop_mismatch
@@ -58,19 +58,22 @@ _S2MM = (("i__ready", "stream_ready", None), ("mem_we", "mem_write", None),
          ("mem_addr", "mem_addr", "mem_write"), ("mem_data", "mem_data", "mem_write"))
 
 
-def _payload_table(kind: str, trace: EngineTrace, words: int) -> np.ndarray:
+def _payload_table(kind: str, bds: Sequence[BufferDescriptor], words: int,
+                   known: list[np.ndarray]) -> np.ndarray:
     """Each recorded BD's ``bd__payload`` as ``words`` 32-bit words, a row per BD, and
-    a last row of zeros for cycles with no BD offered (index -1)."""
+    a last row of zeros for cycles with no BD offered (index -1). ``known`` holds the
+    rows of the first BDs from an earlier call and gains the new ones (a replay in
+    stretches encodes each BD once)."""
     layout = bd_layout(kind)
-    table = np.zeros((len(trace.bds) + 1, words), dtype=np.uint32)
-    for n, bd in enumerate(trace.bds):
+    for bd in bds[len(known):]:
         value = layout.const(bd_to_payload(bd)).as_value().value
-        table[n] = [(value >> (32 * w)) & 0xFFFF_FFFF for w in range(words)]
-    return table
+        known.append(np.asarray([(value >> (32 * w)) & 0xFFFF_FFFF for w in range(words)],
+                                dtype=np.uint32))
+    return np.vstack([*known[:len(bds)], np.zeros(words, dtype=np.uint32)])
 
 
-def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tuple[int, int]]
-                 ) -> tuple[PortRows, PortRows, PortRows]:
+def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tuple[int, int]],
+                 payloads: list[np.ndarray] | None = None) -> tuple[PortRows, PortRows, PortRows]:
     """A recorded engine as the rows :meth:`VerilatedTop.replay` takes.
 
     Parameters
@@ -80,6 +83,9 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
     mm2s : bool
     ports : dict of str to (int, int)
         The top's ports: index and width by name (:attr:`VerilatedTop.ports`).
+    payloads : list of numpy.ndarray, optional
+        The BDs' payload words from an earlier stretch of the same recording (the first
+        BDs of ``trace.bds``); gains this trace's new BDs.
 
     Returns
     -------
@@ -95,7 +101,7 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
     care = PortRows(ports, want.names, trace.cycles)
     k = inputs.names.index("bd__payload")
     at, words = int(inputs.at[k]), int(inputs.words[k])
-    table = _payload_table(kind, trace, words)
+    table = _payload_table(kind, trace.bds, words, [] if payloads is None else payloads)
     start = 0
     # Stretch by stretch: a value held over a stretch is written once for all of it.
     for length, c in trace.blocks:
@@ -118,9 +124,13 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
     return inputs, want, care
 
 
-def replay_trace(top: VerilatedTop, trace: EngineTrace, kind: str, mm2s: bool
-                 ) -> tuple[int, dict[str, tuple]] | None:
-    """Replay a recorded engine into ``top`` (fresh from reset); the first difference.
+def replay_trace(top: VerilatedTop, trace: EngineTrace, kind: str, mm2s: bool,
+                 payloads: list[np.ndarray] | None = None) -> tuple[int, dict[str, tuple]] | None:
+    """Replay a recorded engine into ``top``; the first difference.
+
+    ``top`` is fresh from reset, or where the replay of the recording's cycles before
+    ``trace``'s left it (``trace`` the next stretch of it, ``payloads`` as
+    :func:`engine_ports` takes them).
 
     Returns
     -------
@@ -129,7 +139,7 @@ def replay_trace(top: VerilatedTop, trace: EngineTrace, kind: str, mm2s: bool
         :class:`~aiedma.model.cycle.engine.EngineCycle` names them, or None when every
         cycle agrees.
     """
-    inputs, want, care = engine_ports(trace, kind, mm2s, top.ports)
+    inputs, want, care = engine_ports(trace, kind, mm2s, top.ports, payloads)
     cycle, got = top.replay(inputs, want, care)
     if cycle is None:
         return None
@@ -146,32 +156,67 @@ def _default_top(kind: str, mm2s: bool) -> VerilatedTop:
     return VerilatedTop(engine_top(kind, mm2s))
 
 
-def _replay_all(channels: Sequence[Any], traces: Sequence[EngineTrace],
-                top: Callable[[str, bool], VerilatedTop] | None) -> list:
-    """:func:`replay_trace` of every channel; tops of different libraries on threads of
-    their own (a replay is one C call, which lets the others run), those of one library
-    one after another (they share its Verilator runtime)."""
-    tops = [(top or _default_top)(ch.dma.kind, ch.is_mm2s) for ch in channels]
-    groups: dict[int, list[int]] = {}
-    for k, t in enumerate(tops):
-        groups.setdefault(id(t.library), []).append(k)
-    found: list = [None] * len(tops)
+HAND_OUT = 4096
+"""Cycles of the model's run between hand-outs of what it recorded to the replays."""
 
-    def replay(indices: list[int]) -> None:
-        for k in indices:
-            found[k] = replay_trace(tops[k], traces[k], channels[k].dma.kind,
-                                    channels[k].is_mm2s)
 
-    with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 1) or 1) as pool:
-        for done in [pool.submit(replay, indices) for indices in groups.values()]:
-            done.result()
-    return found
+class _Replays:
+    """Every checked engine's replay, fed the recorded cycles while the model runs on.
+
+    Tops of different libraries replay on threads of their own (a replay is one C call,
+    which lets the model and the other replays run), those of one library in turn on
+    one thread (they share its Verilator runtime); each engine's stretches in order, from
+    where its last replay left the top. An engine that differed is replayed no further.
+    """
+
+    def __init__(self, channels: Sequence[Any], recorders: Sequence[EngineRecorder],
+                 top: Callable[[str, bool], VerilatedTop] | None) -> None:
+        self.channels, self.recorders = channels, recorders
+        self.tops = [(top or _default_top)(ch.dma.kind, ch.is_mm2s) for ch in channels]
+        threads: dict[int, ThreadPoolExecutor] = {}
+        self._thread = [threads.setdefault(id(t.library), ThreadPoolExecutor(max_workers=1))
+                        for t in self.tops]
+        self._threads = list(threads.values())
+        self._pending: list[Future] = []
+        self.replayed = [0] * len(channels)   # cycles replayed, per engine
+        self._payloads: list[list[np.ndarray]] = [[] for _ in channels]
+        # per engine: (cycle of the run, differences, the stretch's trace, its cycle)
+        self.found: list[tuple | None] = [None] * len(channels)
+
+    def feed(self) -> None:
+        """Hand every engine's newly recorded cycles to its replay."""
+        for k, recorder in enumerate(self.recorders):
+            trace = recorder.take()
+            if trace is not None:
+                self._pending.append(self._thread[k].submit(self._replay, k, trace))
+
+    def _replay(self, k: int, trace: EngineTrace) -> None:
+        if self.found[k] is not None:
+            return
+        channel = self.channels[k]
+        found = replay_trace(self.tops[k], trace, channel.dma.kind, channel.is_mm2s,
+                             self._payloads[k])
+        if found is not None:
+            self.found[k] = (self.replayed[k] + found[0], found[1], trace, found[0])
+        self.replayed[k] += trace.cycles
+
+    def wait(self) -> None:
+        """Every replay handed out done (an error in one raised here)."""
+        try:
+            for done in self._pending:
+                done.result()
+        finally:
+            for thread in self._threads:
+                thread.shutdown()
 
 
 def run_replayed(agents: Sequence[Agent], channels: Sequence[Any], max_cycles: int = 10_000_000,
                  seed: int | None = None, top: Callable[[str, bool], VerilatedTop] | None = None,
                  timing: dict | None = None) -> SystemReport:
-    """Run the system on the model, then replay every channel's engine on Verilator.
+    """Run the system on the model, every channel's engine replayed on Verilator.
+
+    The replays follow the run: every :data:`HAND_OUT` cycles the recorded cycles go to
+    them, and the run stops at the hand-out after an engine differed.
 
     Parameters
     ----------
@@ -186,8 +231,9 @@ def run_replayed(agents: Sequence[Agent], channels: Sequence[Any], max_cycles: i
         ``(kind, mm2s) -> VerilatedTop`` (default: the exported engine top; the tests
         hand in deliberately wrong RTL).
     timing : dict, optional
-        Filled with ``model_s`` (the run and its recording), ``replay_s`` (the
-        replays, their rows included) and ``compared`` (engine cycles compared).
+        Filled with ``model_s`` (the run and its recording, the replays beside it),
+        ``replay_s`` (the replays' time left after the run) and ``compared`` (engine
+        cycles compared).
 
     Returns
     -------
@@ -203,30 +249,37 @@ def run_replayed(agents: Sequence[Agent], channels: Sequence[Any], max_cycles: i
         As :func:`~aiedma.model.system.scheduler.run_system`, when the RTL agreed up to
         there.
     """
-    began = time.perf_counter()
     recorders = [EngineRecorder(channel) for channel in channels]
+    replays = _Replays(channels, recorders, top)
+    began = time.perf_counter()
     run = SystemRun(agents, max_cycles, exact=False)
     failure: BaseException | None = None
     try:
-        while run.busy:
+        hand_out = HAND_OUT
+        while run.busy and not any(replays.found):
             run.advance()
+            if run.cycles >= hand_out:
+                replays.feed()
+                hand_out = run.cycles + HAND_OUT
     except Exception as error:   # replayed first: an RTL difference before it comes first
         failure = error
-    traces = [recorder.finish(run.cycles) for recorder in recorders]
+    for recorder in recorders:
+        recorder.finish(run.cycles)
+    replays.feed()
     recorded = time.perf_counter()
+    replays.wait()
     first: LoopMismatch | None = None
-    for channel, trace, found in zip(channels, traces, _replay_all(channels, traces, top),
-                                     strict=True):
+    for channel, found in zip(channels, replays.found, strict=True):
         if found is not None and (first is None or found[0] < first.cycle):
-            cycle, differences = found
-            run_index, position, bd = (int(trace.columns[n][cycle])
+            cycle, differences, trace, at = found
+            run_index, position, bd = (int(trace.columns[n][at])
                                        for n in ("run", "position", "channel_bd"))
             first = loop_mismatch(channel.name, SIMULATOR, cycle, differences,
                                   trace.runs[run_index] if run_index >= 0 else None, position,
                                   None if bd < 0 else bd, seed)
     if timing is not None:
         timing.update(model_s=recorded - began, replay_s=time.perf_counter() - recorded,
-                      compared=sum(t.cycles for t in traces))
+                      compared=sum(r.cycles for r in recorders))
     if first is not None:
         raise first from failure
     if failure is not None:

@@ -12,6 +12,7 @@ from aiedma.hdl import engine as hdl_engine
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY, BD_OFFER_LATENCY
 from aiedma.model.system.memory import MEMORY_TILE_WINDOWS
 from aiedma.model.system.scheduler import DeadlockError, SystemRun
+from aiedma.tb.system import loop_replay
 from aiedma.tb.system.engine_record import COLUMNS, EngineRecorder
 from aiedma.tb.system.loop import LoopMismatch, rtl_runner, run_with_rtl
 from aiedma.tb.system.loop_replay import replay_trace, run_replayed
@@ -21,17 +22,25 @@ from aiedma.tb.system.random_programs import random_graph
 OWN = MEMORY_TILE_WINDOWS["own"]
 
 
-def recorded(graph, words, exact, iterations=2, output_ready=None, inputs=None):
-    """Every memory-tile engine's trace of a model-only run, and the jumps it took."""
+def recorded(graph, words, exact, iterations=2, output_ready=None, inputs=None, take=None):
+    """Every memory-tile engine's trace of a model-only run, and the jumps it took; with
+    ``take``, as the stretches handed out every ``take`` cycles and the rest."""
     found = {}
 
     def runner(agents, channels, max_cycles):
         recorders = [EngineRecorder(channel) for channel in channels]
         run = SystemRun(agents, max_cycles, exact=exact)
+        stretches, hand_out = {c.name: [] for c in channels}, take
         while run.busy:
             run.advance()
-        found.update({c.name: r.finish(run.cycles) for c, r in zip(channels, recorders,
-                                                                   strict=True)})
+            if take and run.cycles >= hand_out:
+                hand_out = run.cycles + take
+                for c, r in zip(channels, recorders, strict=True):
+                    stretches[c.name].append(r.take())
+        found.update({c.name: [*stretches[c.name], r.finish(run.cycles)]
+                      for c, r in zip(channels, recorders, strict=True)})
+        if not take:
+            found.update({name: traces[0] for name, traces in found.items()})
         found["jumps"] = run.jumps
         return run.report()
 
@@ -64,6 +73,34 @@ def test_a_recording_on_the_fast_path_is_the_recording_of_every_cycle(graph, run
                     (name, column)
 
 
+@pytest.mark.parametrize(("graph", "run", "take"), [
+    (lambda: copy_graph((16, 8), 2), {"words": 128}, 7),
+    (*drawn(38), 5),   # a stretch ends on a BD's first beats, a jump goes on with it
+])
+def test_a_recording_handed_out_in_stretches_is_the_whole_recording(graph, run, take):
+    """Stretches taken every few cycles, jumps between them, join into the recording of
+    the whole run: every column, and each cycle's running BD the same beats (each
+    stretch numbers the runs it holds)."""
+    run = {"words": 0, **run}
+    whole = recorded(graph(), exact=False, **run)
+    parts = recorded(graph(), exact=False, take=take, **run)
+    whole.pop("jumps")
+    assert parts.pop("jumps") > 0
+    for name, trace in whole.items():
+        stretches = [t for t in parts[name] if t is not None]
+        assert len(stretches) >= 4
+        assert sum(t.cycles for t in stretches) == trace.cycles
+        for column in COLUMNS:
+            if column != "run":
+                joined = np.concatenate([t.columns[column] for t in stretches])
+                assert np.array_equal(joined, trace.columns[column]), (name, column)
+        def beats(runs, k):   # the running BD's ID and its beats' addresses
+            return None if k < 0 else (runs[k][2], list(runs[k][0]))
+
+        assert [beats(t.runs, k) for t in stretches for k in t.columns["run"]] == \
+            [beats(trace.runs, k) for k in trace.columns["run"]]
+
+
 def test_a_difference_in_the_recording_is_found_at_its_cycle():
     traces = recorded(copy_graph((16, 8), 2), 128, exact=False)
     traces.pop("jumps")
@@ -92,7 +129,11 @@ def bubbly_top(monkeypatch):
     return VerilatedTop("aiedma_mm2s_channel_memtile_bubbly", make, cache=False)
 
 
-def test_a_planted_rtl_bug_is_found_by_the_replay_at_the_lockstep_cycle(monkeypatch):
+@pytest.mark.parametrize("hand_out", [loop_replay.HAND_OUT, 4])
+def test_a_planted_rtl_bug_is_found_by_the_replay_at_the_lockstep_cycle(monkeypatch, hand_out):
+    """Replayed in one stretch, or in stretches of about 4 cycles handed out while the
+    model runs on (the bug then shows in the third)."""
+    monkeypatch.setattr(loop_replay, "HAND_OUT", hand_out)
     channel, sink = chain_system()
     with pytest.raises(LoopMismatch) as stepped:
         run_with_rtl([channel, sink], [channel],
@@ -109,6 +150,20 @@ def test_a_planted_rtl_bug_is_found_by_the_replay_at_the_lockstep_cycle(monkeypa
     assert replay.differences["lock_request"] == (False, True)
     # The same place named: BD, beat, counters and seed.
     assert str(replay).split(": ", 1)[1].endswith(str(lockstep).split("; ", 1)[1])
+
+
+def test_a_run_replayed_in_stretches_compares_every_cycle_once(monkeypatch):
+    """Stretches of a few cycles, handed out while the run goes on, give the report of
+    one replay after the run and compare as many cycles."""
+    reports, timings = [], []
+    for hand_out in (loop_replay.HAND_OUT, 3):
+        monkeypatch.setattr(loop_replay, "HAND_OUT", hand_out)
+        channel, sink = chain_system()
+        timing = {}
+        reports.append(run_replayed([channel, sink], [channel], timing=timing))
+        timings.append(timing["compared"])
+    assert reports[0].cycles == reports[1].cycles > 3 * 3
+    assert timings[0] == timings[1] == reports[0].cycles
 
 
 def test_a_deadlock_is_reported_by_the_replay_once_the_rtl_agreed_up_to_it():
