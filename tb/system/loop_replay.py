@@ -263,11 +263,13 @@ def run_replayed(agents: Sequence[Agent], channels: Sequence[Any], max_cycles: i
                 hand_out = run.cycles + HAND_OUT
     except Exception as error:   # replayed first: an RTL difference before it comes first
         failure = error
-    for recorder in recorders:
-        recorder.finish(run.cycles)
-    replays.feed()
-    recorded = time.perf_counter()
-    replays.wait()
+    try:
+        for recorder in recorders:
+            recorder.finish(run.cycles)
+        replays.feed()
+    finally:   # the replays' threads end whatever happened
+        recorded = time.perf_counter()
+        replays.wait()
     first: LoopMismatch | None = None
     for channel, found in zip(channels, replays.found, strict=True):
         if found is not None and (first is None or found[0] < first.cycle):
