@@ -216,7 +216,7 @@ def run_replayed(agents: Sequence[Agent], channels: Sequence[Any], max_cycles: i
     """Run the system on the model, every channel's engine replayed on Verilator.
 
     The replays follow the run: every :data:`HAND_OUT` cycles the recorded cycles go to
-    them, and the run stops at the hand-out after an engine differed.
+    them, and the run stops once a replay has found a difference.
 
     Parameters
     ----------
