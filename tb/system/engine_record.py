@@ -49,7 +49,7 @@ COLUMNS: tuple[str, ...] = INPUTS + OUTPUTS + WHERE
 _SIGNALS = operator.attrgetter(*OUTPUTS)
 _MEM_ADDR, _MEM_READ, _MEM_DATA_IN = (COLUMNS.index(n) for n in ("mem_addr", "mem_read",
                                                                  "mem_data_in"))
-_RUN = COLUMNS.index("run")
+_BD, _RUN = COLUMNS.index("bd"), COLUMNS.index("run")
 
 
 class RecordingError(AiedmaError):
@@ -321,17 +321,24 @@ class EngineRecorder:
         caught up comes with a later call), as a trace of their own; None if there are
         none. A replay can so follow the run while it goes on, and the recording keeps
         them no longer (:meth:`finish` gives the cycles after them): a long run holds
-        one hand-out's blocks and the BDs' beats it runs, not the whole run's."""
+        one hand-out's cycles, BDs and beats, not the whole run's. Each trace numbers
+        the BDs and runs it holds from 0."""
         self._flush()
         if not self._blocks:
             return None
-        taken = EngineTrace(self._blocks, list(self._bds), self._runs)
-        self._blocks, self._runs, self._run_index = [], [], {}
-        if self._last is not None and self._last[_RUN] >= 0:
-            # the running BD goes on in the next cycles (and in a jump's, from _last)
-            run = taken.runs[self._last[_RUN]]
-            self._last = (*self._last[:_RUN], self._index(self._runs, self._run_index, run),
-                          *self._last[_RUN + 1:])
+        taken = EngineTrace(self._blocks, self._bds, self._runs)
+        self._blocks, self._bds, self._bd_index, self._runs, self._run_index = [], [], {}, [], {}
+        # What the next cycles or a jump's (from _last) go on with, numbered afresh.
+        def bd(k: int) -> int:
+            return self._index(self._bds, self._bd_index, taken.bds[k]) if k >= 0 else k
+
+        def run(k: int) -> int:
+            return self._index(self._runs, self._run_index, taken.runs[k]) if k >= 0 else k
+
+        if self._last is not None:   # (_inputs and _where are set in every stepped cycle)
+            last = list(self._last)
+            last[_BD], last[_RUN] = bd(last[_BD]), run(last[_RUN])
+            self._last = tuple(last)
         return taken
 
     # -- the end --

@@ -59,21 +59,23 @@ _S2MM = (("i__ready", "stream_ready", None), ("mem_we", "mem_write", None),
 
 
 def _payload_table(kind: str, bds: Sequence[BufferDescriptor], words: int,
-                   known: list[np.ndarray]) -> np.ndarray:
+                   known: dict[BufferDescriptor, np.ndarray]) -> np.ndarray:
     """Each recorded BD's ``bd__payload`` as ``words`` 32-bit words, a row per BD, and
     a last row of zeros for cycles with no BD offered (index -1). ``known`` holds the
-    rows of the first BDs from an earlier call and gains the new ones (a replay in
-    stretches encodes each BD once)."""
+    rows of BDs met before and gains the new ones (a replay in stretches encodes each BD
+    value once)."""
     layout = bd_layout(kind)
-    for bd in bds[len(known):]:
-        value = layout.const(bd_to_payload(bd)).as_value().value
-        known.append(np.asarray([(value >> (32 * w)) & 0xFFFF_FFFF for w in range(words)],
-                                dtype=np.uint32))
-    return np.vstack([*known[:len(bds)], np.zeros(words, dtype=np.uint32)])
+    for bd in bds:
+        if bd not in known:
+            value = layout.const(bd_to_payload(bd)).as_value().value
+            known[bd] = np.asarray([(value >> (32 * w)) & 0xFFFF_FFFF for w in range(words)],
+                                   dtype=np.uint32)
+    return np.vstack([*(known[bd] for bd in bds), np.zeros(words, dtype=np.uint32)])
 
 
 def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tuple[int, int]],
-                 payloads: list[np.ndarray] | None = None) -> tuple[PortRows, PortRows, PortRows]:
+                 payloads: dict[BufferDescriptor, np.ndarray] | None = None
+                 ) -> tuple[PortRows, PortRows, PortRows]:
     """A recorded engine as the rows :meth:`VerilatedTop.replay` takes.
 
     Parameters
@@ -83,9 +85,9 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
     mm2s : bool
     ports : dict of str to (int, int)
         The top's ports: index and width by name (:attr:`VerilatedTop.ports`).
-    payloads : list of numpy.ndarray, optional
-        The BDs' payload words from an earlier stretch of the same recording (the first
-        BDs of ``trace.bds``); gains this trace's new BDs.
+    payloads : dict of BufferDescriptor to numpy.ndarray, optional
+        BDs' payload words encoded before (for an earlier stretch of the same recording);
+        gains this trace's new BDs.
 
     Returns
     -------
@@ -101,7 +103,7 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
     care = PortRows(ports, want.names, trace.cycles)
     k = inputs.names.index("bd__payload")
     at, words = int(inputs.at[k]), int(inputs.words[k])
-    table = _payload_table(kind, trace.bds, words, [] if payloads is None else payloads)
+    table = _payload_table(kind, trace.bds, words, {} if payloads is None else payloads)
     start = 0
     # Stretch by stretch: a value held over a stretch is written once for all of it.
     for length, c in trace.blocks:
@@ -125,7 +127,8 @@ def engine_ports(trace: EngineTrace, kind: str, mm2s: bool, ports: dict[str, tup
 
 
 def replay_trace(top: VerilatedTop, trace: EngineTrace, kind: str, mm2s: bool,
-                 payloads: list[np.ndarray] | None = None) -> tuple[int, dict[str, tuple]] | None:
+                 payloads: dict[BufferDescriptor, np.ndarray] | None = None
+                 ) -> tuple[int, dict[str, tuple]] | None:
     """Replay a recorded engine into ``top``; the first difference.
 
     ``top`` is fresh from reset, or where the replay of the recording's cycles before
@@ -174,12 +177,14 @@ class _Replays:
         self.channels, self.recorders = channels, recorders
         self.tops = [(top or _default_top)(ch.dma.kind, ch.is_mm2s) for ch in channels]
         threads: dict[int, ThreadPoolExecutor] = {}
-        self._thread = [threads.setdefault(id(t.library), ThreadPoolExecutor(max_workers=1))
-                        for t in self.tops]
+        for t in self.tops:
+            if id(t.library) not in threads:
+                threads[id(t.library)] = ThreadPoolExecutor(max_workers=1)
+        self._thread = [threads[id(t.library)] for t in self.tops]
         self._threads = list(threads.values())
         self._pending: list[Future] = []
         self.replayed = [0] * len(channels)   # cycles replayed, per engine
-        self._payloads: list[list[np.ndarray]] = [[] for _ in channels]
+        self._payloads: list[dict[BufferDescriptor, np.ndarray]] = [{} for _ in channels]
         # per engine: (cycle of the run, differences, the stretch's trace, its cycle)
         self.found: list[tuple | None] = [None] * len(channels)
 

@@ -79,8 +79,8 @@ def test_a_recording_on_the_fast_path_is_the_recording_of_every_cycle(graph, run
 ])
 def test_a_recording_handed_out_in_stretches_is_the_whole_recording(graph, run, take):
     """Stretches taken every few cycles, jumps between them, join into the recording of
-    the whole run: every column, and each cycle's running BD the same beats (each
-    stretch numbers the runs it holds)."""
+    the whole run: every column, each cycle's BD offered the same BD and its running BD
+    the same beats (each stretch numbers the BDs and runs it holds)."""
     run = {"words": 0, **run}
     whole = recorded(graph(), exact=False, **run)
     parts = recorded(graph(), exact=False, take=take, **run)
@@ -91,14 +91,19 @@ def test_a_recording_handed_out_in_stretches_is_the_whole_recording(graph, run, 
         assert len(stretches) >= 4
         assert sum(t.cycles for t in stretches) == trace.cycles
         for column in COLUMNS:
-            if column != "run":
+            if column not in ("bd", "run"):
                 joined = np.concatenate([t.columns[column] for t in stretches])
                 assert np.array_equal(joined, trace.columns[column]), (name, column)
+
+        def offered(bds, k):
+            return None if k < 0 else bds[k]
+
         def beats(runs, k):   # the running BD's ID and its beats' addresses
             return None if k < 0 else (runs[k][2], list(runs[k][0]))
 
-        assert [beats(t.runs, k) for t in stretches for k in t.columns["run"]] == \
-            [beats(trace.runs, k) for k in trace.columns["run"]]
+        for column, table, value in (("bd", "bds", offered), ("run", "runs", beats)):
+            assert [value(getattr(t, table), k) for t in stretches for k in t.columns[column]] \
+                == [value(getattr(trace, table), k) for k in trace.columns[column]], column
 
 
 def test_a_difference_in_the_recording_is_found_at_its_cycle():
