@@ -1,29 +1,32 @@
-"""How many BDs AMD's aiecompiler needs for a tiling: the count its tutorial's arithmetic shows.
+"""How many BDs AMD's aiecompiler needs for a tiling: a rule fitted to its tutorial's outcomes.
 
 :func:`~.lower.lower` finds few BDs (it folds padding into the BD's zero counters and
 tiles into its dimensions wherever the registers allow). AMD's compiler allocates
 more, and refuses a port when they do not fit ("Failed to allocate buffer descriptors
 ... insufficient number of available buffer descriptors"). Its rule is not
-published; AMD's memory-tile tiling tutorial counts BDs by hand for its test cases,
-and this module is that arithmetic, written as a rule (docs/decisions.md "The
-compiler's BD count" has the cases it reproduces and what stays unknown):
+published; AMD's memory-tile tiling tutorial compiles five configurations and counts
+BDs by hand for some, and this module is the one rule found that gives every one of its
+outcomes (docs/decisions.md "The compiler's BD count" has the cases and what stays
+unknown):
 
 1. **Loop nest.** The tiling is a nest of levels, innermost first, each a stride in
    elements and a wrap: the tile's dimensions (a size-1 dimension is no level), then
-   the traversal loops (a wrap-1 loop is none).
+   the traversal loops (a wrap-1 loop is none). Levels are not merged, even where the
+   inner one's stride x wrap is the outer one's stride: the tutorial's test case 1
+   (5 levels, its last two contiguous) fails to compile and its test case 2, the same
+   addresses as 4 levels, compiles.
 2. **Split level.** A traversal loop whose tiles are not all padded alike (the first
    tile padded before, the middle ones not, the last padded after) takes one BD per
    run of alike tiles; the innermost such loop is the split level. Padding that is the
    same on every tile (zeros around each tile) costs nothing: the BD's zero counters do
    it.
-3. **Merge.** Two neighbouring levels where the inner one's stride x wrap is the outer
-   one's stride are one level (their wraps multiply), unless one is the split level.
-4. **Unrolled.** A BD has ``dimensions - 1`` wrapped levels (3 on a memory tile, 2 on a
-   core tile and a shim; the outermost dimension's count is the buffer length). Every
-   level past those, and every level outside the split level (the split's BDs run one
-   after the other inside each of its iterations), becomes one BD per iteration.
-5. **Phases.** AMD's BD guide says a dataflow graph always has 2 phases (ping and
-   pong) and the count doubles; its test case 4 doubles, its test case 1 does not.
+3. **Unrolled.** A BD holds ``dimensions`` levels (4 on a memory tile, 3 on a core tile
+   and a shim: "1 BD handles 4 stride values and 3 wraps", the outermost level's count
+   being the buffer length). Every level past those, and every level outside the split
+   level (the split's BDs run one after the other inside each of its iterations),
+   becomes one BD per iteration.
+4. **Phases.** A dataflow graph always has 2 phases (ping and pong) and the count
+   doubles (AMD's BD guide); the total is what must fit the channel.
    Both figures are given (:attr:`CompilerCount.per_phase`, :attr:`CompilerCount.total`).
 """
 
@@ -73,7 +76,7 @@ class CompilerCount:
     available : int
         BDs one channel of the kind can use (a memory-tile channel: its half of 48).
     levels : tuple of tuple of CountLevel
-        Per entry, the nest after merging (what the count is the product over).
+        Per entry, the nest (what the count is the product over).
     """
 
     kind: str
@@ -84,18 +87,12 @@ class CompilerCount:
 
     def warning(self) -> str | None:
         """A sentence when the compiler's count does not fit the channel, else None."""
-        channel = f"a {DMA_KINDS[self.kind].adjective} channel"
-        if self.per_phase > self.available:
-            return (f"aiecompiler needs {self.per_phase} BDs for this port (one phase; "
-                    f"{self.total} with {PHASES}), more than the {self.available} {channel} "
-                    f"has: expect 'insufficient number of available buffer "
-                    f"descriptors'")
-        if self.total > self.available:
-            return (f"with the {PHASES} phases of a dataflow graph aiecompiler needs "
-                    f"{self.total} BDs for this port, more than the {self.available} "
-                    f"{channel} has ({self.per_phase} for one phase fit; AMD's "
-                    f"tutorial counts both phases in one test case and one in another)")
-        return None
+        if self.total <= self.available:
+            return None
+        return (f"aiecompiler needs {self.total} BDs for this port ({self.per_phase} a phase, "
+                f"{PHASES} phases), more than the {self.available} a "
+                f"{DMA_KINDS[self.kind].adjective} channel has: expect 'insufficient number "
+                f"of available buffer descriptors'")
 
 
 def _nest(tp: TilingParameters) -> list[CountLevel]:
@@ -121,25 +118,12 @@ def _nest(tp: TilingParameters) -> list[CountLevel]:
     return levels
 
 
-def _merge(levels: list[CountLevel]) -> list[CountLevel]:
-    merged: list[CountLevel] = []
-    for level in levels:
-        if merged:
-            inner = merged[-1]
-            if (inner.runs == 1 and level.runs == 1
-                    and inner.stride * inner.wrap == level.stride):
-                merged[-1] = CountLevel(inner.stride, inner.wrap * level.wrap,
-                                        f"{inner.source} + {level.source}")
-                continue
-        merged.append(level)
-    return merged
-
-
-def _entry_count(levels: list[CountLevel], wrapped: int) -> int:
+def _entry_count(levels: list[CountLevel], held: int) -> int:
+    """BDs for one entry's nest, of which a BD holds ``held`` levels (rules 2 and 3)."""
     split = next((i for i, level in enumerate(levels) if level.runs > 1), None)
     count = 1
     for i, level in enumerate(levels):
-        if i >= wrapped or (split is not None and i > split):
+        if i >= held or (split is not None and i > split):
             count *= level.wrap           # unrolled: a BD per iteration
         elif i == split:
             count *= level.runs           # a BD per run of alike tiles
@@ -162,17 +146,18 @@ def compiler_bd_count(program: PortProgram | TilingParameters | Iterable,
 
     Examples
     --------
-    AMD's memory-tile test case 1: 4x4 quarters of 8x8 layers, 16 layers.
+    AMD's memory-tile test case 1: 4x4 quarters of 8x8 layers, 16 layers (it does not
+    compile: 32 BDs against 24).
 
     >>> tp = TilingParameters(buffer_dimension=[8, 8, 16], tiling_dimension=[4, 4, 1],
     ...                       tile_traversal=[(0, 4, 2), (1, 4, 2), (2, 1, 16)])
     >>> count = compiler_bd_count(tp, "memtile")
-    >>> count.per_phase, count.available
-    (32, 24)
+    >>> count.per_phase, count.total, count.available
+    (16, 32, 24)
     """
     dma = DMA_KINDS[check_kind(kind)]
     program = program if isinstance(program, PortProgram) else PortProgram(program)
-    nests = tuple(tuple(_merge(_nest(tp))) for tp in program)
-    per_phase = sum(_entry_count(list(n), dma.address_dimensions - 1) for n in nests)
+    nests = tuple(tuple(_nest(tp)) for tp in program)
+    per_phase = sum(_entry_count(list(n), dma.address_dimensions) for n in nests)
     available = len(dma.channel_bds(0))
     return CompilerCount(dma.name, per_phase, per_phase * PHASES, available, nests)
