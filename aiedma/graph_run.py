@@ -22,8 +22,9 @@ from .mlir_commands import EXIT_HANG, load_input, print_hang
 from .model import format_runs
 from .model.adf import read_header_file
 from .model.adf.graph import read_graph_text
+from .model.arch.dtypes import GRAPH_DTYPES
 from .model.system.graph import GraphError
-from .model.system.header_graph import header_graph
+from .model.system.header_graph import HeaderGraph, header_graph
 from .model.system.scheduler import DeadlockError
 
 __all__ = ["kernel_function", "run"]
@@ -59,8 +60,13 @@ def kernel_function(item: str) -> tuple[str, Callable]:
     return name, found
 
 
-def _inputs(items: list[str], volumes: dict[str, int], iterations: int) -> dict:
-    data = {name: np.arange(volume * iterations) for name, volume in volumes.items()}
+def _inputs(items: list[str], built: HeaderGraph, iterations: int) -> dict:
+    """Each input's data: from ``--input``, else a ramp wrapped into its element type (an
+    int8 input counts 0..127, -128..127, ...)."""
+    volumes, dtypes = built.input_volumes, built.input_dtypes
+    data = {name: np.arange(volume * iterations).astype(
+                GRAPH_DTYPES.get(dtypes.get(name, "int32"), np.int64))
+            for name, volume in volumes.items()}
     data.update(load_input(item, list(volumes), GraphError, "the graph has no input")
                 for item in items)
     return data
@@ -75,7 +81,7 @@ def run(args: argparse.Namespace, text: str) -> int:
         raise GraphError(f"{path.name}: no connect<>(...) could be read: not a graph to run")
     functions = dict(kernel_function(item) for item in args.kernel or [])
     built = header_graph(header, found, functions, path.stem)
-    inputs = _inputs(args.input or [], built.input_volumes, args.iterations)
+    inputs = _inputs(args.input or [], built, args.iterations)
     for problem in header.skipped:   # after the errors, which are one line each
         print(f"aiedma run: warning: {path.name}:{problem}", file=sys.stderr)
     for warning in found.warnings:

@@ -437,6 +437,25 @@ class GraphResult:
 # --- the graph ----------------------------------------------------------------------------
 
 
+def _dtype_near(port: Port, source: dict, sink: dict) -> str:
+    """The element type of the buffer ``port``'s data comes from or goes to (else int32),
+    over the connections ``source`` (input port to its source) and ``sink``."""
+    seen, todo = set(), [port]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        if isinstance(p.node, SharedBuffer):
+            return p.node.dtype
+        other = source.get(p) if p.direction == "in" else sink.get(p)
+        if other is not None:
+            todo.append(other)
+        if not isinstance(p.node, SharedBuffer):
+            todo += [*p.node.inputs, *p.node.outputs]
+    return "int32"
+
+
 class Graph:
     """An adf graph: nodes and connections; :meth:`run` compiles and simulates it.
 
@@ -495,6 +514,15 @@ class Graph:
     def output(self, name: str) -> Port:
         """A graph output (a stream the run collects); returns its port to connect to."""
         return self.add(_GraphOutput(name)).inputs[0]
+
+    def input_dtype(self, name: str) -> str:
+        """The element type graph input ``name`` sends: that of the buffer its data reaches
+        (through kernels too; int32 when no buffer does), as :meth:`run` packs it."""
+        node = self.nodes.get(name)
+        if not isinstance(node, _GraphInput):
+            raise field_error(GraphError, "input", name, "no graph input of that name")
+        return _dtype_near(node.outputs[0], {dst: src for src, dst in self.connections},
+                           {src: dst for src, dst in self.connections})
 
     def connect(self, source: Port, destination: Port) -> None:
         """Connect an output port to an input port (one connection per port)."""
@@ -1016,20 +1044,7 @@ class _Compiler:
 
     def dtype_near(self, port: Port) -> str:
         """The element type of the buffer a port's data comes from or goes to (else int32)."""
-        seen, todo = set(), [port]
-        while todo:
-            p = todo.pop()
-            if p in seen:
-                continue
-            seen.add(p)
-            if isinstance(p.node, SharedBuffer):
-                return p.node.dtype
-            other = self.source.get(p) if p.direction == "in" else self.sink.get(p)
-            if other is not None:
-                todo.append(other)
-            if not isinstance(p.node, SharedBuffer):
-                todo += [*p.node.inputs, *p.node.outputs]
-        return "int32"
+        return _dtype_near(port, self.source, self.sink)
 
     def graph_input(self, node: _GraphInput, inputs: dict, fixed: dict,
                     runs: dict) -> StreamSource:

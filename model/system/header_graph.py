@@ -57,6 +57,8 @@ class HeaderGraph:
     graph : Graph
     input_volumes : dict of str to int
         Elements each graph input (PLIO / GMIO) sends per iteration.
+    input_dtypes : dict of str to str
+        The element type each graph input sends (that of the buffer its data goes to).
     kernels : tuple of str
         The kernels' names.
     unconnected : tuple of str
@@ -64,9 +66,11 @@ class HeaderGraph:
     """
 
     def __init__(self, graph: Graph, input_volumes: dict[str, int],
-                 kernels: tuple[str, ...], unconnected: tuple[str, ...] = ()) -> None:
+                 kernels: tuple[str, ...], unconnected: tuple[str, ...] = (),
+                 input_dtypes: dict[str, str] | None = None) -> None:
         self.graph, self.input_volumes, self.kernels = graph, input_volumes, kernels
         self.unconnected = unconnected
+        self.input_dtypes = dict(input_dtypes or {})
 
 
 def _short(name: str) -> str:
@@ -163,7 +167,8 @@ def header_graph(header: GraphHeader, text: GraphText,
         if c.source.name in text.ios:
             volumes[c.source.name] = _volume(c.destination, buffers, kernels, text)
     unconnected = tuple(k for k in text.kernels if k not in connected)
-    return HeaderGraph(g, volumes, tuple(kernels), unconnected)
+    dtypes = {name: g.input_dtype(name) for name in volumes}
+    return HeaderGraph(g, volumes, tuple(kernels), unconnected, dtypes)
 
 
 def _port(g: Graph, end: Endpoint, way: str, buffers, kernels, text: GraphText,

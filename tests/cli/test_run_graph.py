@@ -173,3 +173,36 @@ def test_bad_input_options_are_one_line(capsys, option, message):
     errors = [line for line in err.splitlines() if "warning:" not in line]
     assert status == 2 and out == "" and len(errors) == 1, err
     assert message in errors[0] and "Traceback" not in err
+
+
+INT8_COPY = """\
+class Bytes : public adf::graph {
+public:
+    adf::input_plio in;
+    adf::output_plio out;
+    adf::shared_buffer<int8> mtx;
+    Bytes() {
+        in = adf::input_plio::create("in", adf::plio_32_bits, "in.txt");
+        out = adf::output_plio::create("out", adf::plio_32_bits, "out.txt");
+        mtx = adf::shared_buffer<int8>::create({256}, 1, 1);
+        adf::connect(in.out[0], mtx.in[0]);
+        adf::connect(mtx.out[0], out.in[0]);
+        adf::write_access(mtx.in[0]) = adf::tiling({.buffer_dimension = {256},
+                                                    .tiling_dimension = {256}});
+        adf::read_access(mtx.out[0]) = adf::tiling({.buffer_dimension = {256},
+                                                   .tiling_dimension = {256}});
+    }
+};
+"""
+
+
+def test_an_input_without_data_gets_a_ramp_wrapped_into_its_element_type(capsys, tmp_path):
+    """256 int8 elements: the ramp 0..255 would not fit, so it counts 0..127, -128..-1 (an
+    input given with --input is taken as it is, and must fit)."""
+    header = tmp_path / "bytes.h"
+    header.write_text(INT8_COPY)
+    status, out, err = main(capsys, "run", header)
+    assert status == 0, err
+    ramp = np.arange(256).astype(np.int8)
+    assert outputs(out) == {"out": format_runs(ramp)}
+    assert ramp[128] == -128
