@@ -32,7 +32,8 @@ What it reads:
 
 * ``x = shared_buffer<T>::create(shape, n_in, n_out)`` (memory tile),
   ``external_buffer<T>::create(...)`` (shim) and ``kernel::create(...)`` / ``kernel k;``
-  (core tile); targets may be members (``this->x``) or array elements (``mtx[1]``).
+  (core tile); targets may be members (``this->x``) or array elements (``mtx[1]``);
+  ``input_gmio`` / ``output_gmio`` declarations (shim).
 * ``read_access(P) = program;`` / ``write_access(P) = program;`` for a port ``P`` of any
   of them; ``repetition_count(x)``, ``num_buffers(x)`` and ``dimensions(k.in[0])``.
 * Integer constants and variables (``#define``, ``constexpr``, ``static const`` members,
@@ -69,7 +70,10 @@ Decisions (each with its reason in docs/decisions.md):
   function's: ``read_access`` is a read (MM2S), ``write_access`` a write (S2MM). On a
   shared or external buffer ``read_access`` takes an ``out`` port and ``write_access`` an
   ``in`` port; a kernel port takes either (AMD's guide writes ``read_access(k2.in[0])``
-  for the order a kernel reads its input).
+  for the order a kernel reads its input). A GMIO's tiling is the shim's walk of its DDR
+  buffer: ``read_access(g.out[0])`` of an ``input_gmio``, ``write_access(g.in[0])`` of an
+  ``output_gmio``, each with ``buffer_dimension`` in every tiling, in the element type of
+  the buffer it is connected to (``connect``; unknown when it is a kernel's).
 * **decision**: an access whose object is declared nowhere in the text (a statement
   pasted on its own) is a memory-tile port, read only when every tiling of its program
   gives ``buffer_dimension`` (otherwise there is no shape).
@@ -110,6 +114,7 @@ from ..errors import AiedmaError, TilingError, field_error
 from ..tiling.parameters import MAX_DIMENSIONS
 from ..tiling.port import PortProgram
 from .expressions import C_TYPES, NOT_INTEGER_TYPES
+from .graph import read_graph_text
 from .lexer import (
     DIRECTIVES,
     END,
@@ -135,7 +140,11 @@ _MAX_UNROLL = 64
 _MAX_TYPE_DEPTH = 20
 _CREATE_LOOKAHEAD = 64
 _MAX_NESTING = 100  # nested blocks read structurally; deeper ones token by token
-_OBJECT_KINDS = {"shared_buffer": "memtile", "external_buffer": "shim", "kernel": "tile"}
+_OBJECT_KINDS = {"shared_buffer": "memtile", "external_buffer": "shim", "kernel": "tile",
+                 "input_gmio": "shim", "output_gmio": "shim"}
+# A GMIO's tiling is the shim DMA's: what its data reads from (input) or writes to (output)
+# in DDR, in the element type of the buffer it is connected to.
+_GMIO_ACCESS = {"input_gmio": ("read", "out"), "output_gmio": ("write", "in")}
 _STRUCTURE = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif",
                         "preproc_elifdef", "declaration_list", "linkage_specification",
                         "field_declaration_list", "translation_unit"})
@@ -203,7 +212,7 @@ class _Object:
     """A buffer or kernel created (or declared) in the text."""
 
     name: str
-    owner: str  # shared_buffer / external_buffer / kernel
+    owner: str  # shared_buffer / external_buffer / kernel / input_gmio / output_gmio
     where: Token
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
@@ -254,6 +263,7 @@ class _Reader:
         self.skipped: list[Skipped] = [Skipped(e.line or 0, e.column or 0, "text", e)
                                        for e in lexer_errors]
         self.objects: dict[str, _Object] = {}
+        self._connections: list | None = None   # connect<> statements, once a GMIO asks
         self.accesses: list[_Access] = []
         self.settings: list[tuple[Token, tuple[str, ...], int, Token]] = []
         self.dimension_settings: list[tuple[tuple[str, ...], str, int, tuple[int, ...]]] = []
@@ -473,6 +483,8 @@ class _Reader:
             self.klass(type_node, ctx)
         written = re.sub(r"\s+", "", self._text(type_node))
         bare = written.removeprefix("adf::").removeprefix("::adf::")
+        if bare in _GMIO_ACCESS:
+            self._declare_gmios(node, ctx, bare)
         if "::create" in self._text(node):
             a, b = self._range(node)
             self.tokens_statements(a, b, ctx)
@@ -520,6 +532,18 @@ class _Reader:
                         why=f"declared {min(bad)} at {position(self._first(d))}")
                 else:
                     frame[name] = Definition(body=tuple(body), scope=self._scope_at(ctx))
+
+    def _declare_gmios(self, node: tree_sitter.Node, ctx: _Context, owner: str) -> None:
+        """``adf::input_gmio g;`` (or an array of them, or one made by its ``create``)."""
+        for d in node.children_by_field_name("declarator"):
+            if d.type == "init_declarator":
+                d = d.child_by_field_name("declarator")
+            size = None
+            if d is not None and d.type == "array_declarator":
+                size = d.child_by_field_name("size")
+                d = d.child_by_field_name("declarator")
+            if d is not None and d.type in ("identifier", "field_identifier"):
+                self._declare(ctx, self._text(d), owner, self._first(d), size)
 
     def _declare(self, ctx: _Context, name: str, owner: str, where: Token,
                  size: tree_sitter.Node | None) -> None:
@@ -968,6 +992,8 @@ class _Reader:
     def _port_of(self, a: _Access) -> HeaderPort:
         obj = self._find(a.candidates)
         program = a.program
+        if obj is not None and obj.owner in _GMIO_ACCESS:
+            return self._gmio_port(a, obj)
         if obj is None or (obj.owner != "kernel" and obj.shape is None):
             if not all(e.buffer_dimension for e in program):
                 known = ", ".join(o.name for o in self.objects.values() if o.shape) or "none"
@@ -1003,6 +1029,36 @@ class _Reader:
         return HeaderPort(f"{obj.name}.{a.side}[{a.index}]", _OBJECT_KINDS[obj.owner],
                           a.direction, program, obj.dtype, shape, obj.owner,
                           a.where.line, a.where.column)
+
+
+    def _gmio_port(self, a: _Access, obj: _Object) -> HeaderPort:
+        direction, side = _GMIO_ACCESS[obj.owner]
+        if (a.direction, a.side) != (direction, side):
+            raise syntax_error(a.side_token, f"expected {direction}_access({a.shown}.{side}[i]) "
+                                             f"(an {obj.owner} is read from or written to by "
+                                             f"the shim in that direction only), found "
+                                             f"{a.direction}_access on '{a.side}'")
+        if not all(e.buffer_dimension for e in a.program):
+            raise syntax_error(a.object_token, f"expected .buffer_dimension in every tiling of "
+                                               f"the {obj.owner} {a.shown} (its DDR buffer)")
+        return HeaderPort(f"{obj.name}.{a.side}[{a.index}]", "shim", a.direction, a.program,
+                          self._connected_dtype(obj), None, obj.owner, a.where.line,
+                          a.where.column)
+
+    def _connected_dtype(self, gmio: _Object) -> str | None:
+        """The element type of the buffer a GMIO is connected to (None if it is not known:
+        a kernel's port, or no ``connect`` read)."""
+        if self._connections is None:   # read once, when a GMIO first asks
+            self._connections = read_graph_text(self.text).connections
+        scope, _, short = gmio.name.rpartition("::")
+        for c in self._connections:
+            for end, other in ((c.source, c.destination), (c.destination, c.source)):
+                if end.name == short:
+                    peer = self._find((f"{scope}::{other.name}", other.name) if scope
+                                      else (other.name,))
+                    if peer is not None and peer.owner in ("shared_buffer", "external_buffer"):
+                        return peer.dtype
+        return None
 
 
 def read_graph_header(text: str, defines: Mapping[str, int | str] | None = None,

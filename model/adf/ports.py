@@ -63,18 +63,20 @@ class HeaderPort:
         ``buffer.in[i]`` / ``buffer.out[j]``; the buffer's name is qualified by its class
         (``TestCase1::mtxin.out[0]``) and may be an array element (``mtx[1].in[0]``).
     kind : str
-        The DMA: ``memtile`` (shared buffer), ``tile`` (kernel), ``shim`` (external buffer).
+        The DMA: ``memtile`` (shared buffer), ``tile`` (kernel), ``shim`` (external buffer,
+        GMIO).
     direction : str
         ``read`` (``read_access``: MM2S) or ``write`` (``write_access``: S2MM).
     program : PortProgram
         Resolved to ``shape`` when the object has one.
     dtype : str or None
-        The buffer's element type; None for a kernel port or an undeclared object.
+        The buffer's element type (a GMIO's: that of the buffer it is connected to); None
+        for a kernel port, a GMIO connected to one, or an undeclared object.
     shape : tuple of int or None
         ``create``'s shape or ``dimensions(...)``; None when only the tilings give it.
     owner : str
-        What the object is: ``shared_buffer``, ``external_buffer``, ``kernel`` or
-        ``undeclared`` (a pasted statement).
+        What the object is: ``shared_buffer``, ``external_buffer``, ``kernel``,
+        ``input_gmio``, ``output_gmio`` or ``undeclared`` (a pasted statement).
     line, column : int
         Where the access is written.
     """
