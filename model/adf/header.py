@@ -35,7 +35,8 @@ What it reads:
   (core tile); targets may be members (``this->x``) or array elements (``mtx[1]``);
   ``input_gmio`` / ``output_gmio`` declarations (shim).
 * ``read_access(P) = program;`` / ``write_access(P) = program;`` for a port ``P`` of any
-  of them; ``repetition_count(x)``, ``num_buffers(x)`` and ``dimensions(k.in[0])``.
+  of them; ``repetition_count(x)``, ``num_buffers(x)`` and ``dimensions(k.in[0])`` (a
+  list, or a ``std::vector`` / ``std::array`` variable initialised with one).
 * Integer constants and variables (``#define``, ``constexpr``, ``static const`` members,
   plain locals such as ``uint D = Dim0 * Dim1;``, members with a default such as
   ``int Pad = 4;``, template parameters with a default), ``tiling_parameters`` variables
@@ -521,6 +522,12 @@ class _Reader:
                                          tiling=tiling, scope=self._scope_at(ctx))
             elif value is None:
                 continue
+            elif words & {"vector", "array"}:   # std::vector<uint32> D = {n, ...};
+                a, b = self._range(value)
+                braced = self.tokens[a:b]
+                if braced and (braced[0].text, braced[-1].text) == ("{", "}"):
+                    frame[name] = Definition(why=f"a list ({position(self._first(d))})",
+                                             shape=tuple(braced), scope=self._scope_at(ctx))
             else:
                 a, b = self._range(value)
                 body = self.tokens[a:b]
@@ -902,6 +909,22 @@ class _Reader:
         self.accesses.append(_Access(direction, candidates, shown, side.text, side, index, head,
                                      obj, index_token, program, what))
 
+    @staticmethod
+    def _shape(p: TilingParser) -> list[int]:
+        """``{n, ...}``, or a variable initialised with one (``std::vector<uint32> D =
+        {n, ...};``, as AMD's tutorials pass a kernel port's dimensions)."""
+        t = p.peek()
+        entry = p.scope.names.get(t.text) if t.kind == NAME else None
+        if entry is None or entry.shape is None:
+            return p.integers("'{' and the buffer's shape, or a std::vector / std::array "
+                              "initialised with one")
+        p.advance()
+        sub = p.nested(entry.shape, t, f"the end of the initialiser of {t.text}",
+                       entry.scope or p.scope, p.expanding | {t.text})
+        shape = sub.integers(f"the initialiser of {t.text}: a list like {{10, 6}}")
+        sub.expect_end()
+        return shape
+
     def setting(self, p: TilingParser, ctx: _Context) -> None:
         p.adf_prefix()
         head = p.advance()
@@ -910,7 +933,7 @@ class _Reader:
             candidates, _, _, side, index, _ = self._port(p, ctx, "a kernel port")
             p.expect(")", f"')' to close the '(' at {position(opener)}")
             p.expect("=", "'=' after dimensions(...)")
-            shape = tuple(p.integers("'{' and the buffer's shape"))
+            shape = tuple(self._shape(p))
             p.accept(";")
             self.dimension_settings.append((candidates, side.text, index, shape))
             return

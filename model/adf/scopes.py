@@ -34,7 +34,8 @@ class Definition:
     The graph reader also keeps C++ variables here: ``scope`` is where a variable's
     initialiser (``body``) is evaluated, ``type`` the type a ``typedef``/``using`` or
     template parameter names, ``tiling`` the tokens of a ``tiling_parameters`` variable's
-    initialiser (such names also carry a ``why``: they are not integers).
+    initialiser, ``shape`` the braced initialiser of a ``std::vector`` / ``std::array``
+    of integers (such names also carry a ``why``: they are not integers).
     """
 
     value: int | None = None
@@ -44,6 +45,7 @@ class Definition:
     scope: Scope | None = None
     type: str | None = None
     tiling: tuple[Token, ...] | None = None
+    shape: tuple[Token, ...] | None = None
 
 
 _SERIALS = itertools.count()

@@ -84,3 +84,37 @@ def test_a_gmio_access_in_the_wrong_direction_or_without_its_buffer_is_skipped()
     assert any("read_access(bare.out[0])" in p and "expected .buffer_dimension in every "
                "tiling of the input_gmio bare (its DDR buffer)" in p for p in problems), problems
     assert len(header.ports) == 5
+
+
+DIMENSIONS_BY_NAME = """\
+#define TILE_ROWS 4
+std::vector<uint32> DimAin = {
+    8 * TILE_ROWS, // tile size
+    64             // tiles
+};
+int NotAList = 3;
+class MatMult : public adf::graph {
+    adf::kernel k;
+public:
+    MatMult() {
+        k = adf::kernel::create(mm);
+        dimensions(k.in[0]) = DimAin;
+        read_access(k.in[0]) = adf::tiling({.tiling_dimension = {32, 2},
+            .tile_traversal = {{.dimension = 1, .stride = 2, .wrap = 32}}});
+        dimensions(k.in[1]) = NotAList;
+    }
+};
+"""
+
+
+def test_a_kernel_ports_dimensions_may_be_a_variable_initialised_with_its_shape():
+    """AMD's matrix-multiply tutorial writes ``dimensions(MatMult.in[0]) = DimAin;`` with
+    ``std::vector<uint32> DimAin = {tile size, tiles}``."""
+    header = read_graph_header(DIMENSIONS_BY_NAME)
+    (port,) = header.ports
+    assert (port.name, port.kind, port.shape) == ("MatMult::k.in[0]", "tile", (32, 64))
+    assert port.program.indices()[:3].tolist() == [0, 1, 2]
+    (problem,) = header.skipped
+    assert "dimensions(k.in[1])" in str(problem)
+    assert ("expected '{' and the buffer's shape, or a std::vector / std::array initialised "
+            "with one, found 'NotAList'") in str(problem)
