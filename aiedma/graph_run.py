@@ -26,6 +26,7 @@ from .model.arch.dtypes import GRAPH_DTYPES
 from .model.system.graph import GraphError
 from .model.system.header_graph import HeaderGraph, header_graph
 from .model.system.scheduler import DeadlockError
+from .model.tiling.port import PortProgram
 
 __all__ = ["kernel_function", "run"]
 
@@ -72,6 +73,12 @@ def _inputs(items: list[str], built: HeaderGraph, iterations: int) -> dict:
     return data
 
 
+def _in_order(program: PortProgram) -> bool:
+    """The program walks its buffer from its first element to its last, each once."""
+    indices = program.indices()
+    return bool(np.array_equal(indices, np.arange(indices.size)))
+
+
 def run(args: argparse.Namespace, text: str) -> int:
     """Run the header's graph; print outputs and report, or the hang (status 1)."""
     path = Path(args.file)
@@ -84,6 +91,12 @@ def run(args: argparse.Namespace, text: str) -> int:
     inputs = _inputs(args.input or [], built, args.iterations)
     for problem in header.skipped:   # after the errors, which are one line each
         print(f"aiedma run: warning: {path.name}:{problem}", file=sys.stderr)
+    for port in header.ports:
+        if port.owner in ("input_gmio", "output_gmio") and not _in_order(port.program):
+            what = ("input sends its data in the order given" if port.direction == "read"
+                    else "output is its words in the order they arrive")
+            print(f"aiedma run: warning: {path.name}:{port.line}:{port.column}: {port.name}: "
+                  f"the GMIO's tiling is not applied: the graph {what}", file=sys.stderr)
     for warning in found.warnings:
         print(f"aiedma run: warning: {path.name}:{warning}", file=sys.stderr)
     if built.unconnected:

@@ -206,3 +206,39 @@ def test_an_input_without_data_gets_a_ramp_wrapped_into_its_element_type(capsys,
     ramp = np.arange(256).astype(np.int8)
     assert outputs(out) == {"out": format_runs(ramp)}
     assert ramp[128] == -128
+
+
+GMIO_TILED = """\
+class G : public adf::graph {
+public:
+    adf::input_gmio gin;
+    adf::output_gmio gout;
+    adf::shared_buffer<int32> buf;
+    G() {
+        buf = adf::shared_buffer<int32>::create({64}, 1, 1);
+        gin = adf::input_gmio::create(64, 1000);
+        gout = adf::output_gmio::create(64, 1000);
+        adf::connect(gin.out[0], buf.in[0]);
+        adf::connect(buf.out[0], gout.in[0]);
+        adf::read_access(gin.out[0]) = adf::tiling({.buffer_dimension = {8, 8},
+            .tiling_dimension = {8, 1}, .tile_traversal = {{.dimension = 1, .stride = 2,
+            .wrap = 4}, {.dimension = 1, .stride = 1, .wrap = 2}}});
+        adf::write_access(gout.in[0]) = adf::tiling({.buffer_dimension = {64},
+                                                    .tiling_dimension = {64}});
+        adf::write_access(buf.in[0]) = adf::tiling({.tiling_dimension = {64}});
+        adf::read_access(buf.out[0]) = adf::tiling({.tiling_dimension = {64}});
+    }
+};
+"""
+
+
+def test_a_gmios_tiling_that_reorders_is_named_as_not_applied(capsys, tmp_path):
+    """The even rows of DDR first, then the odd: the run sends the data in the order given
+    and says so; a GMIO tiling in order is silent."""
+    header = tmp_path / "gmio.h"
+    header.write_text(GMIO_TILED)
+    status, out, err = main(capsys, "run", header)
+    assert status == 0, err
+    assert err == ("aiedma run: warning: gmio.h:12:14: G::gin.out[0]: the GMIO's tiling is not "
+                   "applied: the graph input sends its data in the order given\n")
+    assert outputs(out) == {"gout": "0..63"}
