@@ -5,6 +5,11 @@ their tilings) and :func:`aiedma.model.adf.graph.read_graph_text` (kernels, PLIO
 GMIO, ``connect``), joined by :func:`aiedma.model.system.header_graph.header_graph`
 and run by :meth:`~aiedma.model.system.graph.Graph.run`. What it prints, and a hang,
 are printed as for an .mlir design (:func:`.mlir_commands.print_hang`).
+
+A GMIO with a tiling walks a DDR buffer: an input GMIO's data (``--input``, or the
+ramp) is that buffer, an iteration after another, and the graph gets what the tiling
+reads of it; an output GMIO's words are written into a buffer of zeros as its tiling
+says, and that buffer is the output shown.
 """
 
 from __future__ import annotations
@@ -14,19 +19,20 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
+from math import prod
 from pathlib import Path
 
 import numpy as np
 
 from .mlir_commands import EXIT_HANG, load_input, print_hang
 from .model import format_runs
-from .model.adf import read_header_file
+from .model.adf import GraphHeader, HeaderPort, read_header_file
 from .model.adf.graph import read_graph_text
 from .model.arch.dtypes import GRAPH_DTYPES
+from .model.errors import field_error
 from .model.system.graph import GraphError
 from .model.system.header_graph import HeaderGraph, header_graph
 from .model.system.scheduler import DeadlockError
-from .model.tiling.port import PortProgram
 
 __all__ = ["kernel_function", "run"]
 
@@ -61,22 +67,65 @@ def kernel_function(item: str) -> tuple[str, Callable]:
     return name, found
 
 
-def _inputs(items: list[str], built: HeaderGraph, iterations: int) -> dict:
-    """Each input's data: from ``--input``, else a ramp wrapped into its element type (an
-    int8 input counts 0..127, -128..127, ...)."""
+_GMIOS = ("input_gmio", "output_gmio")
+
+
+def _gmio_ports(header: GraphHeader) -> dict[str, HeaderPort]:
+    """The GMIO ports with a tiling, by the graph port's name (its object's bare name)."""
+    return {port.name.rpartition("::")[2].partition(".")[0]: port for port in header.ports
+            if port.owner in _GMIOS}
+
+
+def _ddr_elements(port: HeaderPort) -> int:
+    """Elements of the DDR buffer a GMIO's tiling walks (its ``buffer_dimension``)."""
+    sizes = {prod(tp.buffer_dimension) for tp in port.program}
+    if len(sizes) != 1:
+        raise GraphError(f"{port.name}: its tilings walk DDR buffers of {sorted(sizes)} "
+                         "elements: one GMIO walks one buffer")
+    return sizes.pop()
+
+
+def _inputs(items: list[str], built: HeaderGraph, gmios: dict[str, HeaderPort],
+            iterations: int) -> dict:
+    """Each input's stream: from ``--input``, else a ramp wrapped into its element type (an
+    int8 input counts 0..127, -128..127, ...). A GMIO with a read tiling is given its DDR
+    buffer, an iteration after another, and sends what its tiling reads of each."""
     volumes, dtypes = built.input_volumes, built.input_dtypes
-    data = {name: np.arange(volume * iterations).astype(
+    ddr = {name: _ddr_elements(port) for name, port in gmios.items()
+           if name in volumes and port.direction == "read"}
+    data = {name: np.arange(ddr.get(name, volume) * iterations).astype(
                 GRAPH_DTYPES.get(dtypes.get(name, "int32"), np.int64))
             for name, volume in volumes.items()}
     data.update(load_input(item, list(volumes), GraphError, "the graph has no input")
                 for item in items)
+    for name, size in ddr.items():
+        port, buffer = gmios[name], np.asarray(data[name]).ravel()
+        port.program.validate("shim", "read", dtypes.get(name, "int32"))
+        if buffer.size != iterations * size:
+            raise field_error(GraphError, f"len(inputs[{name!r}])", buffer.size,
+                              f"the GMIO reads a DDR buffer of {size} elements an iteration: "
+                              f"{iterations} iterations need {iterations * size}")
+        stream = np.concatenate([port.program.gather(part)
+                                 for part in buffer.reshape(iterations, size)])
+        if stream.size != iterations * volumes[name]:
+            raise GraphError(f"{port.name}: its tiling reads {stream.size // iterations} "
+                             f"elements an iteration, and the graph takes {volumes[name]}")
+        data[name] = stream
     return data
 
 
-def _in_order(program: PortProgram) -> bool:
-    """The program walks its buffer from its first element to its last, each once."""
-    indices = program.indices()
-    return bool(np.array_equal(indices, np.arange(indices.size)))
+def _ddr_outputs(outputs: dict, gmios: dict[str, HeaderPort]) -> dict:
+    """The outputs, each GMIO with a write tiling as the DDR buffer its tiling fills in
+    each iteration (elements it does not write 0)."""
+    shown = dict(outputs)
+    for name, port in gmios.items():
+        if name in outputs and port.direction == "write":
+            words = np.asarray(outputs[name])
+            ddr = np.zeros((words.shape[0], _ddr_elements(port)), dtype=words.dtype)
+            for row, buffer in zip(words, ddr, strict=True):
+                port.program.scatter(row, buffer)
+            shown[name] = ddr
+    return shown
 
 
 def run(args: argparse.Namespace, text: str) -> int:
@@ -88,15 +137,10 @@ def run(args: argparse.Namespace, text: str) -> int:
         raise GraphError(f"{path.name}: no connect<>(...) could be read: not a graph to run")
     functions = dict(kernel_function(item) for item in args.kernel or [])
     built = header_graph(header, found, functions, path.stem)
-    inputs = _inputs(args.input or [], built, args.iterations)
+    gmios = _gmio_ports(header)
+    inputs = _inputs(args.input or [], built, gmios, args.iterations)
     for problem in header.skipped:   # after the errors, which are one line each
         print(f"aiedma run: warning: {path.name}:{problem}", file=sys.stderr)
-    for port in header.ports:
-        if port.owner in ("input_gmio", "output_gmio") and not _in_order(port.program):
-            what = ("input sends its data in the order given" if port.direction == "read"
-                    else "output is its words in the order they arrive")
-            print(f"aiedma run: warning: {path.name}:{port.line}:{port.column}: {port.name}: "
-                  f"the GMIO's tiling is not applied: the graph {what}", file=sys.stderr)
     for warning in found.warnings:
         print(f"aiedma run: warning: {path.name}:{warning}", file=sys.stderr)
     if built.unconnected:
@@ -116,8 +160,9 @@ def run(args: argparse.Namespace, text: str) -> int:
         else "system model"
     print(f"{path.name}: graph {path.stem}, {args.iterations} iteration"
           f"{'s' * (args.iterations > 1)}, {where}, {result.report.cycles} cycles: done")
-    for name, values in result.outputs.items():
-        print(f"{name} ({values.shape[1]} elements an iteration, output): "
+    for name, values in _ddr_outputs(result.outputs, gmios).items():
+        print(f"{name} ({values.shape[1]} elements an iteration"
+              f"{', the DDR buffer its GMIO tiling wrote' if name in gmios else ''}, output): "
               f"{format_runs(np.asarray(values).ravel())}")
     print(result.report.text())
     return 0

@@ -232,13 +232,39 @@ public:
 """
 
 
-def test_a_gmios_tiling_that_reorders_is_named_as_not_applied(capsys, tmp_path):
-    """The even rows of DDR first, then the odd: the run sends the data in the order given
-    and says so; a GMIO tiling in order is silent."""
+def test_a_gmios_tilings_walk_its_ddr_buffers(capsys, tmp_path):
+    """The input GMIO reads the even rows of its 8x8 DDR buffer first, then the odd; the
+    output GMIO writes its words in order: the output's DDR buffer holds the rows in that
+    order. Given data is the DDR buffer's, an iteration after another."""
     header = tmp_path / "gmio.h"
     header.write_text(GMIO_TILED)
-    status, out, err = main(capsys, "run", header)
+    status, out, err = main(capsys, "run", header, "--iterations", 2)
     assert status == 0, err
-    assert err == ("aiedma run: warning: gmio.h:12:14: G::gin.out[0]: the GMIO's tiling is not "
-                   "applied: the graph input sends its data in the order given\n")
-    assert outputs(out) == {"gout": "0..63"}
+    rows = [r for half in (range(0, 8, 2), range(1, 8, 2)) for r in half]
+    first = np.concatenate([np.arange(8 * r, 8 * r + 8) for r in rows])
+    shown = outputs(out)["gout"]
+    assert shown == format_runs(np.concatenate([first, first + 64]))
+    assert "gout (64 elements an iteration, the DDR buffer its GMIO tiling wrote, output)" in out
+    given = tmp_path / "ddr.npy"
+    np.save(given, np.arange(64, dtype=np.int32) * 10)
+    status, out, err = main(capsys, "run", header, "--input", f"gin={given}")
+    assert status == 0, err
+    assert outputs(out)["gout"] == format_runs(first * 10)
+
+
+def test_a_gmio_given_the_wrong_amount_of_ddr_or_reading_another_count_is_refused(
+        capsys, tmp_path):
+    header = tmp_path / "gmio.h"
+    header.write_text(GMIO_TILED)
+    short = tmp_path / "short.npy"
+    np.save(short, np.arange(60, dtype=np.int32))
+    status, _, err = main(capsys, "run", header, "--input", f"gin={short}")
+    assert status == 2
+    assert ("len(inputs['gin'])=60: the GMIO reads a DDR buffer of 64 elements an iteration: "
+            "1 iterations need 64") in err
+    header.write_text(GMIO_TILED.replace(".wrap = 4}, {.dimension = 1, .stride = 1, "
+                                         ".wrap = 2}", ".wrap = 4}"))
+    status, _, err = main(capsys, "run", header)
+    assert status == 2
+    assert "G::gin.out[0]: its tiling reads 32 elements an iteration, and the graph takes 64" \
+        in err
