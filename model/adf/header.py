@@ -146,6 +146,7 @@ _OBJECT_KINDS = {"shared_buffer": "memtile", "external_buffer": "shim", "kernel"
 # A GMIO's tiling is the shim DMA's: what its data reads from (input) or writes to (output)
 # in DDR, in the element type of the buffer it is connected to.
 _GMIO_ACCESS = {"input_gmio": ("read", "out"), "output_gmio": ("write", "in")}
+_CREATED = ("shared_buffer", "external_buffer", "kernel")  # a create whose arguments count
 _STRUCTURE = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif",
                         "preproc_elifdef", "declaration_list", "linkage_specification",
                         "field_declaration_list", "translation_unit"})
@@ -758,7 +759,7 @@ class _Reader:
                 rest = [x.text for x in tokens[k + 1:k + 5]]
                 if rest[:2] == ["adf", "::"]:
                     rest = rest[2:]
-                return bool(rest) and rest[0] in _OBJECT_KINDS and \
+                return bool(rest) and rest[0] in _CREATED and \
                     (rest[1:2] == ["<"] or rest[1:3] == ["::", "create"])
         return False
 
