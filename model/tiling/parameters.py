@@ -254,10 +254,14 @@ class TilingParameters:
                     )
             ndim = len(ref)
             if len(self.offset) > ndim:
-                raise field_error(
-                    TilingError, "offset", self.offset,
-                    f"has {len(self.offset)} entries but the buffer has {ndim} dimensions",
-                )
+                if any(self.offset[ndim:]):
+                    raise field_error(
+                        TilingError, "offset", self.offset,
+                        f"has {len(self.offset)} entries but the buffer has {ndim} dimensions "
+                        "(entries past them may only be 0)",
+                    )
+                # zeros past the buffer's dimensions move nothing: AMD's tools accept them
+                object.__setattr__(self, "offset", self.offset[:ndim])
         else:
             ndim = MAX_DIMENSIONS
         for i, t in enumerate(self.tile_traversal):

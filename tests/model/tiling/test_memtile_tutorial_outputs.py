@@ -48,3 +48,12 @@ def test_test_case_3_padded_quarters_of_one_layer():
     assert shown[3] == [[33, 34, 35, 36, 37, 0], [43, 44, 45, 46, 47, 0],
                         [53, 54, 55, 56, 57, 0], [63, 64, 65, 66, 67, 0],
                         [73, 74, 75, 76, 77, 0], [0, 0, 0, 0, 0, 0]]
+
+
+def test_test_case_4s_write_gives_an_offset_per_dimension_of_the_read():
+    """``.offset = {0, 0}`` on its one-dimensional write, which the tutorial compiles: zeros
+    past the buffer's dimensions are taken as none (a non-zero one stays an error,
+    tests/model/tiling/test_tiling_errors.py)."""
+    tp = TilingParameters(buffer_dimension=[64 * 512], tiling_dimension=[], offset=[0, 0])
+    assert tp.offset == (0,)
+    assert np.array_equal(tp.indices(), np.arange(64 * 512))

@@ -63,8 +63,9 @@ CASES = [
      ["tile_traversal[1].dimension=2", "dimensions 0..1"]),
     ("tile vector of the wrong length", lambda: tp(tiling_dimension=[3, 2, 1]),
      ["tiling_dimension=[3, 2, 1]", "has 3 entries but buffer_dimension=[10, 6] has 2"]),
-    ("offset vector too long", lambda: tp(offset=[0, 0, 0]),
-     ["offset=[0, 0, 0]", "has 3 entries but the buffer has 2 dimensions"]),
+    ("offset vector too long", lambda: tp(offset=[0, 0, 1]),
+     ["offset=[0, 0, 1]", "has 3 entries but the buffer has 2 dimensions (entries past "
+      "them may only be 0)"]),
     ("boundary vector of the wrong length", lambda: tp(boundary_dimension=[10]),
      ["boundary_dimension=[10]", "has 1 entries"]),
     ("five dimensions", lambda: tp(buffer_dimension=[2] * 5, tiling_dimension=[]),
