@@ -106,7 +106,7 @@ import itertools
 import re
 from bisect import bisect_left
 from collections import ChainMap
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -493,20 +493,7 @@ class _Reader:
             return
         frame = ctx.frames[0] if ctx.frames else self.globals
         words = {w for w in re.split(r"\W+", self._text(node).split("=")[0]) if w}
-        declarators = node.children_by_field_name("declarator")
-        for d in declarators:
-            value = None
-            if d.type == "init_declarator":
-                value = d.child_by_field_name("value")
-                d = d.child_by_field_name("declarator")
-            elif node.type == "field_declaration":
-                value = node.child_by_field_name("default_value")
-            size = None
-            if d is not None and d.type == "array_declarator":
-                size = d.child_by_field_name("size")
-                d = d.child_by_field_name("declarator")
-            if d is None or d.type not in ("identifier", "field_identifier"):
-                continue
+        for d, value, size in self._declarators(node):
             name = self._text(d)
             if bare.startswith("kernel") and bare in ("kernel", "kernel&"):
                 self._declare(ctx, name, "kernel", self._first(d), size)
@@ -541,17 +528,29 @@ class _Reader:
                 else:
                     frame[name] = Definition(body=tuple(body), scope=self._scope_at(ctx))
 
-    def _declare_gmios(self, node: tree_sitter.Node, ctx: _Context, owner: str) -> None:
-        """``adf::input_gmio g;`` (or an array of them, or one made by its ``create``)."""
+    @staticmethod
+    def _declarators(node: tree_sitter.Node) -> Iterator[tuple[tree_sitter.Node,
+                                                               tree_sitter.Node | None,
+                                                               tree_sitter.Node | None]]:
+        """Each name a declaration declares: its identifier, initial value and array size."""
         for d in node.children_by_field_name("declarator"):
+            value = None
             if d.type == "init_declarator":
+                value = d.child_by_field_name("value")
                 d = d.child_by_field_name("declarator")
+            elif node.type == "field_declaration":
+                value = node.child_by_field_name("default_value")
             size = None
             if d is not None and d.type == "array_declarator":
                 size = d.child_by_field_name("size")
                 d = d.child_by_field_name("declarator")
             if d is not None and d.type in ("identifier", "field_identifier"):
-                self._declare(ctx, self._text(d), owner, self._first(d), size)
+                yield d, value, size
+
+    def _declare_gmios(self, node: tree_sitter.Node, ctx: _Context, owner: str) -> None:
+        """``adf::input_gmio g;`` (or an array of them, or one made by its ``create``)."""
+        for d, _, size in self._declarators(node):
+            self._declare(ctx, self._text(d), owner, self._first(d), size)
 
     def _declare(self, ctx: _Context, name: str, owner: str, where: Token,
                  size: tree_sitter.Node | None) -> None:
