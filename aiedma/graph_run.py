@@ -77,12 +77,9 @@ def _gmio_ports(header: GraphHeader) -> dict[str, HeaderPort]:
 
 
 def _ddr_elements(port: HeaderPort) -> int:
-    """Elements of the DDR buffer a GMIO's tiling walks (its ``buffer_dimension``)."""
-    sizes = {prod(tp.buffer_dimension) for tp in port.program}
-    if len(sizes) != 1:
-        raise GraphError(f"{port.name}: its tilings walk DDR buffers of {sorted(sizes)} "
-                         "elements: one GMIO walks one buffer")
-    return sizes.pop()
+    """Elements of the DDR buffer a GMIO's tiling walks (its ``buffer_dimension``; a port
+    program's entries all address one buffer)."""
+    return prod(next(iter(port.program)).buffer_dimension)
 
 
 def _inputs(items: list[str], built: HeaderGraph, gmios: dict[str, HeaderPort],

@@ -685,3 +685,18 @@ def test_graph_run_refuses_an_rtl_that_is_no_runner(rtl, hint):
                rf"rtl=aiedma\.tb\.rtl_runner\({hint}\)$")
     with pytest.raises(GraphError, match=message):
         tutorial_graph(1).run(1, {}, rtl=rtl)
+
+
+def test_a_graph_input_sends_the_element_type_of_the_buffer_its_data_reaches():
+    g = Graph()
+    buf = g.shared_buffer([8], 1, 1, "int8", "bytes")
+    k = g.kernel("k", lambda x: x, [8], [8])
+    g.connect(g.input("direct"), buf.inputs[0])
+    g.connect(buf.outputs[0], k.inputs[0])
+    g.connect(k.outputs[0], g.output("out"))
+    assert g.input_dtype("direct") == "int8"
+    lone = Graph()
+    lone.connect(lone.input("in"), lone.output("out"))
+    assert lone.input_dtype("in") == "int32"   # no buffer on the way: the default
+    with pytest.raises(GraphError, match=r"^input='out': no graph input of that name$"):
+        lone.input_dtype("out")
