@@ -268,4 +268,3 @@ def test_a_gmio_given_the_wrong_amount_of_ddr_or_reading_another_count_is_refuse
     assert status == 2
     assert "G::gin.out[0]: its tiling reads 32 elements an iteration, and the graph takes 64" \
         in err
-
