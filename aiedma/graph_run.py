@@ -67,13 +67,10 @@ def kernel_function(item: str) -> tuple[str, Callable]:
     return name, found
 
 
-_GMIOS = ("input_gmio", "output_gmio")
-
-
 def _gmio_ports(header: GraphHeader) -> dict[str, HeaderPort]:
     """The GMIO ports with a tiling, by the graph port's name (its object's bare name)."""
     return {port.name.rpartition("::")[2].partition(".")[0]: port for port in header.ports
-            if port.owner in _GMIOS}
+            if port.is_gmio}
 
 
 def _ddr_elements(port: HeaderPort) -> int:

@@ -128,7 +128,7 @@ from .lexer import (
     position,
     syntax_error,
 )
-from .ports import MAX_PORTS, GraphHeader, HeaderPort, SharedBufferSpec, Skipped
+from .ports import GMIO_OWNERS, MAX_PORTS, GraphHeader, HeaderPort, SharedBufferSpec, Skipped
 from .scopes import Definition, Scope, scope_of_defines
 from .tilings import TilingParser
 
@@ -142,7 +142,7 @@ _MAX_TYPE_DEPTH = 20
 _CREATE_LOOKAHEAD = 64
 _MAX_NESTING = 100  # nested blocks read structurally; deeper ones token by token
 _OBJECT_KINDS = {"shared_buffer": "memtile", "external_buffer": "shim", "kernel": "tile",
-                 "input_gmio": "shim", "output_gmio": "shim"}
+                 **dict.fromkeys(GMIO_OWNERS, "shim")}
 # A GMIO's tiling is the shim DMA's: what its data reads from (input) or writes to (output)
 # in DDR, in the element type of the buffer it is connected to.
 _GMIO_ACCESS = {"input_gmio": ("read", "out"), "output_gmio": ("write", "in")}

@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 from ..errors import AiedmaError
 from ..tiling.port import PortProgram
 
-__all__ = ["KIND_WORDS", "MAX_PORTS", "GraphHeader", "HeaderPort", "SharedBufferSpec", "Skipped"]
+__all__ = ["GMIO_OWNERS", "KIND_WORDS", "MAX_PORTS", "GraphHeader", "HeaderPort",
+           "SharedBufferSpec", "Skipped"]
 
 KIND_WORDS = {"memtile": "memory tile", "tile": "core tile", "shim": "shim"}
 """How a DMA kind is called in messages and listings."""
+
+GMIO_OWNERS = ("input_gmio", "output_gmio")
+"""The :attr:`HeaderPort.owner` of a GMIO's port."""
 
 MAX_PORTS = 14
 """A memory tile has 6 channels each way and may borrow 4 from each neighbour."""
@@ -90,6 +94,11 @@ class HeaderPort:
     owner: str
     line: int
     column: int
+
+    @property
+    def is_gmio(self) -> bool:
+        """The port is a GMIO's: its tiling walks a DDR buffer through the shim."""
+        return self.owner in GMIO_OWNERS
 
     @property
     def context(self) -> str:

@@ -66,11 +66,10 @@ class HeaderGraph:
     """
 
     def __init__(self, graph: Graph, input_volumes: dict[str, int],
-                 kernels: tuple[str, ...], unconnected: tuple[str, ...] = (),
-                 input_dtypes: dict[str, str] | None = None) -> None:
-        self.graph, self.input_volumes, self.kernels = graph, input_volumes, kernels
-        self.unconnected = unconnected
-        self.input_dtypes = dict(input_dtypes or {})
+                 input_dtypes: dict[str, str], kernels: tuple[str, ...],
+                 unconnected: tuple[str, ...] = ()) -> None:
+        self.graph, self.input_volumes, self.input_dtypes = graph, input_volumes, input_dtypes
+        self.kernels, self.unconnected = kernels, unconnected
 
 
 def _short(name: str) -> str:
@@ -168,7 +167,7 @@ def header_graph(header: GraphHeader, text: GraphText,
             volumes[c.source.name] = _volume(c.destination, buffers, kernels, text)
     unconnected = tuple(k for k in text.kernels if k not in connected)
     dtypes = {name: g.input_dtype(name) for name in volumes}
-    return HeaderGraph(g, volumes, tuple(kernels), unconnected, dtypes)
+    return HeaderGraph(g, volumes, dtypes, tuple(kernels), unconnected)
 
 
 def _port(g: Graph, end: Endpoint, way: str, buffers, kernels, text: GraphText,
