@@ -11,18 +11,19 @@ high for a channel without locks.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.cycle.contract import ADDRESS_BITS
 from .addrgen import BDAddressGenerator
 from .handshake import MM2SHandshakeDatapath, S2MMHandshakeDatapath, check_outstanding
-from .layouts import bd_layout, check_kind, data_beat_layout
+from .layouts import bd_layout, beat_layout, check_kind, data_beat_layout
 from .lock_gate import LockGate
 from .memory_port import read_port_signature, write_port_signature
 from .mm2s import MM2SDatapath
 from .s2mm import S2MMDatapath
+from .skid import SkidBuffer
 
 __all__ = ["MM2SEngine", "S2MMEngine"]
 
@@ -39,21 +40,21 @@ def _gate_ports(kind: str) -> dict:
     }
 
 
-def _gate(m: Module, top: wiring.Component, addrgen: BDAddressGenerator,
+def _gate(m: Module, top: wiring.Component, beats: stream.Interface,
           datapath: wiring.Component) -> LockGate:
-    """Address generator -> lock gate -> datapath, and the beat monitor outputs; returns
-    the gate."""
+    """``beats`` -> lock gate -> datapath, and the beat monitor outputs (the gate's
+    input); returns the gate."""
     m.submodules.gate = gate = LockGate(top.kind)
-    wiring.connect(m, addrgen.o, gate.i)
+    wiring.connect(m, beats, gate.i)
     wiring.connect(m, gate.o, datapath.beats)
     m.d.comb += [
         top.lock_request.eq(gate.lock_request),
         gate.lock_grant.eq(top.lock_grant),
-        top.beat_valid.eq(addrgen.o.valid),
-        top.beat_ready.eq(addrgen.o.ready),
-        top.beat_address.eq(addrgen.o.payload.address),
-        top.beat_zero.eq(addrgen.o.payload.zero),
-        top.beat_last.eq(addrgen.o.payload.last),
+        top.beat_valid.eq(gate.i.valid),
+        top.beat_ready.eq(gate.i.ready),
+        top.beat_address.eq(gate.i.payload.address),
+        top.beat_zero.eq(gate.i.payload.zero),
+        top.beat_last.eq(gate.i.payload.last),
     ]
     return gate
 
@@ -105,7 +106,7 @@ class MM2SEngine(wiring.Component):
     lock_request, lock_grant : Out, In
         The lock gate (:class:`~.lock_gate.LockGate`); ``lock_grant`` resets high.
     beat_valid, beat_ready, beat_address, beat_zero, beat_last : Out
-        The address generator's ``o``, as monitor outputs.
+        The lock gate's input (here the address generator's ``o``), as monitor outputs.
     """
 
     def __init__(self, kind: str, outstanding: int | None = None) -> None:
@@ -127,7 +128,7 @@ class MM2SEngine(wiring.Component):
             datapath = MM2SHandshakeDatapath(self.kind, self.outstanding)
         m.submodules.datapath = datapath
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
-        _gate(m, self, addrgen, datapath)
+        _gate(m, self, addrgen.o, datapath)
         wiring.connect(m, datapath.o, wiring.flipped(self.o))
         _memory(m, self, datapath, read_port_signature(self.kind, self.outstanding is not None))
         return m
@@ -150,8 +151,19 @@ class S2MMEngine(wiring.Component):
     mem_addr, mem_data, mem_we : Out
         Write port (a word is stored at the end of a cycle with ``mem_we`` high). With
         ``outstanding``, the handshake port (:func:`~.memory_port.write_port_signature`).
-    lock_request, lock_grant, beat_*, blocked, dropped, fault, done :
+    lock_request, lock_grant, blocked, dropped, fault, done :
         As :class:`MM2SEngine`.
+    beat_valid, beat_ready, beat_address, beat_zero, beat_last : Out
+        The lock gate's input, the skid's output, as monitor outputs.
+
+    Notes
+    -----
+    The gate's ``ready`` is a stream word's arrival, late in the cycle, so a skid
+    (:class:`~.skid.SkidBuffer`) stands between the generator and the gate: the
+    generator's ``o.ready`` is the skid's emptiness, a register. A word with TLAST
+    (finish on TLAST) ends its BD at the gate; the beats the generator still has of
+    that BD are dropped in the next cycle, through the generator's ``cut`` driven by
+    a register (docs/cycle.md, "S2MM skid" and "Finish on TLAST").
     """
 
     def __init__(self, kind: str, outstanding: int | None = None) -> None:
@@ -173,14 +185,24 @@ class S2MMEngine(wiring.Component):
             datapath = S2MMHandshakeDatapath(self.kind, self.outstanding)
         m.submodules.datapath = datapath
         wiring.connect(m, wiring.flipped(self.bd), addrgen.i)
-        gate = _gate(m, self, addrgen, datapath)
-        wiring.connect(m, wiring.flipped(self.i), datapath.i)
-        # Finish on TLAST: the word ends its BD. Both blocks read ``cut`` only when a beat
-        # joins its word (``o.ready`` is ``i.valid`` through the gate), so it is the
-        # word's ``last`` alone, not ANDed with ``i.valid`` (one LUT level less).
-        cut = self.i.payload.last
+        m.submodules.skid = skid = SkidBuffer(beat_layout(self.kind))
+        dropping = Signal()   # the generator's BD was ended by TLAST in the cycle before
         m.d.comb += [
-            addrgen.cut.eq(cut), gate.cut.eq(cut),
+            skid.i.valid.eq(addrgen.o.valid & ~dropping),
+            skid.i.payload.eq(addrgen.o.payload),
+            # With ``dropping`` the skid is empty, so the generator gives its beat, which
+            # goes nowhere, and frees its running slot (a cut).
+            addrgen.o.ready.eq(skid.i.ready),
+            addrgen.cut.eq(dropping),
         ]
+        gate = _gate(m, self, skid.o, datapath)
+        wiring.connect(m, wiring.flipped(self.i), datapath.i)
+        # Finish on TLAST: the word ends its BD. The gate reads ``cut`` only when a beat
+        # joins its word (its ``ready`` is ``i.valid``), so it is the word's ``last``
+        # alone, not ANDed with ``i.valid`` (one LUT level less).
+        cut = self.i.payload.last
+        m.d.comb += gate.cut.eq(cut)
+        joined = gate.i.valid & gate.i.ready
+        m.d.sync += dropping.eq(joined & cut & ~gate.i.payload.last)
         _memory(m, self, datapath, write_port_signature(self.kind, self.outstanding is not None))
         return m

@@ -177,6 +177,30 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
 
   ``lock_grant`` is high while the channel *holds* the lock of the BD at the gate
   (registers of the channel and of the lock unit, never a decision of the cycle).
+  MM2S: the gate's ``i`` is the generator's ``o``. **S2MM: a skid** (one beat,
+  ``hdl.skid.SkidBuffer``) stands between them, because ``d_ready`` there is a
+  word's arrival, late in the cycle, and the generator's ``o.ready`` fans out to
+  every slot. In cycle ``t``, with ``K`` the skid's register (a beat, or empty) and
+  ``D`` the register *dropping*::
+
+      gate.i       = K if K is full, else the generator's o unless D (else nothing)
+      o.ready      = K is empty                # the generator's, a register
+      cut          = D                         # the generator's cut input
+      at the edge:   K = empty if K is full and gate.i moves
+                     K = the generator's beat  if K is empty, not D, o.valid and it
+                                               does not move
+                     D = gate.i moves and its word has TLAST (finish on TLAST) and
+                         the beat is not ``last``
+
+  So the skid adds no cycle to a beat (an empty skid passes ``o`` through): the gate
+  sees every beat in the cycle it would see it without one. What moves is the
+  generator: it gives a beat into the skid in the first cycle the gate stalls and
+  stops from the next, so its slots move, and ``i.ready`` rises, up to the whole
+  stall earlier (a BD taken earlier frees a fetch stage entry earlier). A word with
+  TLAST that ends its BD at beat ``t`` (not its ``last``) drops the beats the
+  generator still holds of that BD in ``t + 1``, the cycle ``R`` frees in; the next
+  BD's first beat comes in ``t + 2`` at the earliest (one cycle later than without
+  the skid, the price of keeping the stream's ``last`` off the generator's slots).
 * **Lock requests.** At most one BD of a channel holds its lock or asks for it. At
   the end of cycle ``t``, when after the edge no BD would hold or ask, the next BD at
   the gate (one the engine took before ``t``; else a BD of length 0 that may run)

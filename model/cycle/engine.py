@@ -298,6 +298,11 @@ class ChannelEngine:
         self.slots = AddrgenSlots(prepare_slots)
         self.datapath = MM2SDatapath() if mm2s else S2MMDatapath()
         self.first = True   # the next beat is a BD's first: it waits for its lock
+        # S2MM only: the skid register between the generator and the gate (the beat it
+        # holds, ``(address, zero, last)``), and whether the running BD's beats are dropped
+        # in this cycle (a word with TLAST ended the BD in the cycle before).
+        self.skid: tuple[int, bool, bool] | None = None
+        self.dropping = False
         self._bd: BufferDescriptor | None = None
         self._o_ready = self._i_valid = self._i_end = False
         self._i_data = self._mem_data = 0
@@ -307,21 +312,21 @@ class ChannelEngine:
     @property
     def empty(self) -> bool:
         """No BD and no word is left inside."""
-        return self.slots.empty and self.datapath.empty
+        return self.slots.empty and self.datapath.empty and self.skid is None
 
     def state(self) -> tuple:
         """Everything that changes, for telling a cycle that changed nothing."""
         # AddrgenSlots.state inline: the channel asks twice in most stepped cycles.
         slots = self.slots
         return (*map(id, slots.prepare), id(slots.run), slots.position,
-                *self.datapath.state(), self.first)
+                *self.datapath.state(), self.first, self.skid, self.dropping)
 
     def steady_state(self) -> tuple:
         """:meth:`state` without what advances at a steady rate: the beat position
         and the words passing through (the system model's fast path)."""
         slots = self.slots
         return (*map(id, slots.prepare), id(slots.run), *self.datapath.steady_state(),
-                self.first)
+                self.first, self.skid, self.dropping)
 
     def drive(self, bd: BufferDescriptor | None, *, o_ready: bool = False, i_valid: bool = False,
               i_data: int = 0, mem_data: int = 0, i_end: bool = False) -> None:
@@ -336,9 +341,24 @@ class ChannelEngine:
     def _datapath_ready(self) -> bool:
         return self.datapath.beats_ready() if self.mm2s else self._i_valid
 
+    def _shown(self) -> tuple[bool, int, bool, bool]:
+        """The beat at the gate, ``(valid, address, zero, last)``: MM2S, the generator's;
+        S2MM, the skid's, else the generator's unless its BD is being dropped."""
+        if self.mm2s:
+            return self.slots.outputs()
+        if self.skid is not None:
+            return (True, *self.skid)
+        if self.dropping:
+            return False, 0, False, False
+        return self.slots.outputs()
+
     def lock_request(self) -> bool:
         """A BD's first beat is shown and the datapath could take it this cycle."""
-        return self.slots.run is not None and self.first and self._datapath_ready()
+        if self.mm2s:
+            shown = self.slots.run is not None
+        else:
+            shown = self.skid is not None or (self.slots.run is not None and not self.dropping)
+        return shown and self.first and self._datapath_ready()
 
     def grant(self, granted: bool) -> None:
         """Whether the BD at the gate holds its lock in this cycle (its first beat passes)."""
@@ -348,13 +368,18 @@ class ChannelEngine:
     def _settle(self) -> tuple:
         """This cycle's combinational values, worked out once for :meth:`sample` and
         :meth:`clock` (the inputs are all in after :meth:`drive` and :meth:`grant`): the
-        beat shown, whether the gate lets it pass, the address generator's ``o.ready``
-        and its slots' :meth:`~AddrgenSlots.readiness`."""
+        beat shown at the gate, whether the gate lets it pass, the gate's ``ready``, and
+        the slots' :meth:`~AddrgenSlots.readiness`. MM2S: the gate's ``ready`` is the
+        generator's ``o.ready``. S2MM: the generator's ``o.ready`` is the skid's
+        emptiness and its ``cut`` the ``dropping`` register, both registers."""
         if self._settled is None:
             passes = not self.first or self._grant
             a_ready = self._datapath_ready() and passes
-            self._settled = (self.slots.outputs(), passes, a_ready,
-                             self.slots.readiness(a_ready, self._i_end))
+            if self.mm2s:
+                readiness = self.slots.readiness(a_ready)
+            else:
+                readiness = self.slots.readiness(self.skid is None, self.dropping)
+            self._settled = (self._shown(), passes, a_ready, readiness)
         return self._settled
 
     def sample(self) -> EngineCycle:
@@ -397,8 +422,25 @@ class ChannelEngine:
                         else bd_beat_lists(self.kind, self._bd))
         if self.mm2s:
             self.datapath.clock((zero, last) if moved else None, self._o_ready, self._mem_data)
+            self.slots.clock(accepted, a_ready, readiness)
         else:
             self.datapath.clock((address, zero, self._i_data) if moved else None)
+            generator_ready, dropping = self.skid is None, self.dropping
+            self._clock_skid(moved)
+            self.slots.clock(accepted, generator_ready, readiness, dropping)
+            # A word with TLAST ends its BD: the beats it has left are dropped next cycle.
+            self.dropping = moved and self._i_end and not last
         if moved:
             self.first = last or self._i_end
-        self.slots.clock(accepted, a_ready, readiness, self._i_end)
+
+    def _clock_skid(self, moved: bool) -> None:
+        """S2MM's skid at the edge, before the slots move: a held beat leaves when it
+        moves; an empty skid takes the generator's beat when it shows one that does
+        not move (the generator gives a beat whenever the skid is empty)."""
+        if self.skid is not None:
+            if moved:
+                self.skid = None
+        elif not moved and not self.dropping:
+            valid, address, zero, last = self.slots.outputs()
+            if valid:
+                self.skid = (address, zero, last)

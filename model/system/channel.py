@@ -1254,8 +1254,8 @@ class Channel:
             return event
         engine = self.engine
         run = engine.slots.run
-        if run is None or engine.first:
-            return last + 1
+        if run is None or engine.first or engine.skid is not None or engine.dropping:
+            return last + 1   # (S2MM's skid is empty while it streams steadily)
         # The BD's last beat completes it (lock release, stage, TLAST): stop before it,
         # and, with a BD waiting behind it, before that BD asks for its lock
         # (LOCK_ASK_AHEAD beats earlier).

@@ -20,7 +20,8 @@ from aiedma.model.cycle.contract import (
     MM2S_LATENCY,
     load_word_offsets,
 )
-from aiedma.model.cycle.timing import addrgen_trace, bd_beats, mm2s_trace
+from aiedma.model.cycle.engine import ChannelEngine, bd_beat_lists
+from aiedma.model.cycle.timing import addrgen_trace, bd_beats, mm2s_trace, s2mm_trace
 from aiedma.tb.common.beats import expected_beats
 
 SLOTS = sorted({1, 2, 3, ADDRGEN_PREPARE_SLOTS})
@@ -193,3 +194,52 @@ def test_a_long_load_gives_the_next_loads_a_head_start():
 def test_a_load_without_beats_is_refused():
     with pytest.raises(ValueError, match=r"lengths\[1\]=0: a load has at least one beat"):
         load_word_offsets([2, 0])
+
+
+# --- the S2MM skid (contract: "Lock gate") ------------------------------------------------
+
+
+def test_an_s2mm_stall_at_a_bds_last_beat_takes_the_next_bd_at_its_start():
+    """One prepare slot, BDs of two beats offered back to back, one word in cycle 4 and
+    none in 5-10. BD 0's first beat shows in 2 (``ADDRGEN_LATENCY``), waits in the skid
+    and joins in 4; its last beat shows in 5 and, not taken, goes into the skid at edge
+    5, freeing ``R`` there: BD 1 loads from the prepare slot and BD 2 is accepted in 5,
+    the stall's first cycle (without the skid, in 11, when that beat joins)."""
+    bds = [linear(2) for _ in range(4)]
+    valid = [False] * 4 + [True] + [False] * 6
+    trace = s2mm_trace("tile", bds, list(range(8)), valid=valid, prepare_slots=1)
+    assert list(np.flatnonzero(trace.bd_valid & trace.bd_ready)) == [0, 1, 5, 13]
+    # The gate still sees every beat in its cycle: no word waits on the skid.
+    assert trace.joins == (4, *range(11, 18))
+
+
+def _fot_joins(cut_at):
+    """Joins of an S2MM engine running BDs of 4 and 2 beats with words always valid,
+    the word of join ``cut_at`` carrying TLAST (finish on TLAST)."""
+    engine = ChannelEngine("tile", False)
+    bds = [linear(4), linear(2)]
+    joins, taken, cycle = [], 0, 0
+    while taken < len(bds) or not engine.empty:
+        end = len(joins) == cut_at
+        engine.drive(bds[taken] if taken < len(bds) else None, i_valid=True, i_end=end)
+        engine.grant(True)
+        signals = engine.sample()
+        if signals.stream_valid and signals.stream_ready:
+            joins.append(cycle)
+        accepted = signals.bd_valid and signals.bd_ready
+        engine.clock(bd_beat_lists("tile", bds[taken]) if accepted else None)
+        taken += accepted
+        cycle += 1
+    return joins
+
+
+def test_a_tlast_mid_bd_drops_its_beats_in_the_next_cycle_a_bubble_before_the_next_bd():
+    """A word with TLAST on BD 0's second beat (join ``c + 1``) ends BD 0; the generator
+    drops its other two beats in ``c + 2`` (the ``dropping`` register) and BD 1's first
+    beat joins in ``c + 3``: one cycle later than after a BD ending by its length."""
+    whole = _fot_joins(cut_at=None)
+    c = whole[0]
+    assert whole == list(range(c, c + 6))
+    assert _fot_joins(cut_at=1) == [c, c + 1, c + 3, c + 4]
+    # TLAST on the BD's own last beat drops nothing: no bubble.
+    assert _fot_joins(cut_at=3) == whole

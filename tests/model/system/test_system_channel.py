@@ -655,7 +655,10 @@ def test_stall_causes():
     s2mm.push(Task(0))
     for c in range(CHANNEL_LATENCY["s2mm"]):
         assert step([s2mm], c)[0].cause == "load"
-    assert s2mm.step(CHANNEL_LATENCY["s2mm"]) == Stall("empty", 0, detail="in")
+    # The first beat shows with no word: the skid takes it (progress), then nothing moves.
+    latency = CHANNEL_LATENCY["s2mm"]
+    assert s2mm.step(latency) == Stall("empty", 0, detail="in", progress=True)
+    assert s2mm.step(latency + 1) == Stall("empty", 0, detail="in")
 
 
 # --- agreement with run_task ------------------------------------------------------------------

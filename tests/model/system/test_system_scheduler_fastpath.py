@@ -398,10 +398,11 @@ def test_quiet_channels_and_kept_beats_change_nothing(kind, monkeypatch):
 @pytest.mark.parametrize("num_buffers", [1, 2])
 def test_a_jump_starts_the_cycle_after_an_s2mm_stops(num_buffers, monkeypatch):
     """An S2MM writes the word it took last in the cycle after (its datapath's pending
-    write), so its pending write is no part of its steady state: once it has stalled one
-    cycle, the write is done and a jump may start. In the pipeline, whose S2MM stops at
-    every producer buffer, such jumps happen, never with a write still pending, and the
-    run is the one stepping every cycle gives."""
+    write), so its pending write is no part of its steady state; in its first stalled
+    cycle the write is done and the skid takes the beat shown, so after a second one
+    nothing changes and a jump may start. In the pipeline, whose S2MM stops at every
+    producer buffer, such jumps happen, never with a write still pending, and the run is
+    the one stepping every cycle gives."""
     seen = {"starts": 0, "after_a_word": 0}
     jump = SystemRun._jump
 
@@ -417,7 +418,7 @@ def test_a_jump_starts_the_cycle_after_an_s2mm_stops(num_buffers, monkeypatch):
         for k, channel in channels:
             if not self._moved[k]:
                 assert channel.engine.datapath.write is None, "a write left to a jump"
-                if len(history) > 1 and history[-2][k]:
+                if len(history) > 2 and history[-3][k] and not history[-2][k]:
                     seen["after_a_word"] += 1
 
     cycle = SystemRun.cycle
@@ -426,7 +427,7 @@ def test_a_jump_starts_the_cycle_after_an_s2mm_stops(num_buffers, monkeypatch):
         cycle(self)
         history = self.__dict__.setdefault("_s2mm_moved", [])
         history.append(list(self._moved))
-        del history[:-2]
+        del history[:-3]
 
     monkeypatch.setattr(SystemRun, "_jump", checked)
     monkeypatch.setattr(SystemRun, "cycle", remembered)
