@@ -303,6 +303,7 @@ class ChannelEngine:
         # in this cycle (a word with TLAST ended the BD in the cycle before).
         self.skid: tuple[int, bool, bool] | None = None
         self.dropping = False
+        self._skid_from: tuple | None = None   # the skid beat's (run, position), for reports
         self._bd: BufferDescriptor | None = None
         self._o_ready = self._i_valid = self._i_end = False
         self._i_data = self._mem_data = 0
@@ -351,6 +352,13 @@ class ChannelEngine:
         if self.dropping:
             return False, 0, False, False
         return self.slots.outputs()
+
+    def gate_beat(self) -> tuple[tuple | None, int]:
+        """The BD (the slot's run) and beat position of the beat at the gate, for
+        reports: on S2MM the skid's when it holds one, else the running slot's."""
+        if self._skid_from is not None:
+            return self._skid_from
+        return self.slots.run, self.slots.position
 
     def lock_request(self) -> bool:
         """A BD's first beat is shown and the datapath could take it this cycle."""
@@ -439,8 +447,9 @@ class ChannelEngine:
         not move (the generator gives a beat whenever the skid is empty)."""
         if self.skid is not None:
             if moved:
-                self.skid = None
+                self.skid = self._skid_from = None
         elif not moved and not self.dropping:
             valid, address, zero, last = self.slots.outputs()
             if valid:
                 self.skid = (address, zero, last)
+                self._skid_from = (self.slots.run, self.slots.position)

@@ -171,9 +171,9 @@ class EngineRecorder:
 
     def _sample(self) -> EngineCycle:
         signals = self._original["sample"]()
-        slots = self.engine.slots
+        run, position = self.engine.gate_beat()
         bd = self.channel.bd
-        self._where = (self._index(self._runs, self._run_index, slots.run), slots.position,
+        self._where = (self._index(self._runs, self._run_index, run), position,
                        -1 if bd is None else bd)
         self._signals = _SIGNALS(signals)
         return signals

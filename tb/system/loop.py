@@ -177,9 +177,9 @@ class CheckedEngine:
         self.cycle += 1
 
     def _mismatch(self, differences: dict[str, tuple]) -> None:
-        slots = self.model.slots
+        run, position = self.model.gate_beat()
         raise loop_mismatch(self.channel.name, self.rtl.__class__.__name__, self.cycle,
-                            differences, slots.run, slots.position, self.channel.bd, self.seed)
+                            differences, run, position, self.channel.bd, self.seed)
 
 
 def _engine(simulator: Any, kind: str, mm2s: bool) -> Any:

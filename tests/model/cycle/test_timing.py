@@ -243,3 +243,25 @@ def test_a_tlast_mid_bd_drops_its_beats_in_the_next_cycle_a_bubble_before_the_ne
     assert _fot_joins(cut_at=1) == [c, c + 1, c + 3, c + 4]
     # TLAST on the BD's own last beat drops nothing: no bubble.
     assert _fot_joins(cut_at=3) == whole
+
+
+def test_reports_name_the_beat_at_the_gate_the_skids_when_it_holds_one():
+    """No word comes: BD 0's first beat goes into the skid and the generator shows its
+    second; a mismatch report must name beat 0, the one at the gate."""
+    engine = ChannelEngine("tile", False)
+    bd = linear(4)
+    engine.drive(bd)
+    engine.grant(True)
+    engine.sample()
+    engine.clock(bd_beat_lists("tile", bd))
+    positions = []
+    for _ in range(ADDRGEN_LATENCY + 2):
+        engine.drive(None)
+        engine.grant(True)
+        engine.sample()
+        positions.append((engine.skid is not None, engine.gate_beat()[1],
+                          engine.slots.position))
+        engine.clock()
+    # Beat 0 shows in cycle ADDRGEN_LATENCY (the loop's entry ADDRGEN_LATENCY - 1), goes
+    # into the skid at its edge, and the generator moves on to beat 1.
+    assert positions[-3:] == [(False, 0, 0), (True, 0, 1), (True, 0, 1)]
