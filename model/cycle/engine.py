@@ -21,6 +21,9 @@ updates of the edge. The lock gate sits between the address generator's ``o`` an
 the datapath's ``beats``: a BD's first beat passes in a cycle the datapath can take it
 and the channel holds the BD's lock (the channel asks for the lock ahead, from
 registers: docs/cycle.md "Channel"); ``lock_request`` says the beat could move now.
+On S2MM a one-beat skid stands before the gate (docs/cycle.md "S2MM skid"): the
+generator's ``o.ready`` is the skid's emptiness, and the beat at the gate the skid's
+when it holds one.
 """
 
 from __future__ import annotations
