@@ -177,13 +177,15 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
 
   ``lock_grant`` is high while the channel *holds* the lock of the BD at the gate
   (registers of the channel and of the lock unit, never a decision of the cycle).
-  MM2S: the gate's ``i`` is the generator's ``o``. **S2MM: a skid** (one beat,
+  MM2S: the gate's ``i`` (the ``o`` of the rules above) is the generator's ``o``.
+  **S2MM: a skid** (one beat,
   ``hdl.skid.SkidBuffer``) stands between them, because ``d_ready`` there is a
   word's arrival, late in the cycle, and the generator's ``o.ready`` fans out to
   every slot. In cycle ``t``, with ``K`` the skid's register (a beat, or empty) and
   ``D`` the register *dropping*::
 
       gate.i       = K if K is full, else the generator's o unless D (else nothing)
+      gate.i.ready = the o.ready of the gate's rules above
       o.ready      = K is empty                # the generator's, a register
       cut          = D                         # the generator's cut input
       at the edge:   K = empty if K is full and gate.i moves
@@ -197,7 +199,7 @@ its ``o``, the MM2S or S2MM datapath: :mod:`.engine`), and a *stream stage*.
   generator: it gives a beat into the skid in the first cycle the gate stalls and
   stops from the next, so its slots move, and ``i.ready`` rises, up to the whole
   stall earlier (a BD taken earlier frees a fetch stage entry earlier). A word with
-  TLAST that ends its BD at beat ``t`` (not its ``last``) drops the beats the
+  TLAST that ends its BD in cycle ``t`` (on a beat not its ``last``) drops the beats the
   generator still holds of that BD in ``t + 1``, the cycle ``R`` frees in; the next
   BD's first beat comes in ``t + 2`` at the earliest (one cycle later than without
   the skid, the price of keeping the stream's ``last`` off the generator's slots).
