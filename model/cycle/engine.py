@@ -365,11 +365,7 @@ class ChannelEngine:
 
     def lock_request(self) -> bool:
         """A BD's first beat is shown and the datapath could take it this cycle."""
-        if self.mm2s:
-            shown = self.slots.run is not None
-        else:
-            shown = self.skid is not None or (self.slots.run is not None and not self.dropping)
-        return shown and self.first and self._datapath_ready()
+        return self.first and self._shown()[0] and self._datapath_ready()
 
     def grant(self, granted: bool) -> None:
         """Whether the BD at the gate holds its lock in this cycle (its first beat passes)."""
