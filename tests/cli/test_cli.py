@@ -9,17 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from aiedma_command import run
 from repo import REPO
 from vectors import DATA
 
 from aiedma import cli
 from aiedma.model.cycle.contract import ADDRGEN_LATENCY
-
-
-def run(*args, cwd=None):
-    """``python -m aiedma ARGS`` as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "aiedma", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True)
 
 
 def write(tmp_path: Path, data, name="port.json") -> Path:
@@ -111,8 +106,11 @@ def test_console_script_and_module_agree(tmp_path):
     port = write(tmp_path, {"buffer_dimension": [8], "tiling_dimension": [4]})
     script = Path(sys.executable).with_name("aiedma")
     by_script = subprocess.run([script, "walk", port], capture_output=True, text=True)
-    assert by_script.returncode == 0
-    assert by_script.stdout == run("walk", port).stdout == "port.json: 4 elements, 0 zero\n  0..3\n"
+    by_module = subprocess.run([sys.executable, "-m", "aiedma", "walk", port],
+                               capture_output=True, text=True)
+    assert by_script.returncode == by_module.returncode == 0
+    assert (by_script.stdout == by_module.stdout == run("walk", port).stdout
+            == "port.json: 4 elements, 0 zero\n  0..3\n")
 
 
 def _help_example(command: str) -> tuple[list[str], list[str]]:

@@ -1,12 +1,11 @@
 """Pictures: the access map equals the walk, files are written and read back."""
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from aiedma_command import run
 from hypothesis import given, settings
 from PIL import Image
 from repo import REPO
@@ -107,15 +106,12 @@ def test_readme_pictures_are_current(tmp_path):
 def test_draw_command_and_its_help_example(tmp_path):
     port = tmp_path / "k1.json"
     port.write_text(json.dumps(K1))
-    run = subprocess.run([sys.executable, "-m", "aiedma", "draw", "k1.json", "-o", "k1.png"],
-                         cwd=tmp_path, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout == "k1.json: 36 elements, 6 tiles -> k1.png\n"
-    help_text = subprocess.run([sys.executable, "-m", "aiedma", "draw", "--help"],
-                               capture_output=True, text=True).stdout
+    result = run("draw", "k1.json", "-o", "k1.png", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "k1.json: 36 elements, 6 tiles -> k1.png\n"
+    help_text = run("draw", "--help").stdout
     assert "k1.json: 36 elements, 6 tiles -> k1.png" in help_text
-    bad = subprocess.run([sys.executable, "-m", "aiedma", "draw", "k1.json", "-o", "k1.bmp"],
-                         cwd=tmp_path, capture_output=True, text=True)
+    bad = run("draw", "k1.json", "-o", "k1.bmp", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
 
@@ -128,15 +124,14 @@ def test_a_tiling_with_an_empty_buffer_dimension_needs_a_shape(tmp_path):
 
 def test_a_header_of_several_ports_gives_one_picture_per_port(tmp_path):
     header = REPO / "examples" / "graph.h"
-    run = subprocess.run([sys.executable, "-m", "aiedma", "draw", str(header), "-o", "g.png"],
-                         cwd=tmp_path, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    result = run("draw", header, "-o", "g.png", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     names = ["g_tutorial_mtx.in_0.png", "g_tutorial_mtx.in_1.png",
              "g_tutorial_mtx.out_0.png", "g_tutorial_mtx.out_1.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == names
-    assert [line.rpartition(" -> ")[2] for line in run.stdout.splitlines()] == names
+    assert [line.rpartition(" -> ")[2] for line in result.stdout.splitlines()] == names
     tiles = {"in_0": 6, "in_1": 4, "out_0": 2, "out_1": 2}
-    for line, (port, count) in zip(run.stdout.splitlines(), tiles.items(), strict=True):
+    for line, (port, count) in zip(result.stdout.splitlines(), tiles.items(), strict=True):
         assert line.startswith(f"tutorial::mtx.{port.replace('_', '[')}]: ")
         assert f", {count} tiles -> " in line
     for name in names:
@@ -147,15 +142,11 @@ def test_a_header_of_several_ports_gives_one_picture_per_port(tmp_path):
 
 def test_port_still_chooses_one_picture_and_a_bad_one_is_one_line(tmp_path):
     header = REPO / "examples" / "graph.h"
-    run = subprocess.run([sys.executable, "-m", "aiedma", "draw", str(header), "--port",
-                          "mtx.out[1]", "-o", "k4.svg"], cwd=tmp_path, capture_output=True,
-                         text=True)
-    assert run.returncode == 0, run.stderr
+    result = run("draw", header, "--port", "mtx.out[1]", "-o", "k4.svg", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["k4.svg"]
-    assert run.stdout == "tutorial::mtx.out[1]: 36 elements, 2 tiles -> k4.svg\n"
-    bad = subprocess.run([sys.executable, "-m", "aiedma", "draw", str(header), "--port",
-                          "mtx.out[9]", "-o", "x.png"], cwd=tmp_path, capture_output=True,
-                         text=True)
+    assert result.stdout == "tutorial::mtx.out[1]: 36 elements, 2 tiles -> k4.svg\n"
+    bad = run("draw", header, "--port", "mtx.out[9]", "-o", "x.png", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "--port='mtx.out[9]': no such port" in bad.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["k4.svg"]

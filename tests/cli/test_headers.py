@@ -2,20 +2,14 @@
 context, ``--port`` picking one, ports that cannot be read reported one line each."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from aiedma_command import run
 
 from aiedma import cli
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "aiedma", *map(str, args)],
-                          capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("name", ["graph.h", "test_cases.h", "arrays.h", "kernel_shim.h",

@@ -3,11 +3,10 @@ tutorial (which configurations compile, the BDs it counts by hand), the rule's p
 at a time, and ``aiedma bd`` printing it."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from aiedma_command import run
 
 from aiedma.model import TilingParameters
 from aiedma.model.bd.compiler_count import PHASES, compiler_bd_count
@@ -101,11 +100,6 @@ def test_the_warning_names_both_counts_and_the_channels():
         "memory-tile channel has: expect 'insufficient number of available buffer "
         "descriptors'")
     assert compiler_bd_count(layers(12), "memtile").warning() is None   # 24: just fits
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "aiedma", *map(str, args)],
-                          capture_output=True, text=True)
 
 
 def test_bd_prints_both_counts_and_warns():
