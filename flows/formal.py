@@ -185,10 +185,13 @@ def tasks(kinds=KINDS, *, depth: int = INDUCTION_DEPTH, reference_depth: int = R
                          ports(S2MMFormal))
         yield FormalTask("s2mm", kind, "covers (write, zero beat)", "cover", depth,
                          ports(S2MMFormal))
-        yield FormalTask("channel", kind, "no bubble at BD boundaries, locks free", "bmc",
-                         CHANNEL_DEPTH, ports(ChannelLockFormal))
-        yield FormalTask("channel", kind, "covers (three BD boundaries)", "cover",
-                         CHANNEL_DEPTH, ports(ChannelLockFormal))
+        for direction in ("mm2s", "s2mm"):
+            def channel(k: str = kind, d: str = direction):
+                return lambda: ChannelLockFormal(k, direction=d)
+            yield FormalTask("channel", kind, f"{direction}: no bubble at BD boundaries, "
+                             "locks free", "bmc", CHANNEL_DEPTH, channel())
+            yield FormalTask("channel", kind, f"{direction}: covers (three BD boundaries)",
+                             "cover", CHANNEL_DEPTH, channel())
 
 
 def table(rows: list[FormalResult]) -> str:

@@ -5,6 +5,7 @@ from amaranth.lib import wiring
 
 from aiedma.hdl.addrgen import BDAddressGenerator
 from aiedma.hdl.lock_gate import LockGate
+from aiedma.hdl.skid import SkidBuffer
 
 
 class BubblyGate(LockGate):
@@ -16,6 +17,22 @@ class BubblyGate(LockGate):
         m.d.sync += after_last.eq(self.i.valid & self.i.ready & self.i.payload.last)
         with m.If(after_last):
             m.d.comb += [self.o.valid.eq(0), self.i.ready.eq(0), self.lock_request.eq(0)]
+        return m
+
+
+class RegisteredSkid(SkidBuffer):
+    """Wrong on purpose: every payload waits a cycle in the register (no pass-through when
+    empty), so a beat reaches the gate a cycle late and the stream moves every other one."""
+
+    def elaborate(self, platform):
+        m = Module()
+        full = Signal()
+        held = Signal.like(self.i.payload)
+        m.d.comb += [self.i.ready.eq(~full), self.o.valid.eq(full), self.o.payload.eq(held)]
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [full.eq(1), held.eq(self.i.payload)]
+        with m.Elif(self.o.ready):
+            m.d.sync += full.eq(0)
         return m
 
 

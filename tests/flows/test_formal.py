@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Short formal runs (small depth): MM2S/S2MM proofs pass, covers are reached, mutants fail.
 
 Each mutant is a wrapper with the block's ports that breaks one behaviour: an MM2S that
@@ -107,18 +108,37 @@ def test_mutant_writing_one_ahead_is_caught() -> None:
 CHANNEL_DEPTH = 14   # make formal: flows.formal.CHANNEL_DEPTH
 
 
-def test_channel_has_no_bubble_at_bd_boundaries_with_its_locks_free() -> None:
-    top = ChannelLockFormal("tile")
-    status, _, work = run_harness(top, "channel_tile_bmc", "bmc", CHANNEL_DEPTH, BUILD)
+@pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
+def test_channel_has_no_bubble_at_bd_boundaries_with_its_locks_free(direction) -> None:
+    top = ChannelLockFormal("tile", direction=direction)
+    status, _, work = run_harness(top, f"channel_tile_{direction}_bmc", "bmc", CHANNEL_DEPTH,
+                                  BUILD)
     assert status == "PASS", f"see {work}"
 
 
-def test_channel_asking_its_lock_a_beat_late_is_caught() -> None:
+@pytest.mark.parametrize("direction", ["mm2s", "s2mm"])
+def test_channel_asking_its_lock_a_beat_late_is_caught(direction) -> None:
     """A lock requester asking one beat later than LOCK_ASK_AHEAD leaves a bubble."""
-    top = ChannelLockFormal("tile", ask_ahead=LOCK_ASK_AHEAD - 1)
-    status, _, work = run_harness(top, "channel_tile_mutant", "bmc", CHANNEL_DEPTH, BUILD)
+    top = ChannelLockFormal("tile", ask_ahead=LOCK_ASK_AHEAD - 1, direction=direction)
+    status, _, work = run_harness(top, f"channel_tile_{direction}_mutant", "bmc",
+                                  CHANNEL_DEPTH, BUILD)
     assert status == "FAIL"
     assert list(work.glob("engine_0/*.vcd")), "the counterexample VCD is missing"
+
+
+def test_an_s2mm_skid_that_holds_every_beat_a_cycle_is_caught(monkeypatch) -> None:
+    """The skid must pass a beat straight through when it is empty: one that registers
+    every beat delays the gate by a cycle and leaves a bubble after each beat."""
+    monkeypatch.setattr("aiedma.hdl.engine.SkidBuffer", hdl_mutants.RegisteredSkid)
+    top = ChannelLockFormal("tile", direction="s2mm")
+    status, _, work = run_harness(top, "channel_tile_s2mm_skid_mutant", "bmc", CHANNEL_DEPTH,
+                                  BUILD)
+    assert status == "FAIL", f"see {work}"
+
+
+def test_a_channel_harness_of_no_direction_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^direction='up': must be one of \['mm2s', 's2mm'\]"):
+        ChannelLockFormal("tile", direction="up")
 
 
 def test_addrgen_stream_rules_prove() -> None:
