@@ -1,17 +1,18 @@
 """The release queue: completed BDs' lock releases, applied one at a time.
 
 A completed BD's release joins the queue; the head asks on the release port from
-registers (the head and the entry behind it are kept in registers, the port shows one
-of them by the grant), so the lock unit's choice among channels waits on nothing
-decided in the same cycle. The lock unit applies a release at the end of the cycle
-after it chooses it; its grant (a register) shows in the cycle after that, when the
-head leaves the queue and the release behind it asks in its place. The lock requester
+registers (the queue is a shift register: its head and the entry behind it are its
+first two places, the port shows one of them by the grant), so the lock unit's choice
+among channels waits on nothing decided in the same cycle. The lock unit applies a
+release at the end of the cycle after it chooses it; its grant (a register) shows in
+the cycle after that, when the head leaves the queue and the release behind it asks in
+its place. The lock requester
 keeps the queue from overflowing (it counts the releases owed).
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -20,11 +21,6 @@ from ...model.cycle.contract import RELEASE_QUEUE_DEPTH
 from ..lock_unit import LOCK_VALUE_BITS, lock_port_signature
 
 __all__ = ["ReleaseQueue"]
-
-_SLOTS = 1 << RELEASE_QUEUE_DEPTH.bit_length()
-"""Entries of the ring: a power of two above the depth, so the pointers wrap by
-themselves and ``wr - rd`` is the count."""
-
 
 class ReleaseQueue(wiring.Component):
     """``RELEASE_QUEUE_DEPTH`` lock releases, oldest first on the release port.
@@ -57,28 +53,27 @@ class ReleaseQueue(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        bits = _SLOTS.bit_length() - 1
-        ids = Array(Signal(self.id_bits, name=f"id{k}") for k in range(_SLOTS))
-        values = Array(Signal(LOCK_VALUE_BITS, name=f"value{k}") for k in range(_SLOTS))
-        wr, rd = Signal(bits), Signal(bits)
         granted = self.release.grant
-        wr_next, rd_next = Signal(bits), Signal(bits)
-        m.d.comb += [wr_next.eq(wr + self.push), rd_next.eq(rd + granted)]
-        with m.If(self.push):
-            m.d.sync += [ids[wr].eq(self.lock_id), values[wr].eq(self.value)]
-        m.d.sync += [wr.eq(wr_next), rd.eq(rd_next)]
-        # The head and the entry behind it, as registers: the port shows the head, or
-        # the entry behind once the head's grant shows, through one multiplexer.
-        head, behind = _Entry(self.id_bits, "head"), _Entry(self.id_bits, "behind")
-        ahead = (rd_next + 1)[:bits]
-        for entry, pointer, valid in ((head, rd_next, rd_next != wr_next),
-                                      (behind, ahead, (rd_next != wr_next) & (ahead != wr_next))):
-            arriving = self.push & (pointer == wr)
-            m.d.sync += [
-                entry.valid.eq(valid),
-                entry.lock_id.eq(Mux(arriving, self.lock_id, ids[pointer])),
-                entry.value.eq(Mux(arriving, self.value, values[pointer])),
-            ]
+        # Place 0 is the head; a granted head leaves and every place moves up one, and a
+        # release pushed lands in the first free place after that move. Each place
+        # loads from the one behind it or from the input: no read at a pointer.
+        places = [_Entry(self.id_bits, name)
+                  for name in ("head", "behind",
+                               *(f"place{k}" for k in range(2, RELEASE_QUEUE_DEPTH)))]
+        count = Signal(range(RELEASE_QUEUE_DEPTH + 1))
+        kept = Signal.like(count)       # the places still full after the head leaves
+        m.d.comb += kept.eq(count - granted)
+        m.d.sync += count.eq(kept + self.push)
+        for k, place in enumerate(places):
+            after = places[k + 1] if k + 1 < len(places) else None
+            with m.If(self.push & (kept == k)):
+                m.d.sync += [place.lock_id.eq(self.lock_id), place.value.eq(self.value)]
+            if after is not None:
+                with m.Elif(granted):
+                    m.d.sync += [place.lock_id.eq(after.lock_id),
+                                 place.value.eq(after.value)]
+            m.d.sync += place.valid.eq((kept > k) | (self.push & (kept == k)))
+        head, behind = places[0], places[1]
         m.d.comb += [
             self.release.request.eq(Mux(granted, behind.valid, head.valid)),
             self.release.lock_id.eq(Mux(granted, behind.lock_id, head.lock_id)),
