@@ -21,7 +21,7 @@ from aiedma import cli
 def run(*args: object, cwd: str | Path | None = None) -> subprocess.CompletedProcess:
     """``aiedma ARGS`` in folder ``cwd``: its exit status, stdout and stderr.
 
-    argparse's refusals (``SystemExit``) give their status as a process would.
+    argparse's refusals and ``--help`` (``SystemExit``) give the status a process would.
     """
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
@@ -33,7 +33,8 @@ def run(*args: object, cwd: str | Path | None = None) -> subprocess.CompletedPro
             try:
                 status = cli.main(argv)
             except SystemExit as stop:
-                status = stop.code if isinstance(stop.code, int) else 1
+                status = (0 if stop.code is None
+                          else stop.code if isinstance(stop.code, int) else 1)
     finally:
         os.chdir(before)
     return subprocess.CompletedProcess(["aiedma", *argv], status, out.getvalue(),

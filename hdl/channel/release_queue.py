@@ -6,8 +6,8 @@ first two places, the port shows one of them by the grant), so the lock unit's c
 among channels waits on nothing decided in the same cycle. The lock unit applies a
 release at the end of the cycle after it chooses it; its grant (a register) shows in
 the cycle after that, when the head leaves the queue and the release behind it asks in
-its place. The lock requester
-keeps the queue from overflowing (it counts the releases owed).
+its place. The lock requester keeps the queue from overflowing (it counts the releases
+owed).
 """
 
 from __future__ import annotations
